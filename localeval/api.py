@@ -1,0 +1,115 @@
+"""`localeval.evaluate`: the whole pipeline from Python, the same one the CLI runs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import models
+from .data import load_samples
+from .device import choose_device, choose_dtype
+from .engine.cache import AnswerCache
+from .engine.embedder import Embedder, SentenceTransformerEmbedder
+from .engine.judge import Judge, TransformersJudge
+from .engine.scheduler import BatchLimits, JudgeEngine
+from .errors import DataError
+from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
+from .metrics import JudgeSettings, resolve_metrics
+from .progress import BarProgress, NoProgress
+from .results import summarize
+from .samples import FIELD_ALIASES, Sample
+from .text import DEFAULT_LANGUAGE
+
+
+def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Callable[[str], None] = print) -> Judge:
+    if judge is not None and not isinstance(judge, str):
+        return judge
+    resolved = models.resolve(judge or models.default_model("judge"), "judge", log)
+    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype))
+
+
+def build_embedder(embedder: str | Embedder | None, device: str, log: Callable[[str], None] = print) -> Embedder:
+    if embedder is not None and not isinstance(embedder, str):
+        return embedder
+    resolved = models.resolve(embedder or models.default_model("embedder"), "embedder", log)
+    return SentenceTransformerEmbedder(str(resolved.path), resolved.name, device)
+
+
+def as_samples(samples: Iterable[Sample | dict[str, Any]] | str | Path) -> list[Sample]:
+    if isinstance(samples, (str, Path)):
+        return load_samples(samples)
+    out = []
+    for number, item in enumerate(samples, 1):
+        out.append(item if isinstance(item, Sample) else _sample_from_dict(item, number))
+    return out
+
+
+def _sample_from_dict(record: dict[str, Any], number: int) -> Sample:
+    values = {FIELD_ALIASES.get(k, k): v for k, v in record.items()}
+    contexts = values.get("retrieved_contexts")
+    if isinstance(contexts, str):
+        contexts = [contexts]
+    if contexts is not None and not (isinstance(contexts, (list, tuple)) and all(isinstance(c, str) for c in contexts)):
+        raise DataError("samples", "expected a list of strings", line=number, field="retrieved_contexts")
+    return Sample(
+        id=str(values.get("id", number)),
+        user_input=values.get("user_input"),
+        retrieved_contexts=tuple(contexts) if contexts is not None else None,
+        response=values.get("response"),
+        reference=values.get("reference"),
+        language=values.get("language"),
+    )
+
+
+@dataclass
+class EvaluationResult:
+    samples: list[SampleResult]
+    metrics: list[str]
+    details: dict[str, Any] = field(default_factory=dict)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return [s.to_json() for s in self.samples]
+
+    def summary(self) -> dict[str, dict[str, Any]]:
+        return summarize(self.rows(), self.metrics)
+
+    def to_pandas(self):
+        """One row per sample, one column per metric score (evidence stays in `rows()`)."""
+        import pandas as pd
+
+        return pd.DataFrame([{k: v for k, v in row.items() if k != "evidence"} for row in self.rows()]).set_index("id")
+
+
+def evaluate(
+    samples: Iterable[Sample | dict[str, Any]] | str | Path,
+    metrics: Iterable[str] | str | None = None,
+    judge: str | Judge | None = None,
+    embedder: str | Embedder | None = None,
+    *,
+    language: str = DEFAULT_LANGUAGE,
+    device: str = "auto",
+    dtype: str = "auto",
+    settings: JudgeSettings | None = None,
+    limits: BatchLimits = BatchLimits(),
+    cache: bool | AnswerCache = True,
+    window: int = DEFAULT_WINDOW,
+    progress: bool = False,
+) -> EvaluationResult:
+    """Score `samples` (dicts, Samples, or a dataset path) with the given metrics (default: all).
+
+    `judge` and `embedder` take a registered model name, a local model directory, or an object
+    with the Judge / Embedder interface (for instance a ScriptedJudge in tests).
+    """
+    samples = as_samples(samples)
+    chosen = resolve_metrics(metrics, settings)
+    device = choose_device(device)
+    answer_cache = cache if isinstance(cache, AnswerCache) else (AnswerCache() if cache else None)
+    engine = JudgeEngine(build_judge(judge, device, dtype), limits, answer_cache)
+    bar = BarProgress() if progress else NoProgress()
+    evaluator = Evaluator(chosen, engine, build_embedder(embedder, device), language, window, bar)
+    try:
+        results = list(evaluator.run(samples))
+    finally:
+        bar.close()
+    return EvaluationResult(results, [m.name for m in chosen], {"timings": evaluator.timings})

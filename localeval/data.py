@@ -1,0 +1,261 @@
+"""Reading an evaluation dataset (JSON Lines, JSON, CSV or Parquet) into Samples.
+
+Every problem with the file becomes a DataError naming the file and, where known, the line (or,
+for JSON and Parquet, the record) and the field, so the user can go straight to it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import io
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Iterator, NamedTuple
+
+from localeval.errors import DataError
+from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
+
+SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
+LIST_FIELD = "retrieved_contexts"
+PARQUET_HINT = "reading Parquet needs pandas and pyarrow: pip install pandas pyarrow"
+
+# Not str.splitlines: it also breaks on U+2028 and friends, which JSON allows raw inside strings.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+class RecordError(DataError):
+    """A DataError placed by record number, for formats whose records have no line of their own."""
+
+    def __init__(self, path, message: str, record: int, field: str | None = None):
+        super().__init__(path, message, field=field)
+        where = f"{path}, record {record}" + (f", field '{field}'" if field else "")
+        self.args = (f"{where}: {message}",)
+        self.record = record
+
+
+class _Where(NamedTuple):
+    """Where a record sits: the number messages point at, its unit, and the id it gets by default."""
+
+    number: int
+    unit: str  # "line" or "record"
+    default_id: str
+
+    def error(self, path, message: str, field: str | None = None) -> DataError:
+        if self.unit == "record":
+            return RecordError(path, message, self.number, field)
+        return DataError(path, message, line=self.number, field=field)
+
+
+def load_samples(path: str | os.PathLike) -> list[Sample]:
+    """Read every sample in the dataset at `path`; the format follows the file's extension."""
+    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv, ".parquet": _read_parquet}
+    path = Path(path)
+    if not path.exists():
+        raise DataError(path, "file not found")
+    if path.is_dir():
+        raise DataError(path, "is a directory, not a data file")
+    reader = readers.get(path.suffix.lower())
+    if reader is None:
+        supported = ", ".join(SUPPORTED_EXTENSIONS)
+        raise DataError(path, f"unsupported file type '{path.suffix}'; use one of {supported}")
+    samples, first_seen = [], {}
+    for where, record in reader(path):
+        sample = _to_sample(path, record, where)
+        if sample.id in first_seen:
+            raise where.error(path, f"duplicate id '{sample.id}' (first used at {first_seen[sample.id]})")
+        first_seen[sample.id] = f"{where.unit} {where.number}"
+        samples.append(sample)
+    if not samples:
+        raise DataError(path, "no samples")
+    return samples
+
+
+# --- readers: each yields (where, record) pairs -------------------------------------------------
+
+
+def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
+    for number, line in enumerate(_LINE_BREAK.split(_read_text(path)), start=1):
+        if line.strip():
+            where = _Where(number, "line", str(number))
+            yield where, _parse_json(path, line, where.number)
+
+
+def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
+    text = _read_text(path)
+    if not text.strip():
+        return
+    data = _parse_json(path, text)
+    if isinstance(data, dict) and "samples" in data:
+        data = data["samples"]
+    if not isinstance(data, list):
+        raise DataError(path, f"expected a list of samples or an object with a 'samples' list, got {_kind(data)}")
+    for number, record in enumerate(data, start=1):
+        yield _Where(number, "record", str(number)), record
+
+
+def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
+    # newline="" keeps line breaks inside quoted cells intact and line_num counting physical lines.
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    header = next(reader, None)
+    if header is None:
+        return
+    columns = _csv_columns(path, header)
+    record_count, last_line = 0, reader.line_num
+    try:
+        for row in reader:
+            where_line, last_line = last_line + 1, reader.line_num
+            if not any(cell.strip() for cell in row):
+                continue
+            record_count += 1
+            where = _Where(where_line, "line", str(record_count))
+            if len(row) > len(columns):
+                raise where.error(path, f"row has {len(row)} cells but the header has {len(columns)}")
+            yield where, _csv_record(path, dict(zip(columns, row)), where)
+    except csv.Error as exc:
+        raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None
+
+
+def _read_parquet(path: Path) -> Iterator[tuple[_Where, Any]]:
+    try:
+        import pyarrow.parquet as pq  # optional dependency, only needed here
+    except ImportError:
+        raise DataError(path, PARQUET_HINT) from None
+    try:
+        # pyarrow gives plain Python values (None for nulls, lists for arrays), unlike pandas' NaN.
+        records = pq.read_table(path).to_pylist()
+    except Exception as exc:  # pyarrow raises several unrelated types for a bad file
+        raise DataError(path, f"not a readable Parquet file: {exc}") from None
+    for number, record in enumerate(records, start=1):
+        yield _Where(number, "record", str(number)), record
+
+
+# --- reading helpers ----------------------------------------------------------------------------
+
+
+def _read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
+    if data.startswith(codecs.BOM_UTF8):
+        data = data[len(codecs.BOM_UTF8):]
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # The sentinel byte makes splitlines count the line the bad byte is on.
+        line = len((data[: exc.start] + b"x").splitlines())
+        message = f"not UTF-8 text (byte 0x{data[exc.start]:02x}); save the file as UTF-8"
+        raise DataError(path, message, line=line) from None
+
+
+def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        # A whole .json file reports the error's own line; a .jsonl line reports itself.
+        raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None
+
+
+def _csv_columns(path: Path, header: list[str]) -> list[str]:
+    columns = [name.strip() for name in header]
+    for name in columns:
+        if name and columns.count(name) > 1:
+            raise DataError(path, f"column '{name}' appears twice in the header", line=1)
+    for alias, name in FIELD_ALIASES.items():
+        if alias in columns and name in columns:
+            raise DataError(path, f"both '{alias}' and '{name}' are columns; keep only '{name}'", line=1)
+    return columns
+
+
+def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any]:
+    record = {}
+    for name, cell in row.items():
+        if not cell.strip():
+            continue  # an empty cell means the field is absent
+        if FIELD_ALIASES.get(name, name) == LIST_FIELD:
+            try:
+                cell = json.loads(cell)
+            except json.JSONDecodeError:
+                raise where.error(path, 'expected a JSON array of strings, e.g. ["first", "second"]', name) from None
+            if not isinstance(cell, list):
+                raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
+        record[name] = cell
+    return record
+
+
+# --- turning a record into a Sample -------------------------------------------------------------
+
+
+def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
+    if not isinstance(record, dict):
+        raise where.error(path, f"expected a JSON object, got {_kind(record)}")
+    fields, written = _rename_aliases(path, record, where)
+    texts = {name: _text(path, fields.get(name), where, written[name]) for name in (*TEXT_FIELDS, "language")}
+    return Sample(
+        id=_sample_id(path, fields.get("id"), where),
+        retrieved_contexts=_contexts(path, fields.get(LIST_FIELD), where, written[LIST_FIELD]),
+        **texts,
+    )
+
+
+def _rename_aliases(path: Path, record: dict, where: _Where) -> tuple[dict, dict[str, str]]:
+    """The record under current field names, and the name the user wrote for each (for messages)."""
+    fields = dict(record)
+    written = {name: name for name in (*TEXT_FIELDS, LIST_FIELD, "language")}
+    for alias, name in FIELD_ALIASES.items():
+        if alias not in fields:
+            continue
+        if name in fields:
+            raise where.error(path, f"both '{alias}' and '{name}' are given; keep only '{name}'")
+        fields[name] = fields.pop(alias)
+        written[name] = alias
+    return fields, written
+
+
+def _sample_id(path: Path, value: Any, where: _Where) -> str:
+    if value is None:
+        return where.default_id
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    if isinstance(value, str) and value.strip():
+        return value
+    raise where.error(path, f"expected a non-empty string or an integer, got {_kind(value)}", "id")
+
+
+def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise where.error(path, f"expected a string, got {_kind(value)}", field)
+
+
+def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, list):
+        raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
+    for index, item in enumerate(value, start=1):
+        if not isinstance(item, str):
+            raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}", field)
+    return tuple(value)
+
+
+def _kind(value: Any) -> str:
+    """How a value's type reads in a message."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return f"a {type(value).__name__}"

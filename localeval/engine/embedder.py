@@ -1,0 +1,44 @@
+"""Embedders: texts in, one vector per text out. The real one is a local sentence-transformers model."""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+import numpy as np
+
+
+class Embedder(Protocol):
+    identity: str
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+
+class SentenceTransformerEmbedder:
+    def __init__(self, path: str, name: str | None = None, device: str = "cpu", batch_size: int = 64):
+        self.path, self.device, self.batch_size = str(path), device, batch_size
+        self.identity = name or str(path)
+        self.load_seconds = 0.0
+        self._model = None
+
+    @property
+    def model(self):
+        """Loaded on first use: a run whose metrics need no embeddings never pays for it."""
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+            from ..hf import quiet
+
+            quiet()
+
+            started = time.perf_counter()
+            self._model = SentenceTransformer(self.path, device=self.device, local_files_only=True)
+            self.load_seconds = time.perf_counter() - started
+        return self._model
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Unit-normalised embeddings, each distinct text encoded once."""
+        unique = list(dict.fromkeys(texts))
+        vectors = self.model.encode(unique, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        row = {text: i for i, text in enumerate(unique)}
+        return vectors[[row[t] for t in texts]]

@@ -1,0 +1,78 @@
+"""Outlines-constrained JSON for a batch whose rows each follow their own schema.
+
+Outlines turns each JSON Schema into a regular expression (`build_regex_from_schema`), and
+llguidance (one of Outlines' grammar backends) matches it token by token. llguidance builds
+its automaton lazily, so a new schema costs about a millisecond rather than the seconds a full
+vocabulary index takes; that matters because schemas differ by sentence count. The masks of
+all rows are filled in one parallel call, and applied to the logits in one tensor operation.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import llguidance
+import llguidance.hf
+import llguidance.torch
+import torch
+from outlines_core.json_schema import build_regex_from_schema
+
+# At most one space between JSON tokens: the model may format naturally, but cannot pad
+# the output with whitespace until it runs out of tokens.
+WHITESPACE = r"[ ]?"
+
+
+@lru_cache(maxsize=None)
+def schema_grammar(schema: str) -> str:
+    """The llguidance grammar for a JSON Schema, compiled once per process."""
+    regex = build_regex_from_schema(schema, WHITESPACE)
+    return llguidance.grammar_from("regex", regex)
+
+
+class GrammarTokenizer:
+    """The judge's tokenizer as llguidance sees it, made once per model."""
+
+    def __init__(self, hf_tokenizer, n_logits: int):
+        self.ll_tokenizer = llguidance.hf.from_tokenizer(hf_tokenizer, n_vocab=n_logits)
+        self.eos_token_id = hf_tokenizer.eos_token_id
+        self.executor = llguidance.LLExecutor()
+
+    def constraint(self, schemas: list[str]) -> "BatchConstraint":
+        return BatchConstraint(self, schemas)
+
+
+class BatchConstraint:
+    """One grammar matcher per row; masks logits so each row can only continue its own JSON."""
+
+    def __init__(self, tokenizer: GrammarTokenizer, schemas: list[str]):
+        self.tokenizer = tokenizer
+        self.matchers = [llguidance.LLMatcher(tokenizer.ll_tokenizer, schema_grammar(s)) for s in schemas]
+        for matcher in self.matchers:
+            if matcher.is_error():
+                raise ValueError(f"invalid judge schema: {matcher.get_error()}")
+        self.bitmask = llguidance.torch.allocate_token_bitmask(len(schemas), tokenizer.ll_tokenizer.vocab_size)
+        self._bit_positions = torch.arange(32, dtype=torch.int32)
+
+    def consume(self, token_ids: list[int], active: list[bool]) -> None:
+        """Advance each active row's matcher by the token just chosen for it."""
+        for matcher, token, is_active in zip(self.matchers, token_ids, active):
+            if is_active and not matcher.is_stopped():
+                if not matcher.consume_token(token):
+                    raise RuntimeError(f"grammar rejected token {token}: {matcher.get_error()}")
+
+    def finished(self, row: int) -> bool:
+        return self.matchers[row].is_stopped()
+
+    def mask(self, logits: torch.Tensor) -> torch.Tensor:
+        """Set the logits of every token a row's grammar forbids to -inf (in place)."""
+        pairs = [(matcher, row) for row, matcher in enumerate(self.matchers)]
+        llguidance.torch.fill_next_token_bitmask_par(self.tokenizer.executor, pairs, self.bitmask)
+        allowed = self._unpack(self.bitmask.to(logits.device), logits.shape[-1])
+        return logits.masked_fill_(~allowed, float("-inf"))
+
+    def _unpack(self, bitmask: torch.Tensor, vocab: int) -> torch.Tensor:
+        bits = (bitmask.unsqueeze(-1) >> self._bit_positions.to(bitmask.device)) & 1
+        allowed = bits.bool().reshape(bitmask.shape[0], -1)
+        if allowed.shape[1] < vocab:  # logits wider than the tokenizer: padding ids are never allowed
+            allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]), value=False)
+        return allowed[:, :vocab]

@@ -1,0 +1,151 @@
+"""Judges: requests in, JSON text out. The real one is a local instruct model under Outlines.
+
+A judge sees only a list of requests and returns one answer per request, in order; batching
+decisions (what goes together, how big) belong to the scheduler, not here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import torch
+
+from ..requests import JudgeAnswer, JudgeRequest
+from .grammar import GrammarTokenizer
+
+
+class Judge(Protocol):
+    identity: str  # names the model and everything about it that changes answers (cache key)
+
+    def prompt_tokens(self, request: JudgeRequest) -> int: ...
+
+    def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]: ...
+
+
+@dataclass
+class JudgeStats:
+    """Counters the benchmark and the summary report."""
+
+    requests: int = 0
+    batches: int = 0
+    prompt_tokens: int = 0
+    output_tokens: int = 0
+    decode_steps: int = 0
+    generate_seconds: float = 0.0
+    grammar_seconds: float = 0.0
+    batch_sizes: list[int] = field(default_factory=list)
+
+
+class TransformersJudge:
+    """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
+
+    def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.bfloat16):
+        self.path, self.device, self.dtype = str(path), torch.device(device), dtype
+        # Everything that changes the answers; the cache keys on it, so it must not need the model.
+        self.identity = f"{name or path}|{dtype}|greedy"
+        self.load_seconds = 0.0
+        self.stats = JudgeStats()
+        self._tokenizer = self._model = self._grammar = None
+        self._prompt_ids: dict[JudgeRequest, list[int]] = {}
+
+    @property
+    def tokenizer(self):
+        if self._tokenizer is None:
+            from transformers import AutoTokenizer
+            from ..hf import quiet
+
+            quiet()
+
+            self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+            if self._tokenizer.chat_template is None:
+                raise ValueError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
+        return self._tokenizer
+
+    def load(self) -> None:
+        """Load the weights; deferred so that a run answered from the cache never pays for it."""
+        if self._model is not None:
+            return
+        from transformers import AutoModelForCausalLM
+        from ..hf import quiet
+
+        quiet()
+
+        started = time.perf_counter()
+        model = AutoModelForCausalLM.from_pretrained(self.path, dtype=self.dtype, attn_implementation="sdpa")
+        self._model = model.to(self.device).eval()
+        n_logits = model.get_output_embeddings().weight.shape[0]
+        self._grammar = GrammarTokenizer(self.tokenizer, n_logits)
+        eos = self._grammar.eos_token_id
+        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        self.load_seconds = time.perf_counter() - started
+
+    def prompt_ids(self, request: JudgeRequest) -> list[int]:
+        if request not in self._prompt_ids:
+            text = self.tokenizer.apply_chat_template(request.chat(), add_generation_prompt=True, tokenize=False)
+            self._prompt_ids[request] = self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        return self._prompt_ids[request]
+
+    def prompt_tokens(self, request: JudgeRequest) -> int:
+        return len(self.prompt_ids(request))
+
+    @torch.inference_mode()
+    def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]:
+        self.load()
+        started = time.perf_counter()
+        prompts = [self.prompt_ids(r) for r in requests]
+        outputs = self._decode(prompts, [r.schema for r in requests], [r.max_new_tokens for r in requests])
+        answers = [JudgeAnswer.parse(self.tokenizer.decode(ids), len(ids)) for ids in outputs]
+        self.stats.requests += len(requests)
+        self.stats.batches += 1
+        self.stats.batch_sizes.append(len(requests))
+        self.stats.prompt_tokens += sum(map(len, prompts))
+        self.stats.generate_seconds += time.perf_counter() - started
+        return answers
+
+    def _decode(self, prompts: list[list[int]], schemas: list[str], limits: list[int]) -> list[list[int]]:
+        """Greedy decoding of a left-padded batch; a row stops when its grammar is complete."""
+        constraint = self._grammar.constraint(schemas)
+        input_ids, attention = self._left_pad(prompts)
+        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+        out = self._model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
+                         use_cache=True, logits_to_keep=1)
+        outputs: list[list[int]] = [[] for _ in prompts]
+        active = [True] * len(prompts)
+        for _step in range(max(limits)):
+            tick = time.perf_counter()
+            logits = constraint.mask(out.logits[:, -1, :].float())
+            self.stats.grammar_seconds += time.perf_counter() - tick
+            chosen = logits.argmax(-1).tolist()
+            tick = time.perf_counter()
+            constraint.consume(chosen, active)
+            self.stats.grammar_seconds += time.perf_counter() - tick
+            self.stats.decode_steps += 1
+            for row, token in enumerate(chosen):
+                if not active[row]:
+                    continue
+                if token == self._grammar.eos_token_id:
+                    active[row] = False
+                    continue
+                outputs[row].append(token)
+                if constraint.finished(row) or len(outputs[row]) >= limits[row]:
+                    active[row] = False
+            if not any(active):
+                break
+            next_ids = torch.tensor([[t if a else self.pad_id] for t, a in zip(chosen, active)], device=self.device)
+            attention = torch.cat([attention, attention.new_ones((len(prompts), 1))], dim=1)
+            positions = positions[:, -1:] + 1
+            out = self._model(input_ids=next_ids, attention_mask=attention, position_ids=positions,
+                             past_key_values=out.past_key_values, use_cache=True)
+        self.stats.output_tokens += sum(map(len, outputs))
+        return outputs
+
+    def _left_pad(self, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
+        width = max(map(len, prompts))
+        ids = torch.full((len(prompts), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            ids[row, width - len(prompt):] = torch.tensor(prompt)
+            mask[row, width - len(prompt):] = 1
+        return ids.to(self.device), mask.to(self.device)

@@ -1,0 +1,61 @@
+"""The judge engine: all requests of a step in, one answer each out, in as few batches as fit.
+
+It removes duplicates, answers what the cache has seen, orders the rest by prompt length (so a
+batch pads little), and cuts batches by a token budget as well as a row count. Rows of one
+batch may carry different schemas: each row is constrained by its own grammar.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from ..requests import JudgeAnswer, JudgeRequest
+from ..progress import NoProgress, Progress
+from .cache import AnswerCache
+from .judge import Judge
+
+DEFAULT_BATCH_SIZE = 32
+DEFAULT_MAX_BATCH_TOKENS = 24_576
+
+
+@dataclass(frozen=True)
+class BatchLimits:
+    batch_size: int = DEFAULT_BATCH_SIZE  # rows per batch; 1 gives the one-at-a-time baseline
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS  # rows x (longest prompt + longest output bound)
+
+
+class JudgeEngine:
+    def __init__(self, judge: Judge, limits: BatchLimits = BatchLimits(), cache: AnswerCache | None = None):
+        self.judge, self.limits, self.cache = judge, limits, cache
+        self.cache_hits = 0
+
+    def answer(self, requests: list[JudgeRequest], progress: Progress = NoProgress()) -> list[JudgeAnswer]:
+        unique = list(dict.fromkeys(requests))
+        progress.expect(len(unique))
+        answers = self.cache.get_many(self.judge.identity, unique) if self.cache else {}
+        self.cache_hits += len(answers)
+        progress.advance(len(answers))
+        todo = [r for r in unique if r not in answers]
+        for batch in self.batches(todo):
+            fresh = dict(zip(batch, self.judge.generate(batch)))
+            if self.cache:
+                self.cache.put_many(self.judge.identity, fresh)
+            answers.update(fresh)
+            progress.advance(len(batch))
+        return [answers[r] for r in requests]
+
+    def batches(self, requests: list[JudgeRequest]) -> list[list[JudgeRequest]]:
+        """Requests by prompt length, cut where the next row would break a limit."""
+        sized = sorted(((self.judge.prompt_tokens(r), r) for r in requests), key=lambda pair: pair[0])
+        batches: list[list[JudgeRequest]] = []
+        batch: list[JudgeRequest] = []
+        widest = 0
+        for prompt_tokens, request in sized:
+            width = max(widest, prompt_tokens + request.max_new_tokens)
+            if batch and (len(batch) >= self.limits.batch_size or width * (len(batch) + 1) > self.limits.max_batch_tokens):
+                batches.append(batch)
+                batch, width = [], prompt_tokens + request.max_new_tokens
+            batch.append(request)
+            widest = width
+        if batch:
+            batches.append(batch)
+        return batches

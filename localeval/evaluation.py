@@ -1,0 +1,131 @@
+"""samples -> metric steps -> engine -> scores: the loop that lets one batch serve every sample.
+
+Samples are scored a window at a time. Within a window, every (sample, metric) pair is a
+step generator; each round gathers the requests all of them are waiting on, sends the judge
+requests to the engine in one call and the texts to the embedder in one call, and hands the
+answers back. A window's results are complete when its generators are, so they can be
+written to disk before the next window starts.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+from .engine.embedder import Embedder
+from .engine.scheduler import JudgeEngine
+from .metrics.base import Metric, MetricResult, Step
+from .progress import NoProgress, Progress
+from .requests import EmbedRequest, JudgeRequest
+from .samples import Sample
+from .text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES
+
+DEFAULT_WINDOW = 64  # samples scored together: larger windows batch better, smaller ones save sooner
+
+
+@dataclass
+class SampleResult:
+    sample_id: str
+    metrics: dict[str, MetricResult]
+
+    def score(self, metric: str) -> float | None:
+        return self.metrics[metric].score
+
+    def to_json(self) -> dict[str, Any]:
+        row: dict[str, Any] = {"id": self.sample_id}
+        row.update({name: result.score for name, result in self.metrics.items()})
+        row["evidence"] = {name: result.to_json() for name, result in self.metrics.items()}
+        return row
+
+
+@dataclass
+class Timings:
+    judge_seconds: float = 0.0
+    embed_seconds: float = 0.0
+    judge_requests: int = 0
+    embedded_texts: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class Evaluator:
+    def __init__(self, metrics: list[Metric], engine: JudgeEngine, embedder: Embedder | None,
+                 language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW, progress: Progress = NoProgress()):
+        self.metrics, self.engine, self.embedder = metrics, engine, embedder
+        self.language, self.window, self.progress = language, window, progress
+        self.timings = Timings()
+
+    def run(self, samples: list[Sample]) -> Iterator[SampleResult]:
+        """Score `samples`, yielding each sample's result as soon as its window is done."""
+        for start in range(0, len(samples), self.window):
+            yield from self._score_window(samples[start:start + self.window])
+
+    def _score_window(self, samples: list[Sample]) -> list[SampleResult]:
+        outcomes: dict[tuple[int, str], MetricResult] = {}
+        waiting: dict[tuple[int, str], tuple[Step, list]] = {}
+        for index, sample in enumerate(samples):
+            for metric in self.metrics:
+                key = (index, metric.name)
+                unmet = self._unmet(sample, metric)
+                if unmet:
+                    outcomes[key] = MetricResult.null(unmet)
+                else:
+                    self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting)
+        while waiting:
+            replies = self._answer_round(waiting)
+            current, waiting = waiting, {}
+            for key, (steps, _) in current.items():
+                self._advance(key, steps, replies[key], outcomes, waiting)
+        return [
+            SampleResult(sample.id, {m.name: outcomes[(i, m.name)] for m in self.metrics})
+            for i, sample in enumerate(samples)
+        ]
+
+    def _language(self, sample: Sample) -> str:
+        return sample.language or self.language
+
+    def _unmet(self, sample: Sample, metric: Metric) -> str | None:
+        missing = sample.missing(metric.requires)
+        if missing:
+            return f"missing {', '.join(missing)}"
+        if self._language(sample) not in SUPPORTED_LANGUAGES:
+            return f"sentence splitting does not support language '{self._language(sample)}'"
+        return None
+
+    @staticmethod
+    def _advance(key, steps: Step, reply, outcomes, waiting) -> None:
+        """Run one metric to its next request list (kept in `waiting`) or to its result."""
+        try:
+            requests = steps.send(reply)
+        except StopIteration as done:
+            outcomes[key] = done.value
+        except (KeyError, TypeError, ValueError) as exc:  # an answer that does not fit its schema
+            outcomes[key] = MetricResult.null(f"judge answer could not be scored: {exc}")
+        else:
+            waiting[key] = (steps, requests)
+
+    def _answer_round(self, waiting) -> dict:
+        """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
+        judge_keys = [k for k, (_, reqs) in waiting.items() if reqs and isinstance(reqs[0], JudgeRequest)]
+        embed_keys = [k for k, (_, reqs) in waiting.items() if reqs and isinstance(reqs[0], EmbedRequest)]
+        replies = {k: [] for k in waiting}
+        if judge_keys:
+            started = time.perf_counter()
+            flat = [r for k in judge_keys for r in waiting[k][1]]
+            answers = iter(self.engine.answer(flat, self.progress))
+            for k in judge_keys:
+                replies[k] = [next(answers) for _ in waiting[k][1]]
+            self.timings.judge_seconds += time.perf_counter() - started
+            self.timings.judge_requests += len(flat)
+        if embed_keys:
+            started = time.perf_counter()
+            texts = [t for k in embed_keys for req in waiting[k][1] for t in req.texts]
+            vectors = self.embedder.embed(texts)
+            offset = 0
+            for k in embed_keys:
+                for req in waiting[k][1]:
+                    replies[k].append(vectors[offset:offset + len(req.texts)])
+                    offset += len(req.texts)
+            self.timings.embed_seconds += time.perf_counter() - started
+            self.timings.embedded_texts += len(texts)
+        return replies

@@ -1,0 +1,65 @@
+"""What a metric is: the requests it needs for one sample, and the score it makes of the answers.
+
+A metric is written as a generator of steps. Each `yield` hands the engine a list of requests
+(all judge requests, or all embedding requests) and receives their answers in order; `return`
+gives the result. The engine advances the steps of every sample and metric together, which is
+what lets it batch across them, while each metric still reads top to bottom.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Generator
+
+from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
+from ..samples import Sample
+
+Step = Generator[list[JudgeRequest] | list[EmbedRequest], list, "MetricResult"]
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """How the judge is asked; part of every request, so changing one never hits a stale cache."""
+
+    reasons: bool = True  # a reason before each verdict: slower, and usually a better verdict
+    reason_chars: int = 120  # bound on each reason, so the JSON always closes
+    questions: int = 3  # response_relevancy: questions generated per response
+    question_chars: int = 150
+
+
+@dataclass
+class MetricResult:
+    score: float | None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    null_reason: str | None = None
+
+    @staticmethod
+    def null(reason: str, **evidence: Any) -> "MetricResult":
+        return MetricResult(None, dict(evidence), reason)
+
+    def to_json(self) -> dict[str, Any]:
+        out = dict(self.evidence)
+        if self.null_reason is not None:
+            out["null_reason"] = self.null_reason
+        return out
+
+
+class Metric:
+    name: ClassVar[str]
+    requires: ClassVar[tuple[str, ...]]  # sample fields without which the metric cannot score
+    description: ClassVar[str]
+
+    def __init__(self, settings: JudgeSettings | None = None):
+        self.settings = settings or JudgeSettings()
+
+    def steps(self, sample: Sample, language: str) -> Step:
+        raise NotImplementedError
+
+
+def ratio(numerator: int, denominator: int) -> float:
+    return numerator / denominator if denominator else math.nan
+
+
+def judge_failure(answer: JudgeAnswer) -> MetricResult:
+    return MetricResult.null(f"judge output unusable: {answer.error}", judge_output=answer.text)

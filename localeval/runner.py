@@ -1,0 +1,113 @@
+"""The `run` command: dataset in, results.jsonl and summary.json out, a table on the terminal."""
+
+from __future__ import annotations
+
+import json
+import platform
+import sys
+import time
+from pathlib import Path
+
+from . import __version__
+from .api import build_embedder, build_judge
+from .data import load_samples
+from .device import choose_device, describe
+from .engine.cache import AnswerCache
+from .engine.scheduler import BatchLimits, JudgeEngine
+from .errors import UserError
+from .evaluation import Evaluator
+from .metrics import JudgeSettings, resolve_metrics
+from .progress import BarProgress, NoProgress
+from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
+from .text import SUPPORTED_LANGUAGES
+
+
+def run_command(args) -> int:
+    started = time.perf_counter()
+    _check_numbers(args)
+    samples = load_samples(args.data)[: args.limit]
+    settings = JudgeSettings(reasons=not args.no_reasons, questions=args.questions)
+    metrics = resolve_metrics(args.metrics, settings)
+    if args.language not in SUPPORTED_LANGUAGES:
+        raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
+    out_dir = Path(args.out)
+    writer = ResultWriter(out_dir, resume=args.resume)
+    todo = [s for s in samples if s.id not in writer.done_ids]
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    if args.resume:
+        log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
+
+    device = choose_device(args.device)
+    judge = build_judge(args.judge, device, args.dtype, log)
+    embedder = build_embedder(args.embedder, device, log)
+    cache = None if args.no_cache else AnswerCache()
+    engine = JudgeEngine(judge, BatchLimits(args.batch_size, args.max_batch_tokens), cache)
+    bar = NoProgress() if args.quiet else BarProgress(f"judging {len(todo)} samples")
+    evaluator = Evaluator(metrics, engine, embedder, args.language, progress=bar)
+    scored = 0
+    try:
+        for result in evaluator.run(todo):
+            writer.write(result.to_json())
+            scored += 1
+    except KeyboardInterrupt:
+        bar.close()
+        log(f"\ninterrupted: {scored} samples saved in {writer.path}; rerun with --resume to continue")
+        return 130
+    except MemoryError:
+        raise UserError(f"out of memory; {scored} samples saved in {writer.path}. Lower --batch-size or "
+                        "--max-batch-tokens and rerun with --resume")
+    except RuntimeError as error:
+        if "out of memory" not in str(error).lower():
+            raise
+        raise UserError(f"out of memory on {device}; {scored} samples saved in {writer.path}. Lower --batch-size "
+                        "or --max-batch-tokens and rerun with --resume")
+    finally:
+        bar.close()
+        writer.close()
+
+    names = [m.name for m in metrics]
+    summary = summarize(read_results(writer.path), names)
+    details = _details(args, judge, embedder, engine, evaluator, device, len(samples), scored, started)
+    (out_dir / SUMMARY_FILE).write_text(json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
+    print(format_table(summary))
+    print(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
+          f"results in {writer.path}")
+    return 0
+
+
+def _check_numbers(args) -> None:
+    for name in ("batch_size", "max_batch_tokens", "questions"):
+        if getattr(args, name) < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+
+
+def _details(args, judge, embedder, engine, evaluator, device, n_samples, scored, started) -> dict:
+    stats = getattr(judge, "stats", None)
+    timings = {
+        "total_seconds": time.perf_counter() - started,
+        "judge_seconds": evaluator.timings.judge_seconds,
+        "embed_seconds": evaluator.timings.embed_seconds,
+        "judge_load_seconds": getattr(judge, "load_seconds", 0.0),
+        "embedder_load_seconds": getattr(embedder, "load_seconds", 0.0),
+    }
+    return {
+        "samples": n_samples,
+        "scored_this_run": scored,
+        "data": str(args.data),
+        "models": {"judge": judge.identity, "embedder": embedder.identity},
+        "device": describe(device),
+        "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
+                     "reasons": not args.no_reasons, "questions": args.questions, "language": args.language},
+        "judge": {
+            "requests": evaluator.timings.judge_requests,
+            "cache_hits": engine.cache_hits,
+            "batches": stats.batches if stats else None,
+            "prompt_tokens": stats.prompt_tokens if stats else None,
+            "output_tokens": stats.output_tokens if stats else None,
+        },
+        "timings": timings,
+        "localeval": __version__,
+        "python": platform.python_version(),
+    }

@@ -1,0 +1,35 @@
+"""The unit of evaluation: one question, what was retrieved for it, and what was answered."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Legacy ragas names, accepted on input and mapped to the current ones.
+FIELD_ALIASES = {
+    "question": "user_input",
+    "contexts": "retrieved_contexts",
+    "answer": "response",
+    "ground_truth": "reference",
+}
+TEXT_FIELDS = ("user_input", "response", "reference")
+
+
+@dataclass(frozen=True)
+class Sample:
+    id: str
+    user_input: str | None = None
+    retrieved_contexts: tuple[str, ...] | None = None
+    response: str | None = None
+    reference: str | None = None
+    language: str | None = None
+
+    def missing(self, fields: tuple[str, ...]) -> list[str]:
+        """The fields of `fields` this sample lacks (absent, or empty text)."""
+        gaps = []
+        for name in fields:
+            value = getattr(self, name)
+            if value is None or (isinstance(value, str) and not value.strip()):
+                gaps.append(name)
+            elif name == "retrieved_contexts" and not any(c.strip() for c in value):
+                gaps.append(name)
+        return gaps

@@ -1,0 +1,33 @@
+"""Sentences, the unit every metric counts. pysbd splits them, chunk by chunk.
+
+Splitting each chunk on its own means a sentence never spans two retrieved chunks, and the
+denominators of the metrics are fixed before the judge says anything.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import pysbd
+from pysbd.languages import LANGUAGE_CODES
+
+SUPPORTED_LANGUAGES = frozenset(LANGUAGE_CODES)
+DEFAULT_LANGUAGE = "en"
+
+
+@lru_cache(maxsize=None)
+def _segmenter(language: str) -> pysbd.Segmenter:
+    return pysbd.Segmenter(language=language, clean=False)
+
+
+@lru_cache(maxsize=4096)
+def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, ...]:
+    """The pysbd sentences of `text`, stripped, without empty ones."""
+    if not text or not text.strip():
+        return ()
+    return tuple(s.strip() for s in _segmenter(language).segment(text) if s.strip())
+
+
+def split_chunks(chunks: tuple[str, ...], language: str = DEFAULT_LANGUAGE) -> list[tuple[str, ...]]:
+    """The sentences of each chunk, chunk by chunk."""
+    return [split_sentences(chunk, language) for chunk in chunks]

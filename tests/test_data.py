@@ -1,0 +1,368 @@
+"""Tests for localeval.data: every format loads, and every bad file gives a message that places the fault."""
+
+import builtins
+import json
+from pathlib import Path
+
+import pytest
+
+from localeval.data import PARQUET_HINT, load_samples
+from localeval.errors import DataError
+from localeval.samples import Sample
+
+DEV_SET = Path("/work/shared/data/dev.jsonl")
+
+FULL = {
+    "id": "q1",
+    "user_input": "What is the capital of France?",
+    "retrieved_contexts": ["Paris is the capital of France.", "France is in Europe."],
+    "response": "Paris.",
+    "reference": "Paris is the capital.",
+}
+EXPECTED = Sample(
+    id="q1",
+    user_input="What is the capital of France?",
+    retrieved_contexts=("Paris is the capital of France.", "France is in Europe."),
+    response="Paris.",
+    reference="Paris is the capital.",
+)
+
+
+def write_jsonl(tmp_path, *lines, name="data.jsonl"):
+    """Write each line as given if it is a string, else as JSON."""
+    path = tmp_path / name
+    path.write_text("\n".join(l if isinstance(l, str) else json.dumps(l) for l in lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_csv(tmp_path, text, name="data.csv"):
+    path = tmp_path / name
+    path.write_bytes(text.encode("utf-8"))
+    return path
+
+
+def load_error(path) -> str:
+    with pytest.raises(DataError) as info:
+        load_samples(path)
+    return str(info.value)
+
+
+# --- formats ------------------------------------------------------------------------------------
+
+
+def test_jsonl_loads(tmp_path):
+    path = write_jsonl(tmp_path, FULL, {**FULL, "id": "q2", "language": "zh"})
+    samples = load_samples(path)
+    assert samples == [EXPECTED, Sample(**{**EXPECTED.__dict__, "id": "q2", "language": "zh"})]
+    assert isinstance(samples[0].retrieved_contexts, tuple)
+
+
+def test_accepts_str_path(tmp_path):
+    assert load_samples(str(write_jsonl(tmp_path, FULL))) == [EXPECTED]
+
+
+def test_json_list_loads(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([FULL, {"user_input": "second"}]), encoding="utf-8")
+    samples = load_samples(path)
+    assert samples[0] == EXPECTED
+    assert samples[1] == Sample(id="2", user_input="second")
+
+
+def test_json_samples_object_loads(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"samples": [FULL], "meta": {"source": "x"}}), encoding="utf-8")
+    assert load_samples(path) == [EXPECTED]
+
+
+def test_csv_loads_with_json_array_cell(tmp_path):
+    contexts = json.dumps(FULL["retrieved_contexts"]).replace('"', '""')
+    text = (
+        "id,user_input,retrieved_contexts,response,reference\n"
+        f'q1,{FULL["user_input"]},"{contexts}",{FULL["response"]},{FULL["reference"]}\n'
+    )
+    assert load_samples(write_csv(tmp_path, text)) == [EXPECTED]
+
+
+def test_csv_empty_cell_is_absent_and_default_id_is_record_number(tmp_path):
+    text = 'user_input,retrieved_contexts,response\n"a",,\n"b","[""c""]",r\n'
+    samples = load_samples(write_csv(tmp_path, text))
+    assert samples == [
+        Sample(id="1", user_input="a"),
+        Sample(id="2", user_input="b", retrieved_contexts=("c",), response="r"),
+    ]
+
+
+def test_csv_multiline_cell_keeps_line_numbers(tmp_path):
+    text = 'user_input,retrieved_contexts\n"two\nlines","[""ok""]"\nthird,not json\n'
+    message = load_error(write_csv(tmp_path, text))
+    # The header is line 1, the first row spans lines 2-3, so the bad row starts on line 4.
+    assert message.startswith(f"{tmp_path / 'data.csv'}, line 4, field 'retrieved_contexts':")
+    assert "JSON array" in message
+
+
+def test_csv_list_cell_that_is_json_but_not_array(tmp_path):
+    message = load_error(write_csv(tmp_path, 'user_input,retrieved_contexts\nq,"""just text"""\n'))
+    assert "data.csv, line 2, field 'retrieved_contexts'" in message
+    assert "got a string" in message
+
+
+def test_csv_alias_columns_and_extra_columns(tmp_path):
+    text = 'question,contexts,answer,ground_truth,labels\nq,"[""c""]",a,g,whatever\n'
+    assert load_samples(write_csv(tmp_path, text)) == [
+        Sample(id="1", user_input="q", retrieved_contexts=("c",), response="a", reference="g")
+    ]
+
+
+def test_csv_alias_and_name_columns(tmp_path):
+    message = load_error(write_csv(tmp_path, "question,user_input\na,b\n"))
+    assert "data.csv, line 1" in message
+    assert "'question'" in message and "'user_input'" in message
+
+
+def test_csv_row_with_too_many_cells(tmp_path):
+    message = load_error(write_csv(tmp_path, "user_input,response\na,b\nc,d,e\n"))
+    assert "data.csv, line 3" in message and "3 cells" in message
+
+
+def test_csv_header_only_has_no_samples(tmp_path):
+    assert "no samples" in load_error(write_csv(tmp_path, "user_input,response\n"))
+
+
+# --- field names, ids -----------------------------------------------------------------------------
+
+
+def test_aliases_map_to_current_names(tmp_path):
+    legacy = {"question": "q", "contexts": ["c1", "c2"], "answer": "a", "ground_truth": "g"}
+    assert load_samples(write_jsonl(tmp_path, legacy)) == [
+        Sample(id="1", user_input="q", retrieved_contexts=("c1", "c2"), response="a", reference="g")
+    ]
+
+
+@pytest.mark.parametrize(
+    "alias, name", [("question", "user_input"), ("contexts", "retrieved_contexts"), ("answer", "response"),
+                    ("ground_truth", "reference")]
+)
+def test_alias_and_name_together_is_an_error(tmp_path, alias, name):
+    message = load_error(write_jsonl(tmp_path, {"user_input": "q"}, {alias: None, name: None}))
+    assert "data.jsonl, line 2" in message
+    assert f"'{alias}'" in message and f"'{name}'" in message
+
+
+def test_extra_fields_are_ignored(tmp_path):
+    record = {**FULL, "labels": {"response_relevant": True}, "notes": 3}
+    assert load_samples(write_jsonl(tmp_path, record)) == [EXPECTED]
+
+
+def test_default_id_is_physical_line_in_jsonl(tmp_path):
+    path = write_jsonl(tmp_path, {"user_input": "a"}, "", "   ", {"user_input": "b"})
+    assert [s.id for s in load_samples(path)] == ["1", "4"]
+
+
+def test_int_id_becomes_str(tmp_path):
+    assert load_samples(write_jsonl(tmp_path, {"id": 7}))[0].id == "7"
+
+
+def test_duplicate_id(tmp_path):
+    message = load_error(write_jsonl(tmp_path, {"id": "a"}, {"id": "b"}, {"id": "a"}))
+    assert "data.jsonl, line 3" in message
+    assert "duplicate id 'a'" in message and "line 1" in message
+
+
+def test_duplicate_id_in_json_names_record(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([{"id": 1}, {"id": "1"}]), encoding="utf-8")
+    message = load_error(path)
+    assert "data.json, record 2" in message and "duplicate id '1'" in message
+
+
+@pytest.mark.parametrize("value, kind", [(True, "true/false"), (1.5, "a number"), ("", "a string"), ([1], "a list")])
+def test_bad_id(tmp_path, value, kind):
+    message = load_error(write_jsonl(tmp_path, {"id": value}))
+    assert "data.jsonl, line 1, field 'id'" in message and kind in message
+
+
+# --- field types ----------------------------------------------------------------------------------
+
+
+def test_single_string_context_is_wrapped(tmp_path):
+    sample = load_samples(write_jsonl(tmp_path, {"retrieved_contexts": "only one"}))[0]
+    assert sample.retrieved_contexts == ("only one",)
+
+
+def test_null_fields_are_absent(tmp_path):
+    record = {name: None for name in ("user_input", "retrieved_contexts", "response", "reference", "language")}
+    assert load_samples(write_jsonl(tmp_path, record)) == [Sample(id="1")]
+
+
+@pytest.mark.parametrize(
+    "value, kind",
+    [(3, "a number"), ({"a": "b"}, "an object"), (["ok", 2], "a number at item 2"), ([["x"]], "a list at item 1")],
+)
+def test_bad_contexts(tmp_path, value, kind):
+    message = load_error(write_jsonl(tmp_path, {"user_input": "q"}, {}, {"retrieved_contexts": value}))
+    assert message == f"{tmp_path / 'data.jsonl'}, line 3, field 'retrieved_contexts': expected a list of strings, got {kind}"
+
+
+def test_bad_contexts_message_uses_the_alias_written(tmp_path):
+    message = load_error(write_jsonl(tmp_path, {"contexts": 3}))
+    assert "line 1, field 'contexts'" in message
+
+
+@pytest.mark.parametrize("field", ["user_input", "response", "reference", "language"])
+@pytest.mark.parametrize("value, kind", [(1, "a number"), (["a"], "a list"), (False, "true/false")])
+def test_bad_text_field(tmp_path, field, value, kind):
+    message = load_error(write_jsonl(tmp_path, {field: value}))
+    assert message == f"{tmp_path / 'data.jsonl'}, line 1, field '{field}': expected a string, got {kind}"
+
+
+def test_bad_field_in_json_names_record(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"samples": [FULL, {"response": 5}]}), encoding="utf-8")
+    message = load_error(path)
+    assert message == f"{path}, record 2, field 'response': expected a string, got a number"
+
+
+# --- malformed files ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("line, kind", [("[1, 2]", "a list"), ('"text"', "a string"), ("null", "null")])
+def test_record_not_an_object(tmp_path, line, kind):
+    message = load_error(write_jsonl(tmp_path, FULL, line))
+    assert "data.jsonl, line 2" in message and f"expected a JSON object, got {kind}" in message
+
+
+def test_json_record_not_an_object(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps([FULL, {"id": "x"}, 3]), encoding="utf-8")
+    assert "data.json, record 3: expected a JSON object, got a number" in load_error(path)
+
+
+def test_malformed_jsonl(tmp_path):
+    message = load_error(write_jsonl(tmp_path, FULL, "", '{"user_input": "q",}'))
+    assert "data.jsonl, line 3" in message and "malformed JSON" in message
+    assert len(message) < 200
+
+
+def test_malformed_json_reports_line(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text('[\n  {"user_input": "a"},\n  {"user_input": "b"\n]\n', encoding="utf-8")
+    message = load_error(path)
+    assert "data.json, line 4" in message and "malformed JSON" in message
+
+
+def test_json_top_level_not_a_list(tmp_path):
+    path = tmp_path / "data.json"
+    path.write_text(json.dumps({"rows": []}), encoding="utf-8")
+    assert "expected a list of samples" in load_error(path)
+
+
+def test_raw_line_separator_inside_jsonl_string(tmp_path):
+    # U+2028 is legal unescaped inside a JSON string; it must not split the line.
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"user_input": "a\u2028b"}\n{"user_input": "c"}\n', encoding="utf-8")
+    assert [s.id for s in load_samples(path)] == ["1", "2"]
+
+
+@pytest.mark.parametrize(
+    "name, content, line",
+    [
+        ("data.jsonl", b'{"id": 1}\n\n{"user_input": "caf\xe9"}\n', 3),
+        ("data.json", b'[{"id": 1},\n {"user_input": "caf\xe9"}]', 2),
+        ("data.csv", b"user_input\r\nfine\r\ncaf\xe9\r\n", 3),
+    ],
+)
+def test_not_utf8(tmp_path, name, content, line):
+    path = tmp_path / name
+    path.write_bytes(content)  # the \xe9 is Latin-1 for "e" with an accent
+    message = load_error(path)
+    assert message.startswith(f"{path}, line {line}: not UTF-8 text")
+
+
+def test_utf8_bom_is_accepted(tmp_path):
+    jsonl = tmp_path / "data.jsonl"
+    jsonl.write_bytes(b"\xef\xbb\xbf" + json.dumps(FULL).encode())
+    csv_file = write_csv(tmp_path, "\ufeffid,user_input\nq1,hi\n")
+    assert load_samples(jsonl) == [EXPECTED]
+    assert load_samples(csv_file) == [Sample(id="q1", user_input="hi")]
+
+
+@pytest.mark.parametrize("name, content", [("data.jsonl", "\n\n  \n"), ("data.json", ""), ("data.json", "[]"),
+                                           ("data.json", '{"samples": []}'), ("data.csv", ""), ("data.jsonl", "\ufeff")])
+def test_empty_file(tmp_path, name, content):
+    path = tmp_path / name
+    path.write_text(content, encoding="utf-8")
+    assert load_error(path) == f"{path}: no samples"
+
+
+def test_missing_file(tmp_path):
+    assert load_error(tmp_path / "nope.jsonl") == f"{tmp_path / 'nope.jsonl'}: file not found"
+
+
+def test_directory(tmp_path):
+    folder = tmp_path / "data.jsonl"
+    folder.mkdir()
+    assert "is a directory" in load_error(folder)
+
+
+def test_unknown_extension(tmp_path):
+    path = tmp_path / "data.txt"
+    path.write_text("hello", encoding="utf-8")
+    message = load_error(path)
+    assert "data.txt" in message and "'.txt'" in message
+    for ext in (".jsonl", ".json", ".csv", ".parquet"):
+        assert ext in message
+
+
+def test_extension_is_case_insensitive(tmp_path):
+    assert load_samples(write_jsonl(tmp_path, FULL, name="DATA.JSONL")) == [EXPECTED]
+
+
+# --- parquet --------------------------------------------------------------------------------------
+
+
+def test_parquet_without_pandas_or_pyarrow(tmp_path, monkeypatch):
+    real_import = builtins.__import__
+
+    def failing_import(name, *args, **kwargs):
+        if name.split(".")[0] in ("pandas", "pyarrow"):
+            raise ImportError(f"No module named '{name}'")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing_import)
+    path = tmp_path / "data.parquet"
+    path.write_bytes(b"PAR1")
+    message = load_error(path)
+    assert message == f"{path}: {PARQUET_HINT}"
+    assert "pip install pandas pyarrow" in message
+
+
+def test_parquet_round_trip(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    # Every row carries every key: from_pylist infers the schema from the first row alone.
+    rows = [{**FULL, "language": None}, {**dict.fromkeys(FULL), "id": "q2", "user_input": "second", "language": "zh"}]
+    path = tmp_path / "data.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    assert load_samples(path) == [EXPECTED, Sample(id="q2", user_input="second", language="zh")]
+
+
+def test_parquet_unreadable(tmp_path):
+    pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "data.parquet"
+    path.write_bytes(b"not parquet at all")
+    assert "not a readable Parquet file" in load_error(path)
+
+
+# --- the shared development set ------------------------------------------------------------------
+
+
+@pytest.mark.skipif(not DEV_SET.exists(), reason="shared dev set not present")
+def test_dev_set_loads():
+    samples = load_samples(DEV_SET)
+    assert len(samples) == 30
+    assert [s.id for s in samples] == [f"dev-{n:03d}" for n in range(1, 31)]
+    assert sum(s.language == "zh" for s in samples) == 4
+    assert all(s.language in (None, "zh") for s in samples)
+    assert all(s.user_input and s.response and s.reference and s.retrieved_contexts for s in samples)
+    assert not hasattr(samples[0], "labels")
