@@ -1,0 +1,94 @@
+"""The command line as a user meets it: help, clear errors with exit status 2, the models list."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from localeval.cli import main
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, timeout=300)
+
+
+def test_help_lists_commands_metrics_and_examples():
+    top = run_cli("--help")
+    assert top.returncode == 0
+    assert "run" in top.stdout and "models" in top.stdout and "examples:" in top.stdout
+    run_help = run_cli("run", "--help")
+    for metric in ("context_relevance", "context_recall", "response_relevancy",
+                   "answer_supported_precision", "context_supported_precision", "--resume", "--batch-size"):
+        assert metric in run_help.stdout
+
+
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        (b"", "no samples"),
+        (b'{"user_input": "q", "retrieved_contexts": ["c"]}\n{"user_input": \n', "line 2"),
+        (b'{"user_input": "q", "retrieved_contexts": 5}\n', "field 'retrieved_contexts'"),
+        (b'\xff\xfe not utf-8\n', "UTF-8"),
+    ],
+)
+def test_bad_data_is_one_clear_line_and_exit_2(tmp_path, content, expected):
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(content)
+    result = run_cli("run", str(data), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert expected in result.stderr and "data.jsonl" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_missing_file(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "nope.jsonl")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_unknown_metric_and_unknown_model(tmp_path, capsys):
+    assert main(["run", str(EXAMPLES), "--metrics", "faithfulnes", "--out", str(tmp_path)]) == 2
+    assert "unknown metric 'faithfulnes'" in capsys.readouterr().err
+    assert main(["run", str(EXAMPLES), "--judge", "gpt-9", "--out", str(tmp_path)]) == 2
+    error = capsys.readouterr().err
+    assert "unknown judge 'gpt-9'" in error and "smollm2-135m-instruct" in error
+    assert main(["run", str(EXAMPLES), "--judge", "all-minilm-l6-v2", "--out", str(tmp_path)]) == 2
+    assert "is an embedder, not a judge" in capsys.readouterr().err
+
+
+def test_bad_numbers_and_language(tmp_path, capsys):
+    assert main(["run", str(EXAMPLES), "--batch-size", "0", "--out", str(tmp_path)]) == 2
+    assert "--batch-size must be at least 1" in capsys.readouterr().err
+    assert main(["run", str(EXAMPLES), "--language", "xx", "--out", str(tmp_path)]) == 2
+    assert "--language xx" in capsys.readouterr().err
+
+
+def test_models_lists_registry_with_status(capsys):
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    for name in ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct", "all-minilm-l6-v2"):
+        assert name in out
+    embedder_line = next(line for line in out.splitlines() if line.startswith("all-minilm-l6-v2"))
+    assert "ready" in embedder_line
+
+
+def test_models_prepare_unknown_name(capsys):
+    assert main(["models", "prepare", "nope"]) == 2
+    assert "choose one of" in capsys.readouterr().err
+
+
+def test_example_dataset_loads_with_aliases_and_chinese():
+    from localeval.data import load_samples
+
+    samples = load_samples(EXAMPLES)
+    assert len(samples) == 8
+    assert sum(s.language == "zh" for s in samples) == 2
+    legacy = next(s for s in samples if s.id == "legacy-names-no-reference")
+    assert legacy.user_input.startswith("Which planet") and legacy.reference is None
+    assert json.loads(EXAMPLES.read_text(encoding="utf-8").splitlines()[0])["id"] == "seed001-einstein"

@@ -1,0 +1,1134 @@
+"""Tests for the metrics, their schemas and the judge engine, with a scripted judge and fixed embeddings.
+
+The scripted judge stands in for the model: it answers each request from the request itself
+(which metric asked is read off the schema and the prompt), so the tests check the metric math,
+the shape of what the judge is asked, and how the engine batches, deduplicates and caches.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from outlines_core.json_schema import build_regex_from_schema
+
+from localeval.engine.cache import AnswerCache
+from localeval.engine.grammar import WHITESPACE
+from localeval.engine.scheduler import BatchLimits, JudgeEngine
+from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
+from localeval.errors import UserError
+from localeval.evaluation import Evaluator
+from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics, schemas
+from localeval.metrics.context_relevance import ContextRelevance
+from localeval.requests import JudgeRequest
+from localeval.samples import Sample
+from localeval.text import split_chunks, split_sentences
+
+# --- seed examples, verbatim ---------------------------------------------------------------
+
+# Seed 001 (context_recall): the question, the context, and the answer used there as reference.
+EINSTEIN_QUESTION = "What can you tell me about albert Albert Einstein?"
+EINSTEIN_CONTEXT = (
+    "Albert Einstein (14 March 1879 - 18 April 1955) was a German-born theoretical physicist, widely held to be one "
+    "of the greatest and most influential scientists of all time. Best known for developing the theory of relativity, "
+    "he also made important contributions to quantum mechanics, and was thus a central figure in the revolutionary "
+    "reshaping of the scientific understanding of nature that modern physics accomplished in the first decades of the "
+    "twentieth century. His mass-energy equivalence formula E = mc2, which arises from relativity theory, has been "
+    "called 'the world's most famous equation'. He received the 1921 Nobel Prize in Physics 'for his services to "
+    "theoretical physics, and especially for his discovery of the law of the photoelectric effect', a pivotal step in "
+    "the development of quantum theory. His work is also known for its influence on the philosophy of science. In a "
+    "1999 poll of 130 leading physicists worldwide by the British journal Physics World, Einstein was ranked the "
+    "greatest physicist of all time. His intellectual achievements and originality have made Einstein synonymous with "
+    "genius."
+)
+EINSTEIN_REFERENCE = (
+    "Albert Einstein born in 14 March 1879 was  German-born theoretical physicist, widely held to be one of the "
+    "greatest and most influential scientists of all time. He received the 1921 Nobel Prize in Physics for his "
+    "services to theoretical physics. He published 4 papers in 1905.  Einstein moved to Switzerland in 1895"
+)
+EINSTEIN_SENTENCES = (
+    "Albert Einstein born in 14 March 1879 was  German-born theoretical physicist, widely held to be one of the "
+    "greatest and most influential scientists of all time.",
+    "He received the 1921 Nobel Prize in Physics for his services to theoretical physics.",
+    "He published 4 papers in 1905.",
+    "Einstein moved to Switzerland in 1895",
+)
+
+# Seed 002 (response_relevancy): the France example and the questions it reverse-engineers.
+FRANCE_QUESTION = "Where is France and what is it's capital?"
+FRANCE_LOW_RESPONSE = "France is in western Europe."
+FRANCE_GENERATED = (
+    "In which part of Europe is France located?",
+    "What is the geographical location of France within Europe?",
+    "Can you identify the region of Europe where France is situated?",
+)
+
+# Seed 004 (answer/context_supported_precision): a Chinese query, answer and three retrieved docs.
+ZH_QUERY = "美国最高法院关于堕胎的裁决对全球有什么影响?"
+ZH_ANSWER = (
+    "美国最高法院关于堕胎的裁决具有重要的全球影响。该裁决导致在堕胎访问受到限制的州,三分之一的生育年龄女性和女孩无法获得堕胎服务。"
+    "那些州的母婴健康支持也较弱,母亲死亡率较高,儿童贫困率也较高。此外,裁决的影响超出了国界,由于美国在全球的地缘政治和文化影响力,"
+    "这一裁决也产生了跨国影响。全球的组织和活动家担心这一裁决可能会激励其他国家出台反堕胎的立法和政策。裁决还妨碍了某些非洲国家的进步法律改革和"
+    "堕胎指南的实施。此外,该裁决在国际政策领域造成了寒蝉效应,使得反堕胎的力量能够削弱人权保护。"
+)
+ZH_DOCS = (
+    "- 2022年,美国最高法院作出裁决,推翻了50年的判例法,取消了宪法堕胎权。\n"
+    "- 这一裁决产生了巨大影响:三分之一的生育年龄女性和女孩现在生活在堕胎服务几乎完全无法获得的州。\n"
+    "- 这些堕胎法律最为严格的州,母婴健康支持最为薄弱,母亲死亡率较高,儿童贫困率较高。\n"
+    "- 美国最高法院的裁决还通过美国在全球的地缘政治和文化影响力,超越国界产生了影响。\n"
+    "- 全球的SRR组织和活动家对这一裁决可能为其他国家的反堕胎立法和政策攻击铺路表示担忧。\n"
+    "- 观察者还注意到该裁决对某些非洲国家的进步法律改革产生了影响,导致堕胎指导方针的 adoption 和执行停滞不前。\n"
+    "- 该裁决在国际政策领域产生了寒蝉效应,助长了反堕胎的国家和非国家行为体破坏人权保护的势头。",
+    "美国最高法院的堕胎裁决不仅在国内引发了激烈的辩论和讨论,也在全球范围内引发了广泛关注。"
+    "许多国家将美国视为法律和社会问题的领导者,因此这一裁决可能会影响其他国家对堕胎的政策和态度。",
+    "这一裁决还可能对国际组织和非政府组织(NGO)产生影响,尤其是那些致力于生育权和妇女健康问题的团体。"
+    "根据裁决的结果,可能会出现资金、倡导工作和与美国同行的合作发生变化,进而在全球范围内引发生育正义斗争的连锁反应。",
+)
+
+# A small English sample with every field: 3 + 2 context sentences, 2 response and 2 reference sentences.
+PARIS_CONTEXTS = (
+    "Paris is the capital of France. It has about two million inhabitants. The Seine flows through it.",
+    "Lyon is the third largest city of France. It lies at the confluence of the Rhone and the Saone.",
+)
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def make_sample(sample_id: str = "s1", **fields) -> Sample:
+    """The Paris sample, with any field replaced (pass None to drop one)."""
+    values = {
+        "user_input": "What is the capital of France?",
+        "retrieved_contexts": PARIS_CONTEXTS,
+        "response": "The capital of France is Paris. Paris lies on the Seine.",
+        "reference": "Paris is the capital of France. About two million people live there.",
+    }
+    values.update(fields)
+    return Sample(id=sample_id, **values)
+
+
+def einstein_sample(**fields) -> Sample:
+    values = {
+        "user_input": EINSTEIN_QUESTION,
+        "retrieved_contexts": (EINSTEIN_CONTEXT,),
+        "reference": EINSTEIN_REFERENCE,
+    }
+    values.update(fields)
+    return Sample(id="einstein", **values)
+
+
+def zh_sample() -> Sample:
+    return Sample(id="zh", user_input=ZH_QUERY, retrieved_contexts=ZH_DOCS, response=ZH_ANSWER)
+
+
+def schema_of(request: JudgeRequest) -> dict:
+    return json.loads(request.schema)
+
+
+def user_text(request: JudgeRequest) -> str:
+    return dict(request.messages)["user"]
+
+
+def metric_of(request: JudgeRequest) -> str:
+    """Which metric sent the request, read off its schema and prompt."""
+    properties = schema_of(request)["properties"]
+    if "relevant_sentences" in properties:
+        return "context_relevance"
+    if "questions" in properties:
+        return "response_relevancy"
+    verdict_keys = properties["verdicts"]["prefixItems"][0]["properties"]
+    if "attributed" in verdict_keys:
+        return "context_recall"
+    if "Response, sentence by sentence:" in user_text(request):
+        return "answer_supported_precision"
+    assert "of the retrieved context, sentence by sentence:" in user_text(request)
+    return "context_supported_precision"
+
+
+def verdict_count(request: JudgeRequest) -> int:
+    return len(schema_of(request)["properties"]["verdicts"]["prefixItems"])
+
+
+def selection_size(request: JudgeRequest) -> int:
+    return len(schema_of(request)["properties"]["relevant_sentences"]["items"]["enum"])
+
+
+def passage_rank(request: JudgeRequest) -> int:
+    """The 1-based chunk a context_supported_precision request is about."""
+    return int(re.search(r"^Passage (\d+) of the retrieved context", user_text(request), re.M).group(1))
+
+
+def verdicts(key: str, values) -> dict:
+    return {"verdicts": [{"sentence": i, "reason": f"reason {i}", key: v} for i, v in enumerate(values, 1)]}
+
+
+def questions(texts, noncommittal=None) -> dict:
+    noncommittal = noncommittal or [0] * len(texts)
+    return {"questions": [{"question": q, "noncommittal": n} for q, n in zip(texts, noncommittal)]}
+
+
+class Script:
+    """A judge script: one handler per metric (a dict/str answer, or a function of the request).
+
+    Unset metrics get a default answer: every verdict 1, every context sentence selected, and
+    three committal questions. Every request the script sees is kept in `seen`.
+    """
+
+    def __init__(self, **handlers):
+        self.handlers = handlers
+        self.seen: list[JudgeRequest] = []
+
+    def __call__(self, request: JudgeRequest):
+        self.seen.append(request)
+        metric = metric_of(request)
+        handler = self.handlers.get(metric)
+        if handler is None:
+            return self.default(metric, request)
+        return handler(request) if callable(handler) else handler
+
+    @staticmethod
+    def default(metric: str, request: JudgeRequest) -> dict:
+        if metric == "context_relevance":
+            return {"reason": "all of it", "relevant_sentences": list(range(1, selection_size(request) + 1))}
+        if metric == "response_relevancy":
+            n = len(schema_of(request)["properties"]["questions"]["prefixItems"])
+            return questions([f"generated question {i}?" for i in range(1, n + 1)])
+        key = "attributed" if metric == "context_recall" else "supported"
+        return verdicts(key, [1] * verdict_count(request))
+
+    def asked(self, metric: str) -> list[JudgeRequest]:
+        return [r for r in self.seen if metric_of(r) == metric]
+
+
+class RecordingJudge(ScriptedJudge):
+    """A scripted judge that also keeps the requests of each batch it was given."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.batch_requests: list[list[JudgeRequest]] = []
+
+    def generate(self, requests):
+        self.batch_requests.append(list(requests))
+        return super().generate(requests)
+
+
+FLAT = LookupEmbedder({}, default=[1.0, 0.0])
+
+
+def evaluate(samples, metrics, script, *, embedder=FLAT, language="en", limits=BatchLimits(), cache=None,
+             settings=None, window=64):
+    """Score `samples`; returns the results (in order) and the judge, for its batch record."""
+    judge = RecordingJudge(script)
+    engine = JudgeEngine(judge, limits, cache)
+    evaluator = Evaluator(resolve_metrics(metrics, settings), engine, embedder, language=language, window=window)
+    results = list(evaluator.run(list(samples)))
+    return results, judge
+
+
+def score_one(sample, metrics, script, **kwargs):
+    """The results of one sample, as a dict of metric name -> MetricResult."""
+    (result,), _ = evaluate([sample], metrics, script, **kwargs)
+    return result.metrics
+
+
+def walk(schema):
+    """Every sub-schema of a JSON schema, depth first."""
+    yield schema
+    if isinstance(schema, dict):
+        for value in schema.values():
+            if isinstance(value, (dict, list)):
+                yield from walk(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            yield from walk(value)
+
+
+# --- sentence splitting of the seed examples ---------------------------------------------
+
+
+def test_pysbd_splits_seed_001_reference_into_its_four_sentences():
+    assert split_sentences(EINSTEIN_REFERENCE, "en") == EINSTEIN_SENTENCES
+
+
+def test_pysbd_splits_seed_004_answer_and_each_doc_on_its_own():
+    answer = split_sentences(ZH_ANSWER, "zh")
+    assert len(answer) == 7
+    assert all(s.endswith("。") for s in answer)
+    assert "".join(answer) == ZH_ANSWER
+    # chunk by chunk: 7 bullet lines, then 2 and 2 sentences; 11 in all, the denominator of seed 004's 6/11
+    assert [len(c) for c in split_chunks(ZH_DOCS, "zh")] == [7, 2, 2]
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [(EINSTEIN_REFERENCE, "en"), (EINSTEIN_CONTEXT, "en"), (ZH_ANSWER, "zh"), (ZH_DOCS[0], "zh"),
+     ("Some <b>bold</b> text. Done.", "en")],
+)
+def test_sentences_are_verbatim_pieces_of_the_text(text, language):
+    # clean=False: pysbd must not rewrite what the judge reads (clean=True would drop the <b> tags)
+    sentences = split_sentences(text, language)
+    assert sentences
+    position = 0
+    for sentence in sentences:
+        position = text.index(sentence, position) + len(sentence)
+    assert text[position:].strip() == ""
+
+
+# --- context_recall (seed 001) ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("pattern", "expected"),
+    [((1, 1, 0, 0), 0.5), ((1, 1, 1, 1), 1.0), ((0, 0, 0, 0), 0.0), ((0, 0, 0, 1), 0.25)],
+)
+def test_context_recall_is_the_share_of_attributed_reference_sentences(pattern, expected):
+    script = Script(context_recall=verdicts("attributed", pattern))
+    result = score_one(einstein_sample(), ["context_recall"], script)["context_recall"]
+    assert result.score == pytest.approx(expected)
+    assert result.null_reason is None
+
+
+def test_context_recall_seed_001_asks_one_verdict_per_sentence_and_keeps_the_evidence():
+    script = Script(context_recall=verdicts("attributed", [1, 1, 0, 0]))
+    result = score_one(einstein_sample(), ["context_recall"], script)["context_recall"]
+
+    (request,) = script.asked("context_recall")
+    assert verdict_count(request) == 4
+    prompt = user_text(request)
+    assert EINSTEIN_QUESTION in prompt
+    assert "[Passage 1]\n" + EINSTEIN_CONTEXT in prompt
+    for number, sentence in enumerate(EINSTEIN_SENTENCES, 1):
+        assert f"{number}. {sentence}" in prompt
+
+    rows = result.evidence["sentences"]
+    assert [r["sentence"] for r in rows] == list(EINSTEIN_SENTENCES)
+    assert [r["attributed"] for r in rows] == [1, 1, 0, 0]
+    assert [r["reason"] for r in rows] == ["reason 1", "reason 2", "reason 3", "reason 4"]
+
+
+def test_context_recall_without_reference_is_null_while_other_metrics_score():
+    sample = make_sample(reference=None)
+    script = Script(context_relevance={"reason": "r", "relevant_sentences": [1]})
+    results = score_one(sample, ["context_recall", "context_relevance", "answer_supported_precision"], script)
+
+    recall = results["context_recall"]
+    assert recall.score is None
+    assert "reference" in recall.null_reason
+    assert "missing" in recall.null_reason
+    assert script.asked("context_recall") == []  # nothing was asked for it
+
+    assert results["context_relevance"].score == pytest.approx(1 / 5)
+    assert results["answer_supported_precision"].score == pytest.approx(1.0)
+
+
+def test_context_recall_with_blank_reference_is_null():
+    result = score_one(make_sample(reference="  \n "), ["context_recall"], Script())["context_recall"]
+    assert result.score is None
+    assert "reference" in result.null_reason
+
+
+def test_null_reason_is_in_the_json_of_a_result():
+    (result,), _ = evaluate([make_sample(reference=None)], ["context_recall"], Script())
+    row = result.to_json()
+    assert row["id"] == "s1"
+    assert row["context_recall"] is None
+    assert "reference" in row["evidence"]["context_recall"]["null_reason"]
+
+
+# --- answer_supported_precision / context_supported_precision (seed 004) -----------------
+
+
+def test_answer_supported_precision_seed_004_all_supported_is_one():
+    script = Script()
+    result = score_one(zh_sample(), ["answer_supported_precision"], script, language="zh")["answer_supported_precision"]
+
+    (request,) = script.asked("answer_supported_precision")
+    expected_sentences = split_sentences(ZH_ANSWER, "zh")
+    assert verdict_count(request) == len(expected_sentences) == 7
+    assert ZH_QUERY in user_text(request)
+    assert all(f"[Passage {i}]" in user_text(request) for i in (1, 2, 3))
+
+    assert result.score == pytest.approx(1.0)
+    assert [r["sentence"] for r in result.evidence["sentences"]] == list(expected_sentences)
+    assert all(r["supported"] == 1 for r in result.evidence["sentences"])
+
+
+def test_answer_supported_precision_counts_unsupported_sentences():
+    script = Script(answer_supported_precision=verdicts("supported", [1, 0, 1, 1, 0, 1, 1]))
+    result = score_one(zh_sample(), ["answer_supported_precision"], script, language="zh")["answer_supported_precision"]
+    assert result.score == pytest.approx(5 / 7)
+
+
+def context_supported_script(pattern_by_rank: dict[int, list[int]]) -> Script:
+    """context_supported_precision answers chosen by the passage each request is about."""
+    return Script(context_supported_precision=lambda r: verdicts("supported", pattern_by_rank[passage_rank(r)]))
+
+
+def test_context_supported_precision_seed_004_asks_once_per_chunk():
+    # The answer restates bullet lines 2-7 of the first doc and nothing of the other two: 6 of 11.
+    script = context_supported_script({1: [0, 1, 1, 1, 1, 1, 1], 2: [0, 0], 3: [0, 0]})
+    result = score_one(zh_sample(), ["context_supported_precision"], script, language="zh")[
+        "context_supported_precision"
+    ]
+
+    requests = script.asked("context_supported_precision")
+    assert sorted(passage_rank(r) for r in requests) == [1, 2, 3]
+    assert {passage_rank(r): verdict_count(r) for r in requests} == {1: 7, 2: 2, 3: 2}
+    for r in requests:
+        assert ZH_ANSWER in user_text(r)
+
+    assert result.score == pytest.approx(6 / 11)  # the 0.5454... of seed 004
+    assert result.evidence["per_chunk"] == pytest.approx([6 / 7, 0.0, 0.0])
+    rows = result.evidence["sentences"]
+    assert [r["chunk"] for r in rows] == [0] * 7 + [1] * 2 + [2] * 2
+    assert [r["sentence"] for r in rows] == [s for chunk in split_chunks(ZH_DOCS, "zh") for s in chunk]
+
+
+def test_context_supported_precision_rank_weighted_mean():
+    script = context_supported_script({1: [1, 1, 1, 0, 0, 0, 0], 2: [1, 0], 3: [1, 1]})
+    result = score_one(zh_sample(), ["context_supported_precision"], script, language="zh")[
+        "context_supported_precision"
+    ]
+
+    per_chunk = [3 / 7, 1 / 2, 1.0]
+    weights = [1.0, 1 / 2, 1 / 3]
+    expected = sum(w * s for w, s in zip(weights, per_chunk)) / sum(weights)
+    assert result.evidence["per_chunk"] == pytest.approx(per_chunk)
+    assert result.evidence["rank_weighted"] == pytest.approx(expected)
+    assert result.score == pytest.approx(6 / 11)  # the plain score pools the sentences
+    assert result.evidence["rank_weighted"] != pytest.approx(result.score)
+
+
+def test_context_supported_precision_blank_chunk_keeps_its_rank():
+    sample = make_sample(retrieved_contexts=("Paris is the capital.", "   ", "Lyon is large. Nice is sunny."))
+    script = context_supported_script({1: [1], 3: [0, 1]})
+    result = score_one(sample, ["context_supported_precision"], script)["context_supported_precision"]
+
+    assert sorted(passage_rank(r) for r in script.asked("context_supported_precision")) == [1, 3]
+    assert result.evidence["per_chunk"] == [1.0, None, 0.5]
+    assert result.evidence["rank_weighted"] == pytest.approx((1 * 1.0 + 0.5 / 3) / (1 + 1 / 3))
+    assert result.score == pytest.approx(2 / 3)
+
+
+# --- language ----------------------------------------------------------------------------
+
+
+GERMAN = "Er kam am 3. Mai an. Dann ging er."  # 2 sentences for pysbd "de", 3 for "en"
+
+
+def test_split_of_the_german_text_depends_on_the_language():
+    assert len(split_sentences(GERMAN, "de")) == 2
+    assert len(split_sentences(GERMAN, "en")) == 3
+
+
+@pytest.mark.parametrize(("sample_language", "run_language", "n"), [(None, "en", 3), (None, "de", 2), ("de", "en", 2)])
+def test_the_sample_language_overrides_the_run_language(sample_language, run_language, n):
+    sample = make_sample(response=GERMAN, language=sample_language)
+    script = Script()
+    score_one(sample, ["answer_supported_precision"], script, language=run_language)
+    (request,) = script.asked("answer_supported_precision")
+    assert verdict_count(request) == n
+
+
+def test_unsupported_language_is_null_with_reason():
+    results = score_one(make_sample(language="xx"), ["context_relevance", "context_recall"], Script())
+    for result in results.values():
+        assert result.score is None
+        assert "xx" in result.null_reason
+
+
+# --- context_relevance (seeds 000, 003) ---------------------------------------------------
+
+
+def selection(*numbers) -> dict:
+    return {"reason": "because", "relevant_sentences": list(numbers)}
+
+
+@pytest.mark.parametrize(
+    ("selected", "score", "chunk_relevant"),
+    [((1,), 1 / 5, [1, 0]), ((1, 2), 2 / 5, [1, 0]), ((1, 4), 2 / 5, [1, 1]), ((4, 5), 2 / 5, [0, 1]),
+     ((1, 2, 3, 4, 5), 1.0, [1, 1])],
+)
+def test_context_relevance_is_selected_over_all_sentences(selected, score, chunk_relevant):
+    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection(*selected)))[
+        "context_relevance"
+    ]
+    assert result.score == pytest.approx(score)
+    assert result.evidence["chunk_relevant"] == chunk_relevant
+    assert result.evidence["chunk_relevance"] == pytest.approx(sum(chunk_relevant) / 2)
+    assert result.evidence["insufficient_information"] is False
+    assert [r["relevant"] for r in result.evidence["sentences"]] == [int(i in selected) for i in range(1, 6)]
+    assert result.evidence["reason"] == "because"
+
+
+def test_context_relevance_numbers_sentences_across_chunks():
+    script = Script()
+    score_one(make_sample(), ["context_relevance"], script)
+    (request,) = script.asked("context_relevance")
+    prompt = user_text(request)
+    assert "What is the capital of France?" in prompt
+    assert "[Passage 1]\n1. Paris is the capital of France.\n2. It has about two million inhabitants." in prompt
+    assert "[Passage 2]\n4. Lyon is the third largest city of France.\n5. It lies at" in prompt
+    assert selection_size(request) == 5
+
+
+def test_context_relevance_evidence_rows_carry_chunk_and_sentence():
+    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection(3)))[
+        "context_relevance"
+    ]
+    rows = result.evidence["sentences"]
+    assert [(r["chunk"], r["sentence"]) for r in rows] == [
+        (0, "Paris is the capital of France."),
+        (0, "It has about two million inhabitants."),
+        (0, "The Seine flows through it."),
+        (1, "Lyon is the third largest city of France."),
+        (1, "It lies at the confluence of the Rhone and the Saone."),
+    ]
+    assert [r["relevant"] for r in rows] == [0, 0, 1, 0, 0]
+
+
+def test_context_relevance_empty_selection_is_insufficient_information():
+    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection()))[
+        "context_relevance"
+    ]
+    assert result.score == 0.0
+    assert result.evidence["insufficient_information"] is True
+    assert result.evidence["chunk_relevant"] == [0, 0]
+    assert result.evidence["chunk_relevance"] == 0.0
+
+
+def test_context_relevance_counts_a_repeated_sentence_once():
+    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection(2, 2, 2, 5, 5)))[
+        "context_relevance"
+    ]
+    assert result.score == pytest.approx(2 / 5)
+    assert [r["relevant"] for r in result.evidence["sentences"]] == [0, 1, 0, 0, 1]
+
+
+def test_context_relevance_blank_chunk_is_not_judged_at_chunk_level():
+    sample = make_sample(retrieved_contexts=("Paris is the capital. It is big.", " \n\t", "Lyon is large."))
+    script = Script(context_relevance=selection(1))
+    result = score_one(sample, ["context_relevance"], script)["context_relevance"]
+    (request,) = script.asked("context_relevance")
+    assert selection_size(request) == 3
+    assert "[Passage 3]\n3. Lyon is large." in user_text(request)
+    assert result.score == pytest.approx(1 / 3)
+    assert result.evidence["chunk_relevant"] == [1, None, 0]
+    assert result.evidence["chunk_relevance"] == pytest.approx(0.5)
+
+
+CONTEXT_METRICS = ("context_relevance", "context_supported_precision", "context_recall", "answer_supported_precision")
+EMPTY_RETRIEVALS = pytest.mark.parametrize(
+    "contexts", [(), ("",), ("   ",), (" ", "\n\t")], ids=["empty-list", "empty-chunk", "blank-chunk", "blank-chunks"]
+)
+
+
+@EMPTY_RETRIEVALS
+def test_an_empty_retrieval_is_not_missing(contexts):
+    # A retrieval that found nothing is an outcome to score, not a gap in the data.
+    assert make_sample(retrieved_contexts=contexts).missing(("retrieved_contexts",)) == []
+    assert make_sample(retrieved_contexts=None).missing(("retrieved_contexts",)) == ["retrieved_contexts"]
+
+
+@EMPTY_RETRIEVALS
+def test_an_empty_retrieval_is_scored_without_asking_the_judge(contexts):
+    sample = make_sample(retrieved_contexts=contexts)
+    script = Script()
+    results = score_one(sample, [*CONTEXT_METRICS, "response_relevancy"], script)
+
+    for name in CONTEXT_METRICS:
+        assert script.asked(name) == []
+    assert [metric_of(r) for r in script.seen] == ["response_relevancy"]
+
+    # context_relevance: the seed's rule, no context sentences scores 0
+    relevance = results["context_relevance"]
+    assert relevance.score == 0.0
+    assert relevance.null_reason is None
+    assert relevance.evidence["sentences"] == []
+
+    # context_supported_precision: no context sentence to check, so nothing to take a share of
+    supported = results["context_supported_precision"]
+    assert supported.score is None
+    assert supported.null_reason == "the context has no sentences"
+
+    # context_recall and answer_supported_precision: nothing can be attributed to or supported by nothing
+    for name, key, text in [("context_recall", "attributed", make_sample().reference),
+                            ("answer_supported_precision", "supported", make_sample().response)]:
+        result = results[name]
+        assert result.score == 0.0
+        assert result.null_reason is None
+        assert result.evidence["sentences"] == [
+            {"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in split_sentences(text)
+        ]
+        assert len(result.evidence["sentences"]) == 2
+
+    assert results["response_relevancy"].score == pytest.approx(1.0)  # needs no context; FLAT embeds alike
+
+
+@EMPTY_RETRIEVALS
+def test_an_empty_retrieval_in_the_json_of_a_result(contexts):
+    (result,), _ = evaluate([make_sample(retrieved_contexts=contexts)], list(CONTEXT_METRICS), Script())
+    row = result.to_json()
+    assert row["context_relevance"] == row["context_recall"] == row["answer_supported_precision"] == 0.0
+    assert row["context_supported_precision"] is None
+    assert row["evidence"]["context_supported_precision"]["null_reason"] == "the context has no sentences"
+
+
+def test_absent_retrieved_contexts_is_still_missing():
+    script = Script()
+    results = score_one(make_sample(retrieved_contexts=None), [*CONTEXT_METRICS, "response_relevancy"], script)
+    for name in CONTEXT_METRICS:
+        assert results[name].score is None
+        assert results[name].null_reason == "missing retrieved_contexts"
+    assert [metric_of(r) for r in script.seen] == ["response_relevancy"]
+    assert results["response_relevancy"].score == pytest.approx(1.0)
+
+
+def test_an_empty_retrieval_does_not_hide_a_missing_or_empty_reference_or_response():
+    results = score_one(make_sample(retrieved_contexts=(), reference=None, response=" "),
+                        ["context_recall", "answer_supported_precision"], Script())
+    assert results["context_recall"].null_reason == "missing reference"
+    assert results["answer_supported_precision"].null_reason == "missing response"
+
+
+def test_context_relevance_with_no_context_sentences_scores_zero_when_called_directly():
+    # The seed's rule, in the metric itself: no context sentences is 0 and asks the judge nothing.
+    steps = ContextRelevance().steps(make_sample(retrieved_contexts=(" ",)), "en")
+    with pytest.raises(StopIteration) as done:
+        next(steps)
+    assert done.value.value.score == 0.0
+
+
+# --- response_relevancy (seed 002) --------------------------------------------------------
+
+
+def cosine(a, b) -> float:
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b)))
+
+
+def test_response_relevancy_is_mean_cosine_to_the_user_input():
+    table = {
+        "What is the capital of France?": [1.0, 0.0, 0.0],
+        "q1?": [1.0, 1.0, 0.0],
+        "q2?": [0.0, 1.0, 0.0],
+        "q3?": [3.0, 0.0, 4.0],
+    }
+    script = Script(response_relevancy=questions(["q1?", "q2?", "q3?"]))
+    result = score_one(make_sample(), ["response_relevancy"], script, embedder=LookupEmbedder(table, [0.0, 0.0, 1.0]))[
+        "response_relevancy"
+    ]
+    expected = [cosine(table["What is the capital of France?"], table[q]) for q in ("q1?", "q2?", "q3?")]
+    assert expected == pytest.approx([np.sqrt(0.5), 0.0, 0.6])
+    assert result.score == pytest.approx(np.mean(expected), abs=1e-6)
+    rows = result.evidence["questions"]
+    assert [r["question"] for r in rows] == ["q1?", "q2?", "q3?"]
+    assert [r["similarity"] for r in rows] == pytest.approx(expected, abs=1e-6)
+    assert [r["noncommittal"] for r in rows] == [0, 0, 0]
+
+
+def test_response_relevancy_all_noncommittal_is_zero():
+    table = {"What is the capital of France?": [1.0, 0.0]}
+    script = Script(response_relevancy=questions(["a?", "b?", "c?"], [1, 1, 1]))
+    result = score_one(make_sample(), ["response_relevancy"], script, embedder=LookupEmbedder(table, [1.0, 0.0]))[
+        "response_relevancy"
+    ]
+    assert result.score == 0.0
+    # the similarities are still shown, so a user can see why
+    assert [r["similarity"] for r in result.evidence["questions"]] == pytest.approx([1.0, 1.0, 1.0])
+
+
+def test_response_relevancy_some_noncommittal_keeps_the_mean():
+    table = {"What is the capital of France?": [1.0, 0.0], "a?": [1.0, 0.0], "b?": [0.0, 1.0]}
+    script = Script(response_relevancy=questions(["a?", "b?", "a?"], [1, 0, 0]))
+    result = score_one(make_sample(), ["response_relevancy"], script, embedder=LookupEmbedder(table, [0.0, 1.0]))[
+        "response_relevancy"
+    ]
+    assert result.score == pytest.approx(2 / 3)
+
+
+def test_response_relevancy_seed_002_example():
+    # The "low relevance" answer of seed 002: questions about where France is, none about its capital.
+    table = {
+        FRANCE_QUESTION: [0.8, 0.6, 0.0],
+        FRANCE_GENERATED[0]: [1.0, 0.0, 0.0],
+        FRANCE_GENERATED[1]: [0.6, 0.0, 0.8],
+        FRANCE_GENERATED[2]: [0.9, 0.1, 0.2],
+    }
+    sample = Sample(id="fr", user_input=FRANCE_QUESTION, response=FRANCE_LOW_RESPONSE)
+    script = Script(response_relevancy=questions(FRANCE_GENERATED))
+    result = score_one(sample, ["response_relevancy"], script, embedder=LookupEmbedder(table, [0.0, 0.0, 1.0]))[
+        "response_relevancy"
+    ]
+
+    (request,) = script.asked("response_relevancy")
+    assert FRANCE_LOW_RESPONSE in user_text(request)
+    assert "Write 3 different questions" in user_text(request)
+    questions_schema = schema_of(request)["properties"]["questions"]
+    assert questions_schema["minItems"] == questions_schema["maxItems"] == len(questions_schema["prefixItems"]) == 3
+
+    e_o = np.array(table[FRANCE_QUESTION])
+    sims = [float(np.dot(table[q], e_o) / (np.linalg.norm(table[q]) * np.linalg.norm(e_o))) for q in FRANCE_GENERATED]
+    assert result.score == pytest.approx(sum(sims) / 3, abs=1e-6)
+    assert 0.0 < result.score < 1.0
+
+
+def test_response_relevancy_question_count_follows_settings():
+    script = Script()
+    result = score_one(make_sample(), ["response_relevancy"], script, settings=JudgeSettings(questions=5))[
+        "response_relevancy"
+    ]
+    (request,) = script.asked("response_relevancy")
+    assert "Write 5 different questions" in user_text(request)
+    assert len(schema_of(request)["properties"]["questions"]["prefixItems"]) == 5
+    assert len(result.evidence["questions"]) == 5
+
+
+def test_response_relevancy_without_an_embedder_is_a_user_error():
+    script = Script()
+    with pytest.raises(UserError, match="response_relevancy needs an embedder"):
+        evaluate([make_sample()], ["context_relevance", "response_relevancy"], script, embedder=None)
+
+
+def test_metrics_other_than_response_relevancy_need_no_embedder():
+    metrics = [m for m in DEFAULT_METRICS if m != "response_relevancy"]
+    (result,), _ = evaluate([make_sample()], metrics, Script(), embedder=None)
+    assert all(result.score(m) is not None for m in metrics)
+
+
+def test_response_relevancy_needs_no_context():
+    sample = make_sample(retrieved_contexts=None, reference=None)
+    results = score_one(sample, ["response_relevancy", "answer_supported_precision"], Script())
+    assert results["response_relevancy"].score == pytest.approx(1.0)  # FLAT embeds every text alike
+    assert "retrieved_contexts" in results["answer_supported_precision"].null_reason
+
+
+# --- the schemas the judge receives -------------------------------------------------------
+
+
+def all_requests(settings=None) -> list[JudgeRequest]:
+    """Every judge request of all metrics for the Paris sample."""
+    script = Script()
+    score_one(make_sample(), list(DEFAULT_METRICS), script, settings=settings)
+    return script.seen
+
+
+def test_every_metric_sends_the_judge_a_request():
+    assert {metric_of(r) for r in all_requests()} == set(DEFAULT_METRICS)
+
+
+def test_verdict_schema_has_exactly_one_item_per_sentence():
+    sentences = split_sentences(make_sample().reference)
+    script = Script()
+    score_one(make_sample(), ["context_recall"], script)
+    (request,) = script.asked("context_recall")
+    verdict_list = schema_of(request)["properties"]["verdicts"]
+    n = len(sentences)
+    assert n == 2
+    assert verdict_list["minItems"] == verdict_list["maxItems"] == len(verdict_list["prefixItems"]) == n
+    assert verdict_list["items"] is False
+    for number, item in enumerate(verdict_list["prefixItems"], 1):
+        assert item["properties"]["sentence"] == {"const": number}
+        assert item["properties"]["attributed"] == {"enum": [0, 1]}
+        assert list(item["properties"]) == ["sentence", "reason", "attributed"]  # reason before the verdict
+        assert set(item["required"]) == set(item["properties"])
+
+
+@pytest.mark.parametrize("n", [1, 2, 7, 40])
+def test_verdict_list_schema_for_n_sentences(n):
+    schema = schemas.verdict_list(n, "supported", JudgeSettings())
+    verdict_list = schema["properties"]["verdicts"]
+    assert verdict_list["minItems"] == verdict_list["maxItems"] == n
+    assert [item["properties"]["sentence"]["const"] for item in verdict_list["prefixItems"]] == list(range(1, n + 1))
+
+
+def test_sentence_selection_offers_only_existing_sentence_numbers():
+    (request,) = [r for r in all_requests() if metric_of(r) == "context_relevance"]
+    numbers = schema_of(request)["properties"]["relevant_sentences"]
+    assert numbers["items"]["enum"] == [1, 2, 3, 4, 5]
+    assert numbers["maxItems"] == 5
+    assert numbers.get("minItems", 0) == 0  # an empty list means Insufficient Information
+
+
+def test_every_string_in_every_schema_is_bounded():
+    settings = JudgeSettings(reason_chars=77, question_chars=99)
+    strings = [
+        (metric_of(request), sub)
+        for request in all_requests(settings)
+        for sub in walk(schema_of(request))
+        if isinstance(sub, dict) and sub.get("type") == "string"
+    ]
+    assert {metric for metric, _ in strings} == set(DEFAULT_METRICS)
+    for metric, sub in strings:
+        assert sub["maxLength"] == (99 if metric == "response_relevancy" else 77)
+
+
+def test_reasons_off_removes_reason_field_and_instruction():
+    requests = all_requests(JudgeSettings(reasons=False))
+    for request in requests:
+        assert "reason" not in request.schema
+        assert "First give a short reason" not in user_text(request)
+    assert any("First give a short reason" in user_text(r) for r in all_requests(JudgeSettings(reasons=True)))
+
+
+def test_every_request_asks_for_the_schema_token_bound():
+    for request in all_requests():
+        assert request.max_new_tokens == schemas.max_output_tokens(schema_of(request))
+
+
+def spaced_json(value) -> str:
+    """JSON with a space wherever the grammar allows one (WHITESPACE is "[ ]?")."""
+    if isinstance(value, dict):
+        return "{ " + " , ".join(f'"{k}" : {spaced_json(v)}' for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        if all(isinstance(v, int) for v in value):  # the grammar allows no space before these commas
+            return "[ " + ", ".join(map(str, value)) + " ]"
+        return "[ " + " , ".join(spaced_json(v) for v in value) + " ]"
+    if isinstance(value, str):
+        return '"' + value + '"'
+    return str(value)
+
+
+WIDE = "\U0001d11e"  # MUSICAL SYMBOL G CLEF: 4 bytes in UTF-8, the widest character a string can hold
+
+
+def longest_answer(schema: dict):
+    """A valid answer as long as the schema allows: full strings of 4-byte characters, full lists."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        return max(schema["enum"], key=lambda v: len(str(v)))
+    if schema["type"] == "string":
+        return WIDE * schema["maxLength"]
+    if schema["type"] == "object":
+        return {k: longest_answer(sub) for k, sub in schema["properties"].items()}
+    items = schema.get("prefixItems") or [schema["items"]] * schema["maxItems"]
+    return [longest_answer(item) for item in items]
+
+
+@pytest.mark.parametrize(
+    "schema",
+    [
+        schemas.verdict_list(1, "supported", JudgeSettings()),
+        schemas.verdict_list(9, "attributed", JudgeSettings(reason_chars=40)),
+        schemas.verdict_list(12, "supported", JudgeSettings(reasons=False)),
+        schemas.sentence_selection(3, JudgeSettings()),
+        schemas.sentence_selection(120, JudgeSettings(reasons=False)),
+        schemas.question_list(JudgeSettings()),
+        schemas.question_list(JudgeSettings(questions=6, question_chars=10)),
+    ],
+    ids=["verdicts-1", "verdicts-9", "verdicts-12-no-reason", "selection-3", "selection-120", "questions-3",
+         "questions-6"],
+)
+def test_token_bound_covers_the_longest_valid_answer(schema):
+    text = spaced_json(longest_answer(schema))
+    # it is valid: the judge's grammar (the same regex the engine compiles) accepts it
+    assert re.fullmatch(build_regex_from_schema(json.dumps(schema), WHITESPACE), text)
+    assert json.loads(text) == longest_answer(schema)
+    # a token is at least one byte, and the end-of-sequence token comes on top
+    assert schemas.max_output_tokens(schema) >= len(text.encode("utf-8")) + 1
+
+
+# --- judge output that cannot be used -----------------------------------------------------
+
+
+def test_judge_output_that_is_not_json_is_null_and_leaves_other_metrics_alone():
+    script = Script(context_recall="Sure! Here is my answer: attributed")
+    results = score_one(make_sample(), ["context_recall", "context_relevance", "answer_supported_precision"], script)
+    recall = results["context_recall"]
+    assert recall.score is None
+    assert "not valid JSON" in recall.null_reason
+    assert recall.evidence["judge_output"] == "Sure! Here is my answer: attributed"
+    assert results["context_relevance"].score == pytest.approx(1.0)
+    assert results["answer_supported_precision"].score == pytest.approx(1.0)
+
+
+def test_judge_output_that_is_a_json_list_is_null():
+    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance="[1, 2]"))["context_relevance"]
+    assert result.score is None
+    assert "not a JSON object" in result.null_reason
+
+
+def test_wrong_number_of_verdicts_is_null_and_leaves_other_metrics_alone():
+    script = Script(answer_supported_precision=verdicts("supported", [1, 1, 1]))  # the response has 2 sentences
+    results = score_one(make_sample(), ["answer_supported_precision", "context_recall"], script)
+    bad = results["answer_supported_precision"]
+    assert bad.score is None
+    assert "3 verdicts for 2 sentences" in bad.null_reason
+    assert results["context_recall"].score == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "answer"),
+    [
+        ("context_relevance", {"reason": "no list"}),
+        ("context_relevance", {"relevant_sentences": 3}),
+        ("context_recall", {"verdicts": [{"sentence": 1}, {"sentence": 2}]}),
+        ("response_relevancy", {"answers": []}),
+        ("response_relevancy", {"questions": ["just a string", "b", "c"]}),
+    ],
+)
+def test_answers_of_the_wrong_shape_are_null(metric, answer):
+    results = score_one(make_sample(), [metric, "answer_supported_precision"], Script(**{metric: answer}))
+    assert results[metric].score is None
+    assert "could not be scored" in results[metric].null_reason
+    assert results["answer_supported_precision"].score == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("metric", "answer", "why"),
+    [
+        ("context_relevance", selection(1, 6, 7), "outside 1..5"),  # only 5 context sentences exist
+        ("context_relevance", selection(0), "outside 1..5"),
+        ("context_recall", verdicts("attributed", [2, 1]), "verdict 2 is not 0 or 1"),
+        ("answer_supported_precision", verdicts("supported", [1, -1]), "verdict -1 is not 0 or 1"),
+        ("context_supported_precision", lambda r: verdicts("supported", [3] * verdict_count(r)),
+         "verdict 3 is not 0 or 1"),
+        ("response_relevancy", questions(["a?", "b?"]), "2 questions, 3 were asked for"),
+        ("response_relevancy", questions(["a?", "b?", "c?", "d?"]), "4 questions, 3 were asked for"),
+        ("response_relevancy", questions([]), "0 questions, 3 were asked for"),
+    ],
+    ids=["selection-past-last", "selection-zero", "verdict-2", "verdict-minus-1", "chunk-verdict-3",
+         "two-questions", "four-questions", "no-questions"],
+)
+def test_answers_outside_the_schema_values_are_not_scored(metric, answer, why):
+    # The grammar forbids these answers; a judge that ignores it is not scored, and the other metrics are.
+    results = score_one(make_sample(), [metric, "context_relevance"], Script(**{metric: answer}))
+    result = results[metric]
+    assert result.score is None
+    assert "could not be scored" in result.null_reason
+    assert why in result.null_reason
+    if metric != "context_relevance":
+        assert results["context_relevance"].score == pytest.approx(1.0)
+
+
+def test_response_relevancy_question_count_is_checked_against_the_settings():
+    settings = JudgeSettings(questions=5)
+    three = score_one(make_sample(), ["response_relevancy"], Script(response_relevancy=questions(["a?", "b?", "c?"])),
+                      settings=settings)["response_relevancy"]
+    assert three.score is None
+    assert "3 questions, 5 were asked for" in three.null_reason
+    five = score_one(make_sample(), ["response_relevancy"], Script(response_relevancy=questions(["q?"] * 5)),
+                     settings=settings)["response_relevancy"]
+    assert five.score == pytest.approx(1.0)
+    assert len(five.evidence["questions"]) == 5
+
+
+def test_one_bad_chunk_answer_makes_context_supported_precision_null():
+    def answer(request):
+        return "oops" if passage_rank(request) == 2 else verdicts("supported", [1] * verdict_count(request))
+
+    script = Script(context_supported_precision=answer)
+    result = score_one(make_sample(), ["context_supported_precision"], script)["context_supported_precision"]
+    assert result.score is None
+    assert "not valid JSON" in result.null_reason
+    assert result.evidence["judge_output"] == "oops"
+
+
+def test_a_bad_answer_for_one_sample_leaves_the_next_sample_alone():
+    samples = [make_sample("a", user_input="Which city is the capital?"), make_sample("b")]
+    script = Script(context_relevance=lambda r: "garbage" if "Which city" in user_text(r) else selection(1, 2))
+    results, _ = evaluate(samples, ["context_relevance"], script)
+    assert [r.sample_id for r in results] == ["a", "b"]
+    assert results[0].score("context_relevance") is None
+    assert results[1].score("context_relevance") == pytest.approx(2 / 5)
+
+
+# --- the engine ---------------------------------------------------------------------------
+
+
+def test_duplicate_requests_are_sent_to_the_judge_once():
+    samples = [make_sample("a"), make_sample("b"), make_sample("c")]  # same content, three ids
+    script = Script(context_recall=verdicts("attributed", [1, 0]))
+    results, judge = evaluate(samples, ["context_recall", "context_relevance"], script)
+    assert len(script.seen) == 2
+    assert sum(judge.batches) == 2
+    assert [r.sample_id for r in results] == ["a", "b", "c"]
+    assert {r.score("context_recall") for r in results} == {0.5}
+    assert {r.score("context_relevance") for r in results} == {1.0}
+
+
+def test_engine_answers_in_request_order_and_asks_each_request_once():
+    requests = [
+        JudgeRequest.build("sys", " ".join(["word"] * n) + f" #{n}", {"type": "object"}, 5) for n in (9, 1, 5, 1, 9, 3)
+    ]
+    asked = []
+    judge = ScriptedJudge(lambda r: asked.append(r) or {"echo": user_text(r)})
+    answers = JudgeEngine(judge, BatchLimits(batch_size=2)).answer(requests)
+    assert [a.data["echo"] for a in answers] == [user_text(r) for r in requests]
+    assert len(asked) == len(set(asked)) == 4  # 6 requests, 4 distinct
+    assert judge.batches == [2, 2]
+    # shortest prompts first, so a batch pads little
+    assert [judge.prompt_tokens(r) for r in asked] == [3, 5, 7, 11]
+
+
+def sized_requests(prompt_words: list[int], max_new_tokens: int) -> list[JudgeRequest]:
+    """Requests whose ScriptedJudge prompt size is exactly the given word count (system 'sys' is 1 word)."""
+    return [
+        JudgeRequest.build("sys", " ".join([f"w{i}"] * (words - 1)), {"type": "object"}, max_new_tokens)
+        for i, words in enumerate(prompt_words)
+    ]
+
+
+def test_batches_are_cut_by_the_token_budget():
+    judge = ScriptedJudge(lambda r: {})
+    requests = sized_requests([40, 10, 30, 20], max_new_tokens=0)
+    assert [judge.prompt_tokens(r) for r in requests] == [40, 10, 30, 20]
+    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=60))
+    batches = engine.batches(requests)
+    # shortest first; a row joins while rows x longest prompt stays within 60
+    assert [[judge.prompt_tokens(r) for r in b] for b in batches] == [[10, 20], [30], [40]]
+
+
+@pytest.mark.parametrize("max_new_tokens", [0, 10, 1_000])
+def test_token_budget_counts_prompts_and_not_the_output_bound(max_new_tokens):
+    judge = ScriptedJudge(lambda r: {})
+    requests = sized_requests([10] * 7, max_new_tokens=max_new_tokens)
+    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=60))
+    # 6 rows x 10 prompt tokens = 60 fits (the budget is inclusive), a 7th would make 70; the output
+    # bound, even 100 times the budget, changes nothing
+    assert [len(b) for b in engine.batches(requests)] == [6, 1]
+
+
+@pytest.mark.parametrize("max_new_tokens", [0, 1_000])
+def test_a_request_wider_than_the_budget_still_gets_a_batch_of_its_own(max_new_tokens):
+    judge = ScriptedJudge(lambda r: {})
+    requests = sized_requests([5, 500, 6, 101, 7], max_new_tokens=max_new_tokens)
+    batches = JudgeEngine(judge, BatchLimits(max_batch_tokens=100)).batches(requests)
+    # each prompt over 100 is sent alone rather than dropped; the short ones still share a batch
+    assert [[judge.prompt_tokens(r) for r in b] for b in batches] == [[5, 6, 7], [101], [500]]
+
+
+def test_batches_are_cut_by_rows_and_by_tokens_whichever_comes_first():
+    judge = ScriptedJudge(lambda r: {})
+    requests = sized_requests([10, 10, 10, 10, 10, 30, 30], max_new_tokens=500)
+    engine = JudgeEngine(judge, BatchLimits(batch_size=3, max_batch_tokens=60))
+    # rows cut the 10s at 3; the next 10, 10 cannot take a 30 (3 x 30 = 90 > 60); the two 30s share one (2 x 30 = 60)
+    assert [[judge.prompt_tokens(r) for r in b] for b in engine.batches(requests)] == [[10, 10, 10], [10, 10], [30, 30]]
+
+
+def padded_cost(judge, batch) -> int:
+    """What a batch costs as BatchLimits defines it: rows x longest prompt (output bounds not counted)."""
+    return len(batch) * max(judge.prompt_tokens(r) for r in batch)
+
+
+@pytest.mark.parametrize(
+    ("batch_size", "max_batch_tokens"),
+    # the prompts here are 80 to 160 words: budgets from 1,500 down cut by tokens (200: pairs of the shortest only)
+    [(1, 10**9), (2, 10**9), (3, 10**9), (32, 8_000), (5, 12_000), (32, 24_576), (32, 1_500), (8, 600), (32, 200)],
+)
+def test_batches_of_a_real_run_respect_the_limits(batch_size, max_batch_tokens):
+    samples = [
+        make_sample(f"s{i}", user_input=f"Question number {i} about France?", response=f"Paris, answer {i}.")
+        for i in range(6)
+    ]
+    script = Script()
+    limits = BatchLimits(batch_size=batch_size, max_batch_tokens=max_batch_tokens)
+    results, judge = evaluate(samples, list(DEFAULT_METRICS), script, limits=limits)
+
+    # 6 samples x (1 + 1 + 1 + 1 + 2 chunks) requests, all distinct and each answered once
+    assert sum(judge.batches) == len(script.seen) == len(set(script.seen)) == 36
+    for batch in judge.batch_requests:
+        assert 1 <= len(batch) <= batch_size
+        assert len(batch) == 1 or padded_cost(judge, batch) <= max_batch_tokens
+    # every request came in one engine call: shortest prompts first, and a batch is cut only
+    # where the next row would break a limit
+    widths = [judge.prompt_tokens(r) for batch in judge.batch_requests for r in batch]
+    assert widths == sorted(widths)
+    for batch, following in zip(judge.batch_requests, judge.batch_requests[1:]):
+        assert len(batch) == batch_size or padded_cost(judge, batch + following[:1]) > max_batch_tokens
+    if batch_size > 1:
+        assert max(judge.batches) > 1  # the limits do let rows share a batch
+    assert all(r.score(m) is not None for r in results for m in DEFAULT_METRICS)
+
+
+@pytest.mark.parametrize(("max_batch_tokens", "sizes"), [(80, [2]), (79, [1, 1])])
+def test_token_budget_pads_every_row_to_the_longest_prompt(max_batch_tokens, sizes):
+    judge = ScriptedJudge(lambda r: {})
+    short_prompt_long_output = JudgeRequest.build("sys", " ".join(["a"] * 9), {"type": "object"}, 400)  # 10 prompt
+    long_prompt_short_output = JudgeRequest.build("sys", " ".join(["b"] * 39), {"type": "object"}, 10)  # 40 prompt
+    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=max_batch_tokens))
+    batches = engine.batches([long_prompt_short_output, short_prompt_long_output])
+    # together they pad to 2 rows x 40 prompt tokens = 80, not 10 + 40 = 50 (that would fit 79);
+    # the 400-token output bound is not counted (counted, it would cut even at 80)
+    assert [len(b) for b in batches] == sizes
+    assert [judge.prompt_tokens(r) for b in batches for r in b] == [10, 40]  # shortest first
+
+
+def test_batch_size_one_gives_batches_of_one():
+    script = Script()
+    _, judge = evaluate([make_sample()], list(DEFAULT_METRICS), script, limits=BatchLimits(batch_size=1))
+    assert judge.batches == [1] * 6
+
+
+def test_requests_of_different_schemas_share_a_batch():
+    script = Script()
+    limits = BatchLimits(batch_size=64, max_batch_tokens=10**9)
+    _, judge = evaluate([make_sample(), zh_sample()], list(DEFAULT_METRICS), script, limits=limits)
+    assert len(judge.batches) == 1  # every metric's first step is answered in one round, one batch
+    (batch,) = judge.batch_requests
+    assert {metric_of(r) for r in batch} == set(DEFAULT_METRICS)
+    assert len({r.schema for r in batch}) >= 5
+
+
+def test_window_scores_samples_a_window_at_a_time():
+    samples = [make_sample(f"s{i}", user_input=f"Question {i}?") for i in range(5)]
+    results, judge = evaluate(samples, ["context_relevance"], Script(), window=2)
+    assert judge.batches == [2, 2, 1]
+    assert [r.sample_id for r in results] == ["s0", "s1", "s2", "s3", "s4"]
+
+
+def test_answer_cache_makes_the_second_run_free(tmp_path):
+    samples = [make_sample("a"), zh_sample(), einstein_sample()]
+    metrics = list(DEFAULT_METRICS)
+    script = Script(
+        context_relevance=selection(1),
+        context_recall=lambda r: verdicts("attributed", [1, 0] + [1] * (verdict_count(r) - 2)),
+    )
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    first, judge = evaluate(samples, metrics, script, cache=cache)
+    cache.close()
+    asked = sum(judge.batches)
+    assert asked == len(script.seen) > 0
+
+    def must_not_be_called(request):
+        raise AssertionError("the judge was asked despite the cache")
+
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    judge2 = RecordingJudge(must_not_be_called)
+    engine = JudgeEngine(judge2, BatchLimits(), cache)
+    second = list(Evaluator(resolve_metrics(metrics), engine, FLAT).run(samples))
+    cache.close()
+
+    assert judge2.batches == []
+    assert engine.cache_hits == asked
+    assert [r.to_json() for r in second] == [r.to_json() for r in first]
+    assert first[2].score("context_recall") == pytest.approx(0.75)
+
+
+def test_answer_cache_does_not_keep_unusable_answers(tmp_path):
+    path = tmp_path / "answers.sqlite"
+    cache = AnswerCache(path)
+    first, _ = evaluate([make_sample()], ["context_relevance"], Script(context_relevance="not json"), cache=cache)
+    assert first[0].score("context_relevance") is None
+
+    script = Script(context_relevance=selection(1, 2, 3))
+    second, judge = evaluate([make_sample()], ["context_relevance"], script, cache=cache)
+    cache.close()
+    assert judge.batches == [1]  # asked again
+    assert second[0].score("context_relevance") == pytest.approx(3 / 5)
+
+
+def test_answer_cache_is_keyed_by_judge_identity(tmp_path):
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    evaluate([make_sample()], ["context_relevance"], Script(), cache=cache)
+
+    class OtherJudge(RecordingJudge):
+        identity = "another model"
+
+    judge = OtherJudge(Script())
+    list(Evaluator(resolve_metrics(["context_relevance"]), JudgeEngine(judge, cache=cache), FLAT).run([make_sample()]))
+    cache.close()
+    assert judge.batches == [1]
