@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                      help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
-                     help="most rows x (prompt + output bound) tokens per batch (default: %(default)s)")
+                     help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
     run.add_argument("--no-reasons", action="store_true", help="verdicts without reasons: faster, less evidence")
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
                      "response_relevancy (default: %(default)s)")

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 from .engine.embedder import Embedder
+from .errors import UserError
 from .engine.scheduler import JudgeEngine
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
@@ -51,6 +52,9 @@ class Timings:
 class Evaluator:
     def __init__(self, metrics: list[Metric], engine: JudgeEngine, embedder: Embedder | None,
                  language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW, progress: Progress = NoProgress()):
+        needing = [m.name for m in metrics if m.uses_embedder]
+        if needing and embedder is None:
+            raise UserError(f"{', '.join(needing)} needs an embedder")
         self.metrics, self.engine, self.embedder = metrics, engine, embedder
         self.language, self.window, self.progress = language, window, progress
         self.timings = Timings()

@@ -53,15 +53,19 @@ class BatchConstraint:
         self.bitmask = llguidance.torch.allocate_token_bitmask(len(schemas), tokenizer.ll_tokenizer.vocab_size)
         self._bit_positions = torch.arange(32, dtype=torch.int32)
 
-    def consume(self, token_ids: list[int], active: list[bool]) -> None:
-        """Advance each active row's matcher by the token just chosen for it."""
-        for matcher, token, is_active in zip(self.matchers, token_ids, active):
-            if is_active and not matcher.is_stopped():
-                if not matcher.consume_token(token):
-                    raise RuntimeError(f"grammar rejected token {token}: {matcher.get_error()}")
+    def consume(self, slot: int, token: int) -> None:
+        """Advance one row's matcher by the token just chosen for it."""
+        if not self.matchers[slot].consume_token(token):
+            raise RuntimeError(f"grammar rejected token {token}: {self.matchers[slot].get_error()}")
 
-    def finished(self, row: int) -> bool:
-        return self.matchers[row].is_stopped()
+    def keep(self, slots: list[int]) -> None:
+        """Drop the rows that finished; the rest move up, as the batch does."""
+        self.matchers = [self.matchers[s] for s in slots]
+        self.bitmask = self.bitmask[: len(slots)].contiguous()
+
+    def finished(self, slot: int) -> bool:
+        """The row's JSON is complete: its grammar allows nothing but the end."""
+        return self.matchers[slot].is_stopped()
 
     def mask(self, logits: torch.Tensor) -> torch.Tensor:
         """Set the logits of every token a row's grammar forbids to -inf (in place)."""

@@ -105,41 +105,51 @@ class TransformersJudge:
         return answers
 
     def _decode(self, prompts: list[list[int]], schemas: list[str], limits: list[int]) -> list[list[int]]:
-        """Greedy decoding of a left-padded batch; a row stops when its grammar is complete."""
+        """Greedy decoding of a left-padded batch, every row under its own grammar.
+
+        A row leaves the batch as soon as its JSON is complete: the rows still decoding are
+        compacted (cache included), so short answers stop costing compute when they are done.
+        """
         constraint = self._grammar.constraint(schemas)
         input_ids, attention = self._left_pad(prompts)
         positions = (attention.cumsum(-1) - 1).clamp(min=0)
         out = self._model(input_ids=input_ids, attention_mask=attention, position_ids=positions,
-                         use_cache=True, logits_to_keep=1)
+                          use_cache=True, logits_to_keep=1)
+        cache = out.past_key_values
         outputs: list[list[int]] = [[] for _ in prompts]
-        active = [True] * len(prompts)
-        for _step in range(max(limits)):
-            tick = time.perf_counter()
-            logits = constraint.mask(out.logits[:, -1, :].float())
-            self.stats.grammar_seconds += time.perf_counter() - tick
-            chosen = logits.argmax(-1).tolist()
-            tick = time.perf_counter()
-            constraint.consume(chosen, active)
-            self.stats.grammar_seconds += time.perf_counter() - tick
+        rows = list(range(len(prompts)))  # the request each batch slot still decodes
+        while rows:
+            chosen = self._choose(constraint, out.logits[:, -1, :])
             self.stats.decode_steps += 1
-            for row, token in enumerate(chosen):
-                if not active[row]:
-                    continue
+            decoding = []
+            for slot, (row, token) in enumerate(zip(rows, chosen)):
                 if token == self._grammar.eos_token_id:
-                    active[row] = False
                     continue
                 outputs[row].append(token)
-                if constraint.finished(row) or len(outputs[row]) >= limits[row]:
-                    active[row] = False
-            if not any(active):
+                constraint.consume(slot, token)
+                if not constraint.finished(slot) and len(outputs[row]) < limits[row]:
+                    decoding.append(slot)
+            if not decoding:
                 break
-            next_ids = torch.tensor([[t if a else self.pad_id] for t, a in zip(chosen, active)], device=self.device)
-            attention = torch.cat([attention, attention.new_ones((len(prompts), 1))], dim=1)
+            if len(decoding) < len(rows):
+                keep = torch.tensor(decoding, device=self.device)
+                cache.batch_select_indices(keep)
+                attention, positions = attention[keep], positions[keep]
+                constraint.keep(decoding)
+                rows, chosen = [rows[s] for s in decoding], [chosen[s] for s in decoding]
+            attention = torch.cat([attention, attention.new_ones((len(rows), 1))], dim=1)
             positions = positions[:, -1:] + 1
-            out = self._model(input_ids=next_ids, attention_mask=attention, position_ids=positions,
-                             past_key_values=out.past_key_values, use_cache=True)
+            out = self._model(input_ids=torch.tensor(chosen, device=self.device)[:, None], attention_mask=attention,
+                              position_ids=positions, past_key_values=cache, use_cache=True)
         self.stats.output_tokens += sum(map(len, outputs))
         return outputs
+
+    def _choose(self, constraint, logits: torch.Tensor) -> list[int]:
+        """The most likely token each row's grammar allows."""
+        tick = time.perf_counter()
+        allowed = constraint.mask(logits.float())
+        self.stats.grammar_seconds += time.perf_counter() - tick
+        return allowed.argmax(-1).tolist()
 
     def _left_pad(self, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(map(len, prompts))

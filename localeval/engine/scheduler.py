@@ -20,7 +20,10 @@ DEFAULT_MAX_BATCH_TOKENS = 24_576
 @dataclass(frozen=True)
 class BatchLimits:
     batch_size: int = DEFAULT_BATCH_SIZE  # rows per batch; 1 gives the one-at-a-time baseline
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS  # rows x (longest prompt + longest output bound)
+    # rows x longest prompt: the padded prompt tokens one forward pass processes at once. Output
+    # bounds are not counted: they are worst cases (every string at full length in 4-byte
+    # characters) that real answers come nowhere near, and counting them would cut batches tiny.
+    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
 
 
 class JudgeEngine:
@@ -47,15 +50,11 @@ class JudgeEngine:
         """Requests by prompt length, cut where the next row would break a limit."""
         sized = sorted(((self.judge.prompt_tokens(r), r) for r in requests), key=lambda pair: pair[0])
         batches: list[list[JudgeRequest]] = []
-        batch: list[JudgeRequest] = []
-        widest = 0
         for prompt_tokens, request in sized:
-            width = max(widest, prompt_tokens + request.max_new_tokens)
-            if batch and (len(batch) >= self.limits.batch_size or width * (len(batch) + 1) > self.limits.max_batch_tokens):
-                batches.append(batch)
-                batch, width = [], prompt_tokens + request.max_new_tokens
-            batch.append(request)
-            widest = width
-        if batch:
-            batches.append(batch)
+            # Sorted ascending, so the row being added is the longest: it sets the padded width.
+            if batches and len(batches[-1]) < self.limits.batch_size \
+                    and prompt_tokens * (len(batches[-1]) + 1) <= self.limits.max_batch_tokens:
+                batches[-1].append(request)
+            else:
+                batches.append([request])
         return batches

@@ -49,6 +49,7 @@ class Metric:
     name: ClassVar[str]
     requires: ClassVar[tuple[str, ...]]  # sample fields without which the metric cannot score
     description: ClassVar[str]
+    uses_embedder: ClassVar[bool] = False
 
     def __init__(self, settings: JudgeSettings | None = None):
         self.settings = settings or JudgeSettings()

@@ -7,7 +7,7 @@ from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .verdicts import read_verdicts
+from .verdicts import none_supported_by_empty_context, read_verdicts
 
 
 class ContextRecall(Metric):
@@ -19,6 +19,9 @@ class ContextRecall(Metric):
         sentences = split_sentences(sample.reference, language)
         if not sentences:  # the seed's rule: nothing to attribute is NaN, not 0
             return MetricResult.null("the reference has no sentences")
+        empty = none_supported_by_empty_context("attributed", sentences, sample.retrieved_contexts)
+        if empty:
+            return empty
         schema = schemas.verdict_list(len(sentences), "attributed", self.settings)
         user = prompts.CONTEXT_RECALL.format(
             context=prompts.passages(sample.retrieved_contexts),

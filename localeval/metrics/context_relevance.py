@@ -24,7 +24,7 @@ class ContextRelevance(Metric):
         chunks = split_chunks(sample.retrieved_contexts, language)
         total = sum(map(len, chunks))
         if total == 0:  # the seed's rule: no context sentences scores 0
-            return MetricResult(0.0, {"sentences": [], "note": "the context has no sentences"})
+            return MetricResult(0.0, self._evidence(chunks, set(), None))
         schema = schemas.sentence_selection(total, self.settings)
         user = prompts.CONTEXT_RELEVANCE.format(
             question=sample.user_input.strip(),
@@ -35,6 +35,8 @@ class ContextRelevance(Metric):
         if answer.data is None:
             return judge_failure(answer)
         selected = set(answer.data["relevant_sentences"])
+        if not selected <= set(range(1, total + 1)):  # the grammar forbids it; a scripted judge might not
+            raise ValueError(f"sentence numbers {sorted(selected)} outside 1..{total}")
         return MetricResult(len(selected) / total, self._evidence(chunks, selected, answer.data.get("reason")))
 
     @staticmethod
@@ -52,7 +54,7 @@ class ContextRelevance(Metric):
             "sentences": rows,
             "insufficient_information": not selected,
             "chunk_relevant": per_chunk,
-            "chunk_relevance": sum(judged) / len(judged),
+            "chunk_relevance": sum(judged) / len(judged) if judged else 0.0,
         }
         if reason is not None:
             evidence["reason"] = reason

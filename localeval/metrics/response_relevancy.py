@@ -19,6 +19,7 @@ class ResponseRelevancy(Metric):
     name = "response_relevancy"
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"
+    uses_embedder = True
 
     def steps(self, sample: Sample, language: str) -> Step:
         schema = schemas.question_list(self.settings)
@@ -27,6 +28,8 @@ class ResponseRelevancy(Metric):
         if answer.data is None:
             return judge_failure(answer)
         generated = answer.data["questions"]
+        if len(generated) != self.settings.questions:
+            raise ValueError(f"judge gave {len(generated)} questions, {self.settings.questions} were asked for")
         questions = [g["question"] for g in generated]
         (vectors,) = yield [EmbedRequest((sample.user_input, *questions))]
         similarities = cosine_to_first(vectors)

@@ -13,7 +13,7 @@ from ..samples import Sample
 from ..text import split_chunks, split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .verdicts import read_verdicts
+from .verdicts import none_supported_by_empty_context, read_verdicts
 
 
 class AnswerSupportedPrecision(Metric):
@@ -25,6 +25,9 @@ class AnswerSupportedPrecision(Metric):
         sentences = split_sentences(sample.response, language)
         if not sentences:
             return MetricResult.null("the response has no sentences")
+        empty = none_supported_by_empty_context("supported", sentences, sample.retrieved_contexts)
+        if empty:
+            return empty
         schema = schemas.verdict_list(len(sentences), "supported", self.settings)
         user = prompts.ANSWER_SUPPORTED.format(
             context=prompts.passages(sample.retrieved_contexts),
@@ -52,6 +55,8 @@ class ContextSupportedPrecision(Metric):
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
         judged = [(rank, sentences) for rank, sentences in enumerate(chunks, 1) if sentences]
+        if not judged:
+            return MetricResult.null("the context has no sentences")
         requests = [self._request(sample.response, rank, sentences) for rank, sentences in judged]
         answers = yield requests
         failed = next((a for a in answers if a.data is None), None)
@@ -73,8 +78,6 @@ class ContextSupportedPrecision(Metric):
     @staticmethod
     def _result(judged, per_chunk, n_chunks: int) -> MetricResult:
         rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
-        if not rows:
-            return MetricResult.null("the context has no sentences")
         chunk_scores: list[float | None] = [None] * n_chunks
         for (rank, _), chunk_rows in zip(judged, per_chunk):
             chunk_scores[rank - 1] = sum(r["supported"] for r in chunk_rows) / len(chunk_rows)

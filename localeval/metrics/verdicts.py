@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..requests import JudgeAnswer
+from .base import MetricResult
 
 
 def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -14,8 +15,18 @@ def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> 
         raise ValueError(f"judge gave {len(items)} verdicts for {len(sentences)} sentences")
     rows = []
     for sentence, item in zip(sentences, items):
+        if item[key] not in (0, 1):
+            raise ValueError(f"verdict {item[key]!r} is not 0 or 1")
         row = {"sentence": sentence, key: int(item[key])}
         if "reason" in item:
             row["reason"] = item["reason"]
         rows.append(row)
     return rows
+
+
+def none_supported_by_empty_context(key: str, sentences: tuple[str, ...], contexts: tuple[str, ...]) -> MetricResult | None:
+    """Nothing can be supported by a retrieval that found nothing: 0, without asking the judge."""
+    if any(chunk.strip() for chunk in contexts):
+        return None
+    rows = [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]
+    return MetricResult(0.0, {"sentences": rows})

