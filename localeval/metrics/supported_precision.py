@@ -10,36 +10,18 @@ from __future__ import annotations
 
 from ..requests import JudgeRequest
 from ..samples import Sample
-from ..text import split_chunks, split_sentences
+from ..text import split_chunks
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .verdicts import none_supported_by_empty_context, read_verdicts
+from .sentence_support import SentencesAgainstContext
+from .verdicts import read_verdicts
 
 
-class AnswerSupportedPrecision(Metric):
+class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
     requires = ("user_input", "retrieved_contexts", "response")
     description = "share of response sentences supported by the context"
-
-    def steps(self, sample: Sample, language: str) -> Step:
-        sentences = split_sentences(sample.response, language)
-        if not sentences:
-            return MetricResult.null("the response has no sentences")
-        empty = none_supported_by_empty_context("supported", sentences, sample.retrieved_contexts)
-        if empty:
-            return empty
-        schema = schemas.verdict_list(len(sentences), "supported", self.settings)
-        user = prompts.ANSWER_SUPPORTED.format(
-            context=prompts.passages(sample.retrieved_contexts),
-            question=sample.user_input.strip(),
-            sentences=prompts.numbered(sentences),
-            reason=prompts.reason_clause(self.settings.reasons),
-        )
-        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
-        if answer.data is None:
-            return judge_failure(answer)
-        rows = read_verdicts(answer, "supported", sentences)
-        return MetricResult(sum(r["supported"] for r in rows) / len(rows), {"sentences": rows})
+    text_field, verdict, prompt = "response", "supported", prompts.ANSWER_SUPPORTED
 
 
 def rank_weight(rank: int) -> float:

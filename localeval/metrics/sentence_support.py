@@ -1,0 +1,40 @@
+"""The shared shape of context_recall and answer_supported_precision: each sentence of one text
+(the reference, or the response) is judged against the retrieved context, and the score is the
+share judged 1."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from ..requests import JudgeRequest
+from ..samples import Sample
+from ..text import split_sentences
+from . import prompts, schemas
+from .base import Metric, MetricResult, Step, judge_failure
+from .verdicts import none_supported_by_empty_context, read_verdicts
+
+
+class SentencesAgainstContext(Metric):
+    text_field: ClassVar[str]  # the sample field whose sentences are judged
+    verdict: ClassVar[str]  # the verdict's key in the schema and the evidence
+    prompt: ClassVar[str]  # template with {context}, {question}, {sentences}, {reason}
+
+    def steps(self, sample: Sample, language: str) -> Step:
+        sentences = split_sentences(getattr(sample, self.text_field), language)
+        if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
+            return MetricResult.null(f"the {self.text_field} has no sentences")
+        empty = none_supported_by_empty_context(self.verdict, sentences, sample.retrieved_contexts)
+        if empty:
+            return empty
+        schema = schemas.verdict_list(len(sentences), self.verdict, self.settings)
+        user = self.prompt.format(
+            context=prompts.passages(sample.retrieved_contexts),
+            question=sample.user_input.strip(),
+            sentences=prompts.numbered(sentences),
+            reason=prompts.reason_clause(self.settings.reasons),
+        )
+        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
+        if answer.data is None:
+            return judge_failure(answer)
+        rows = read_verdicts(answer, self.verdict, sentences)
+        return MetricResult(sum(r[self.verdict] for r in rows) / len(rows), {"sentences": rows})
