@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-import time
-from pathlib import Path
 
 from . import offline  # noqa: F401
 from . import models
