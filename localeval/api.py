@@ -7,18 +7,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import models
-from .data import load_samples
+from .data import load_samples, samples_from_records
 from .device import choose_device, choose_dtype
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.scheduler import BatchLimits, JudgeEngine
-from .errors import DataError
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics import JudgeSettings, resolve_metrics
 from .progress import BarProgress, NoProgress
 from .results import summarize
-from .samples import FIELD_ALIASES, Sample
+from .samples import Sample
 from .text import DEFAULT_LANGUAGE
 
 
@@ -37,29 +36,13 @@ def build_embedder(embedder: str | Embedder | None, device: str, log: Callable[[
 
 
 def as_samples(samples: Iterable[Sample | dict[str, Any]] | str | Path) -> list[Sample]:
+    """A dataset path, Samples, or dicts with the dataset's field names (aliases included)."""
     if isinstance(samples, (str, Path)):
         return load_samples(samples)
-    out = []
-    for number, item in enumerate(samples, 1):
-        out.append(item if isinstance(item, Sample) else _sample_from_dict(item, number))
-    return out
-
-
-def _sample_from_dict(record: dict[str, Any], number: int) -> Sample:
-    values = {FIELD_ALIASES.get(k, k): v for k, v in record.items()}
-    contexts = values.get("retrieved_contexts")
-    if isinstance(contexts, str):
-        contexts = [contexts]
-    if contexts is not None and not (isinstance(contexts, (list, tuple)) and all(isinstance(c, str) for c in contexts)):
-        raise DataError("samples", "expected a list of strings", line=number, field="retrieved_contexts")
-    return Sample(
-        id=str(values.get("id", number)),
-        user_input=values.get("user_input"),
-        retrieved_contexts=tuple(contexts) if contexts is not None else None,
-        response=values.get("response"),
-        reference=values.get("reference"),
-        language=values.get("language"),
-    )
+    samples = list(samples)
+    if all(isinstance(item, Sample) for item in samples):
+        return samples
+    return samples_from_records(samples)
 
 
 @dataclass

@@ -13,7 +13,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator, NamedTuple
+from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
@@ -61,15 +61,26 @@ def load_samples(path: str | os.PathLike) -> list[Sample]:
     if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
         raise DataError(path, f"unsupported file type '{path.suffix}'; use one of {supported}")
+    samples = _checked_samples(path, reader(path))
+    if not samples:
+        raise DataError(path, "no samples")
+    return samples
+
+
+def samples_from_records(records: Iterable[Any], source: str = "samples") -> list[Sample]:
+    """Samples from in-memory records (dicts), checked as a file's would be; ids default to 1, 2, ..."""
+    numbered = ((_Where(number, "record", str(number)), record) for number, record in enumerate(records, start=1))
+    return _checked_samples(source, numbered)
+
+
+def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
     samples, first_seen = [], {}
-    for where, record in reader(path):
+    for where, record in records:
         sample = _to_sample(path, record, where)
         if sample.id in first_seen:
             raise where.error(path, f"duplicate id '{sample.id}' (first used at {first_seen[sample.id]})")
         first_seen[sample.id] = f"{where.unit} {where.number}"
         samples.append(sample)
-    if not samples:
-        raise DataError(path, "no samples")
     return samples
 
 
@@ -236,7 +247,7 @@ def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, .
         return None
     if isinstance(value, str):
         return (value,)
-    if not isinstance(value, list):
+    if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):
         if not isinstance(item, str):

@@ -366,3 +366,16 @@ def test_dev_set_loads():
     assert all(s.language in (None, "zh") for s in samples)
     assert all(s.user_input and s.response and s.reference and s.retrieved_contexts for s in samples)
     assert not hasattr(samples[0], "labels")
+
+
+def test_in_memory_records_are_checked_like_a_file():
+    from localeval.api import as_samples
+    from localeval.errors import DataError
+
+    samples = as_samples([{"question": "q?", "contexts": ("a", "b"), "answer": "r."}, {"id": 7, "user_input": "x"}])
+    assert [s.id for s in samples] == ["1", "7"]
+    assert samples[0].user_input == "q?" and samples[0].retrieved_contexts == ("a", "b")
+    with pytest.raises(DataError, match="samples, record 2, field 'retrieved_contexts'"):
+        as_samples([{"user_input": "q"}, {"user_input": "q", "retrieved_contexts": 5}])
+    with pytest.raises(DataError, match="duplicate id '1'"):
+        as_samples([{"id": "1"}, {"id": 1}])
