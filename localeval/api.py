@@ -25,7 +25,7 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Callabl
     if judge is not None and not isinstance(judge, str):
         return judge
     resolved = models.resolve(judge or models.default_model("judge"), "judge", log)
-    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype))
+    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype), resolved.fingerprint())
 
 
 def build_embedder(embedder: str | Embedder | None, device: str, log: Callable[[str], None] = print) -> Embedder:

@@ -88,6 +88,21 @@ class ResolvedModel:
     name: str
     path: Path
 
+    def fingerprint(self) -> str:
+        """Identifies these weights for the answer cache, so a changed model never hits stale answers.
+
+        A registered judge is pinned by its GGUF's sha256; any other directory by its files'
+        names, sizes and modification times (hashing gigabytes on every start would be too slow).
+        """
+        provenance = self.path / PROVENANCE_FILE
+        if provenance.is_file():
+            return json.loads(provenance.read_text(encoding="utf-8"))["gguf_sha256"][:16]
+        digest = hashlib.sha256()
+        for file in sorted(p for p in self.path.rglob("*") if p.is_file()):
+            stat = file.stat()
+            digest.update(f"{file.relative_to(self.path)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())
+        return digest.hexdigest()[:16]
+
 
 def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) -> ResolvedModel:
     """A registered name (prepared on first use) or a local model directory."""

@@ -18,6 +18,7 @@ from .errors import UserError
 from .evaluation import Evaluator
 from .metrics import JudgeSettings, resolve_metrics
 from .progress import BarProgress, NoProgress
+from .report import write_report
 from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
 from .text import SUPPORTED_LANGUAGES
 
@@ -66,12 +67,14 @@ def run_command(args) -> int:
         writer.close()
 
     names = [m.name for m in metrics]
-    summary = summarize(read_results(writer.path), names)
+    rows = read_results(writer.path)
+    summary = summarize(rows, names)
     details = _details(args, judge, embedder, engine, evaluator, device, len(samples), scored, started)
     (out_dir / SUMMARY_FILE).write_text(json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
+    report = write_report(out_dir, rows, summary, details)
     print(format_table(summary))
     print(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
-          f"results in {writer.path}")
+          f"results in {writer.path}, report in {report}")
     return 0
 
 

@@ -92,3 +92,15 @@ def test_example_dataset_loads_with_aliases_and_chinese():
     legacy = next(s for s in samples if s.id == "legacy-names-no-reference")
     assert legacy.user_input.startswith("Which planet") and legacy.reference is None
     assert json.loads(EXAMPLES.read_text(encoding="utf-8").splitlines()[0])["id"] == "seed001-einstein"
+
+
+def test_a_changed_model_directory_changes_the_judge_identity(tmp_path):
+    from localeval.models import resolve
+
+    model = tmp_path / "my-judge"
+    model.mkdir()
+    (model / "config.json").write_text("{}")
+    (model / "model.safetensors").write_bytes(b"weights v1")
+    before = resolve(str(model), "judge").fingerprint()
+    (model / "model.safetensors").write_bytes(b"weights v2, retrained")
+    assert resolve(str(model), "judge").fingerprint() != before

@@ -157,3 +157,13 @@ def test_python_api_batched_equals_one_at_a_time(no_network, picked_data):
             else:
                 assert a.score(metric) == pytest.approx(b.score(metric), abs=1e-6)
     assert batched.summary()["context_recall"]["scored"] == 2
+
+
+def test_report_page_shows_every_sample_and_its_verdicts(cli_run):
+    out, rows = cli_run
+    page = (out / "report.html").read_text(encoding="utf-8")
+    for sample_id in rows:
+        assert f"id='s-{sample_id}'" in page
+    assert "null: missing reference" in page
+    assert page.count("✓") + page.count("✗") >= sum(
+        len(rows[i]["evidence"]["answer_supported_precision"]["sentences"]) for i in rows)

@@ -41,10 +41,11 @@ class JudgeStats:
 class TransformersJudge:
     """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
 
-    def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.bfloat16):
+    def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+                 fingerprint: str = ""):
         self.path, self.device, self.dtype = str(path), torch.device(device), dtype
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
-        self.identity = f"{name or path}|{dtype}|greedy"
+        self.identity = f"{name or path}|{fingerprint}|{dtype}|greedy"
         self.load_seconds = 0.0
         self.stats = JudgeStats()
         self._tokenizer = self._model = self._grammar = None
