@@ -39,9 +39,6 @@ def as_samples(samples: Iterable[Sample | dict[str, Any]] | str | Path) -> list[
     """A dataset path, Samples, or dicts with the dataset's field names (aliases included)."""
     if isinstance(samples, (str, Path)):
         return load_samples(samples)
-    samples = list(samples)
-    if all(isinstance(item, Sample) for item in samples):
-        return samples
     return samples_from_records(samples)
 
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import offline  # noqa: F401
-from . import models
+from . import models, offline  # noqa: F401  (offline: its switches before any HF import)
 from .errors import UserError
 
 EXAMPLES = """examples:

@@ -201,6 +201,8 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
 
 
 def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
+    if isinstance(record, Sample):  # from Python: already a sample, checked only for a unique id
+        return record
     if not isinstance(record, dict):
         raise where.error(path, f"expected a JSON object, got {_kind(record)}")
     fields, written = _rename_aliases(path, record, where)

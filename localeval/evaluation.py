@@ -10,12 +10,12 @@ written to disk before the next window starts.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 from .engine.embedder import Embedder
-from .errors import UserError
 from .engine.scheduler import JudgeEngine
+from .errors import UserError
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
 from .requests import EmbedRequest, JudgeRequest
@@ -46,7 +46,6 @@ class Timings:
     embed_seconds: float = 0.0
     judge_requests: int = 0
     embedded_texts: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 class Evaluator:

@@ -180,6 +180,7 @@ def _convert(gguf: Path, target: Path) -> None:
     """Dequantize the GGUF into a bfloat16 safetensors directory, chat template included."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
+
     from .hf import quiet
 
     quiet()

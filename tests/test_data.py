@@ -379,3 +379,14 @@ def test_in_memory_records_are_checked_like_a_file():
         as_samples([{"user_input": "q"}, {"user_input": "q", "retrieved_contexts": 5}])
     with pytest.raises(DataError, match="duplicate id '1'"):
         as_samples([{"id": "1"}, {"id": 1}])
+
+
+def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
+    from localeval.api import as_samples
+    from localeval.errors import DataError
+    from localeval.samples import Sample
+
+    mixed = as_samples([Sample(id="a", user_input="q"), {"question": "q2"}])
+    assert [s.id for s in mixed] == ["a", "2"] and mixed[1].user_input == "q2"
+    with pytest.raises(DataError, match="duplicate id 'a'"):
+        as_samples([Sample(id="a"), {"id": "a"}])

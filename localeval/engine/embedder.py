@@ -26,6 +26,7 @@ class SentenceTransformerEmbedder:
         """Loaded on first use: a run whose metrics need no embeddings never pays for it."""
         if self._model is None:
             from sentence_transformers import SentenceTransformer
+
             from ..hf import quiet
 
             quiet()

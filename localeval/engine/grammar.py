@@ -53,10 +53,13 @@ class BatchConstraint:
         self.bitmask = llguidance.torch.allocate_token_bitmask(len(schemas), tokenizer.ll_tokenizer.vocab_size)
         self._bit_positions = torch.arange(32, dtype=torch.int32)
 
-    def consume(self, slot: int, token: int) -> None:
-        """Advance one row's matcher by the token just chosen for it."""
-        if not self.matchers[slot].consume_token(token):
-            raise RuntimeError(f"grammar rejected token {token}: {self.matchers[slot].get_error()}")
+    def consume(self, chosen: dict[int, int]) -> None:
+        """Advance each listed row's matcher (slot -> token), all rows in one parallel call."""
+        pairs = [(self.matchers[slot], token) for slot, token in chosen.items()]
+        accepted = llguidance.torch.consume_token_par(self.tokenizer.executor, pairs)
+        for (matcher, token), ok in zip(pairs, accepted):
+            if not ok:
+                raise RuntimeError(f"grammar rejected token {token}: {matcher.get_error()}")
 
     def keep(self, slots: list[int]) -> None:
         """Drop the rows that finished; the rest move up, as the batch does."""

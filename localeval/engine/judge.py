@@ -55,6 +55,7 @@ class TransformersJudge:
     def tokenizer(self):
         if self._tokenizer is None:
             from transformers import AutoTokenizer
+
             from ..hf import quiet
 
             quiet()
@@ -69,6 +70,7 @@ class TransformersJudge:
         if self._model is not None:
             return
         from transformers import AutoModelForCausalLM
+
         from ..hf import quiet
 
         quiet()
@@ -122,13 +124,12 @@ class TransformersJudge:
         while rows:
             chosen = self._choose(constraint, out.logits[:, -1, :])
             self.stats.decode_steps += 1
+            emitted = {slot: token for slot, token in enumerate(chosen) if token != self._grammar.eos_token_id}
+            self._timed_grammar(constraint.consume, emitted)
             decoding = []
-            for slot, (row, token) in enumerate(zip(rows, chosen)):
-                if token == self._grammar.eos_token_id:
-                    continue
-                outputs[row].append(token)
-                constraint.consume(slot, token)
-                if not constraint.finished(slot) and len(outputs[row]) < limits[row]:
+            for slot, token in emitted.items():
+                outputs[rows[slot]].append(token)
+                if not constraint.finished(slot) and len(outputs[rows[slot]]) < limits[rows[slot]]:
                     decoding.append(slot)
             if not decoding:
                 break
@@ -147,10 +148,14 @@ class TransformersJudge:
 
     def _choose(self, constraint, logits: torch.Tensor) -> list[int]:
         """The most likely token each row's grammar allows."""
+        return self._timed_grammar(constraint.mask, logits.float()).argmax(-1).tolist()
+
+    def _timed_grammar(self, work, *args):
+        """Run grammar work, counting its time apart from the model's (the benchmark reports it)."""
         tick = time.perf_counter()
-        allowed = constraint.mask(logits.float())
+        result = work(*args)
         self.stats.grammar_seconds += time.perf_counter() - tick
-        return allowed.argmax(-1).tolist()
+        return result
 
     def _left_pad(self, prompts: list[list[int]]) -> tuple[torch.Tensor, torch.Tensor]:
         width = max(map(len, prompts))

@@ -8,8 +8,9 @@ batch may carry different schemas: each row is constrained by its own grammar.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from ..requests import JudgeAnswer, JudgeRequest
+
 from ..progress import NoProgress, Progress
+from ..requests import JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
 from .judge import Judge
 

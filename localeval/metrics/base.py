@@ -8,7 +8,6 @@ what lets it batch across them, while each metric still reads top to bottom.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generator
 
@@ -56,10 +55,6 @@ class Metric:
 
     def steps(self, sample: Sample, language: str) -> Step:
         raise NotImplementedError
-
-
-def ratio(numerator: int, denominator: int) -> float:
-    return numerator / denominator if denominator else math.nan
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

@@ -11,7 +11,7 @@ from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .verdicts import none_supported_by_empty_context, read_verdicts
+from .verdicts import read_verdicts
 
 
 class SentencesAgainstContext(Metric):
@@ -38,3 +38,11 @@ class SentencesAgainstContext(Metric):
             return judge_failure(answer)
         rows = read_verdicts(answer, self.verdict, sentences)
         return MetricResult(sum(r[self.verdict] for r in rows) / len(rows), {"sentences": rows})
+
+
+def none_supported_by_empty_context(key: str, sentences: tuple[str, ...], contexts: tuple[str, ...]) -> MetricResult | None:
+    """Nothing can be supported by a retrieval that found nothing: 0, without asking the judge."""
+    if any(chunk.strip() for chunk in contexts):
+        return None
+    rows = [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]
+    return MetricResult(0.0, {"sentences": rows})

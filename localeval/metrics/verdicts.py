@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from ..requests import JudgeAnswer
-from .base import MetricResult
 
 
 def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -23,10 +22,3 @@ def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> 
         rows.append(row)
     return rows
 
-
-def none_supported_by_empty_context(key: str, sentences: tuple[str, ...], contexts: tuple[str, ...]) -> MetricResult | None:
-    """Nothing can be supported by a retrieval that found nothing: 0, without asking the judge."""
-    if any(chunk.strip() for chunk in contexts):
-        return None
-    rows = [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]
-    return MetricResult(0.0, {"sentences": rows})
