@@ -31,6 +31,8 @@ class JudgeEngine:
     def __init__(self, judge: Judge, limits: BatchLimits = BatchLimits(), cache: AnswerCache | None = None):
         self.judge, self.limits, self.cache = judge, limits, cache
         self.cache_hits = 0
+        self.answered = 0  # fresh answers from the judge (cache hits not counted)
+        self.invalid = 0  # of those, answers that did not parse as JSON (the grammar should make it 0)
 
     def answer(self, requests: list[JudgeRequest], progress: Progress = NoProgress()) -> list[JudgeAnswer]:
         unique = list(dict.fromkeys(requests))
@@ -41,6 +43,8 @@ class JudgeEngine:
         todo = [r for r in unique if r not in answers]
         for batch in self.batches(todo):
             fresh = dict(zip(batch, self.judge.generate(batch)))
+            self.answered += len(fresh)
+            self.invalid += sum(answer.data is None for answer in fresh.values())
             if self.cache:
                 self.cache.put_many(self.judge.identity, fresh)
             answers.update(fresh)
