@@ -1,0 +1,97 @@
+"""Agreement between a judge and people, in plain numpy (no scipy).
+
+Every function returns None where the statistic is undefined (no pairs, one class only,
+constant input), never NaN: a report must say "undefined", not show a number that is not one.
+Scores may contain None or NaN (a metric the judge could not score); those pairs are left out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+Verdicts = Sequence[bool]
+Scores = Sequence[float | None]
+
+
+def accuracy(judge: Verdicts, human: Verdicts) -> float | None:
+    judge, human = _bools(judge, human)
+    return float(np.mean(judge == human)) if len(human) else None
+
+
+def balanced_accuracy(judge: Verdicts, human: Verdicts) -> float | None:
+    """The mean of the recall on true and on false human verdicts: chance is 0.5 however skewed the labels.
+
+    When the humans used only one class, it is the recall on that class (as scikit-learn does).
+    """
+    judge, human = _bools(judge, human)
+    recalls = [np.mean(judge[human == value] == value) for value in (True, False) if np.any(human == value)]
+    return float(np.mean(recalls)) if recalls else None
+
+
+def f1(judge: Verdicts, human: Verdicts) -> float | None:
+    """F1 of the true class; undefined when neither side says true anywhere."""
+    judge, human = _bools(judge, human)
+    true_pos = np.sum(judge & human)
+    wrong = np.sum(judge != human)
+    return float(2 * true_pos / (2 * true_pos + wrong)) if true_pos + wrong else None
+
+
+def average_ranks(values: Sequence[float]) -> np.ndarray:
+    """1-based ranks; tied values share the mean of the ranks they span."""
+    values = np.asarray(values, dtype=float)
+    order = np.argsort(values, kind="stable")
+    ranks = np.empty(len(values))
+    ranks[order] = np.arange(1, len(values) + 1)
+    _, group, counts = np.unique(values, return_inverse=True, return_counts=True)
+    sums = np.bincount(group, weights=ranks)
+    return sums[group] / counts[group]
+
+
+def spearman(x: Scores, y: Scores) -> float | None:
+    """Spearman's rank correlation: Pearson's of the average ranks. Undefined below two pairs or for a constant side."""
+    x, y = paired(x, y)
+    if len(x) < 2:
+        return None
+    rx, ry = average_ranks(x) - (len(x) + 1) / 2, average_ranks(y) - (len(y) + 1) / 2
+    spread = math.sqrt(float(np.sum(rx * rx) * np.sum(ry * ry)))
+    if spread == 0:
+        return None
+    return float(np.clip(np.sum(rx * ry) / spread, -1.0, 1.0))
+
+
+def mean_absolute_error(x: Scores, y: Scores) -> float | None:
+    x, y = paired(x, y)
+    return float(np.mean(np.abs(x - y))) if len(x) else None
+
+
+def roc_auc(scores: Scores, positive: Sequence[bool | None]) -> float | None:
+    """The chance that a positive outranks a negative (Mann-Whitney U / pairs), a tie counting half."""
+    scores, positive = paired(scores, [None if p is None else float(p) for p in positive])
+    positive = positive.astype(bool)
+    n_pos, n_neg = int(positive.sum()), int((~positive).sum())
+    if n_pos == 0 or n_neg == 0:
+        return None
+    # Average ranks count a tie between a positive and a negative as half a win.
+    rank_sum = float(average_ranks(scores)[positive].sum())
+    return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+def paired(x: Scores, y: Scores) -> tuple[np.ndarray, np.ndarray]:
+    """The pairs where both values are numbers."""
+    if len(x) != len(y):
+        raise ValueError(f"{len(x)} values against {len(y)}")
+    kept = [(a, b) for a, b in zip(x, y) if _number(a) and _number(b)]
+    return np.array([a for a, _ in kept], dtype=float), np.array([b for _, b in kept], dtype=float)
+
+
+def _number(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _bools(judge: Verdicts, human: Verdicts) -> tuple[np.ndarray, np.ndarray]:
+    if len(judge) != len(human):
+        raise ValueError(f"{len(judge)} judge verdicts against {len(human)} human ones")
+    return np.asarray(judge, dtype=bool), np.asarray(human, dtype=bool)

@@ -1,0 +1,151 @@
+"""Labeled records: a sample's fields plus a `labels` object of human verdicts, sentence by sentence.
+
+The sample fields are read by localeval's own loader (same aliases, same checks, same
+messages). Every per-sentence label array must line up with the pysbd sentences localeval
+judges, so that a judge's verdicts can be compared with the human ones one by one; a file that
+does not line up is refused, naming the record and the array, before any judge runs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..data import RecordError, load_samples
+from ..errors import DataError
+from ..samples import Sample
+from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
+
+LABELED_EXTENSIONS = (".jsonl", ".json")
+FORMAT_DOC = "docs/labeled-data.md"
+# The loader's line breaks, not str.splitlines (which also breaks on U+2028, legal inside JSON
+# strings): line numbers must be the ones the loader reports.
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class SentenceLabels:
+    """Where a metric's human verdicts are (`key` in `labels`) and the judge's (`verdict` in evidence rows)."""
+
+    key: str
+    verdict: str
+    text: str | None = None  # the sample field whose sentences are labeled; None: the context, chunk by chunk
+
+
+SENTENCE_LABELS = {
+    "context_relevance": SentenceLabels("context_sentences_relevant", "relevant"),
+    "context_recall": SentenceLabels("reference_sentences_attributed", "attributed", text="reference"),
+    "answer_supported_precision": SentenceLabels("response_sentences_supported", "supported", text="response"),
+    "context_supported_precision": SentenceLabels("context_sentences_supported_by_response", "supported"),
+}
+RESPONSE_RELEVANCY = "response_relevancy"
+RESPONSE_LABELS = ("response_relevant", "response_noncommittal")
+# The metrics' own rule when there is nothing to judge: context_relevance scores 0, the others null.
+ZERO_WHEN_EMPTY = frozenset({"context_relevance"})
+
+
+@dataclass(frozen=True)
+class LabeledSample:
+    sample: Sample
+    sentences: dict[str, tuple[bool, ...]]  # metric -> human verdict per sentence, chunks flattened in order
+    response_relevant: bool | None = None  # None when response_relevancy is not benchmarked
+    response_noncommittal: bool | None = None
+
+    def human_score(self, metric: str) -> float | None:
+        """The score a perfect judge would give: the metric's own formula applied to the human verdicts."""
+        if metric == RESPONSE_RELEVANCY:
+            return None if self.response_relevant is None else float(self.response_relevant)
+        verdicts = self.sentences[metric]
+        if not verdicts:
+            return 0.0 if metric in ZERO_WHEN_EMPTY else None
+        return sum(verdicts) / len(verdicts)
+
+
+def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
+    """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment."""
+    path = Path(path)
+    if path.suffix.lower() not in LABELED_EXTENSIONS and path.exists():
+        raise DataError(path, f"labeled data must be .jsonl or .json (format: {FORMAT_DOC})")
+    samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
+    records = list(_raw_records(path))
+    return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
+
+
+# --- the raw records again, for their labels: the loader has already checked the JSON -------
+
+
+Place = Callable[[str, str], DataError]  # (message, field) -> the error, placed at the record
+
+
+def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
+    text = path.read_text(encoding="utf-8-sig")
+    if path.suffix.lower() == ".jsonl":
+        for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+            if line.strip():
+                yield (lambda message, field, n=number: DataError(path, message, line=n, field=field)), json.loads(line)
+        return
+    data = json.loads(text)
+    records = data["samples"] if isinstance(data, dict) else data
+    for number, record in enumerate(records, start=1):
+        yield (lambda message, field, n=number: RecordError(path, message, n, field)), record
+
+
+# --- one record's labels ------------------------------------------------------------------
+
+
+def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> LabeledSample:
+    labels = record.get("labels")
+    if labels is None:
+        raise place(f"sample {sample.id} has no 'labels'; bench compares judges with human labels "
+                    f"(format: {FORMAT_DOC})", "labels")
+    if not isinstance(labels, dict):
+        raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
+    language = sample.language or DEFAULT_LANGUAGE
+    if language not in SUPPORTED_LANGUAGES:
+        raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
+    sentences = {}
+    for metric in metrics:
+        spec = SENTENCE_LABELS.get(metric)
+        if spec is not None:
+            fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
+            sentences[metric] = _aligned(spec, labels.get(spec.key), sample, language, fail)
+    flags = {}
+    if RESPONSE_RELEVANCY in metrics:
+        for key in RESPONSE_LABELS:
+            if not isinstance(labels.get(key), bool):
+                what = "missing" if key not in labels else "expected true or false"
+                raise place(f"sample {sample.id}: {what} (needed for {RESPONSE_RELEVANCY})", f"labels.{key}")
+            flags[key] = labels[key]
+    return LabeledSample(sample, sentences, **flags)
+
+
+def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:
+    """The labels flattened in sentence order, after checking they line up with pysbd's sentences."""
+    if value is None:
+        raise fail("missing")
+    if spec.text is not None:
+        sentences = split_sentences(getattr(sample, spec.text) or "", language)
+        _check_bools(value, fail)
+        if len(value) != len(sentences):
+            raise fail(f"{len(value)} labels, but pysbd splits the {spec.text} into {len(sentences)} sentences")
+        return tuple(value)
+    chunks = split_chunks(sample.retrieved_contexts or (), language)
+    if not isinstance(value, list):
+        raise fail("expected one list of true/false per retrieved_contexts chunk")
+    if len(value) != len(chunks):
+        raise fail(f"{len(value)} chunk lists for {len(chunks)} retrieved_contexts chunks")
+    for number, (chunk_labels, chunk_sentences) in enumerate(zip(value, chunks), start=1):
+        _check_bools(chunk_labels, fail, f"chunk {number}: ")
+        if len(chunk_labels) != len(chunk_sentences):
+            raise fail(f"chunk {number} has {len(chunk_labels)} labels, but pysbd splits it into "
+                       f"{len(chunk_sentences)} sentences")
+    return tuple(flag for chunk_labels in value for flag in chunk_labels)
+
+
+def _check_bools(value: Any, fail, where: str = "") -> None:
+    if not isinstance(value, list) or not all(isinstance(flag, bool) for flag in value):
+        raise fail(f"{where}expected a list of true/false, one per sentence")
