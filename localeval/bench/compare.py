@@ -1,0 +1,149 @@
+"""One judge's results against the human labels: every agreement number bench reports for it.
+
+Per sentence, the judge's verdicts (read from each metric's evidence) are set beside the human
+ones; per sample, the judge's score beside the score the same formula gives on the human
+verdicts. Samples the judge could not score (null) are left out of both and counted.
+"""
+
+from __future__ import annotations
+
+from statistics import fmean
+from typing import Any
+
+from ..errors import UserError
+from . import agreement
+from .labels import FORMAT_DOC, RESPONSE_RELEVANCY, SENTENCE_LABELS, LabeledSample
+from .worker import JudgeRun
+
+# The metrics whose verdict is "does this text back that one": pooled, they measure how well a
+# judge checks support, whichever direction it is asked in.
+SUPPORT_METRICS = ("context_recall", "answer_supported_precision", "context_supported_precision")
+
+
+def compare(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> dict[str, Any]:
+    _check_order(labeled, run)
+    verdicts = {m: sentence_verdicts(labeled, run.rows, m) for m in metrics if m in SENTENCE_LABELS}
+    per_metric = {}
+    for metric in metrics:
+        per_metric[metric] = {"scores": score_agreement(labeled, run.rows, metric)}
+        if metric in verdicts:
+            per_metric[metric]["sentences"] = sentence_agreement(*verdicts[metric])
+        if metric == RESPONSE_RELEVANCY:
+            per_metric[metric].update(relevancy_agreement(labeled, run.rows))
+    pooled = [m for m in SUPPORT_METRICS if m in verdicts]
+    pooled_support = sentence_agreement(
+        [v for m in pooled for v in verdicts[m][0]], [v for m in pooled for v in verdicts[m][1]]) if pooled else None
+    return {
+        "summary": _summary(per_metric, pooled_support, run.measures),
+        "metrics": per_metric,
+        "pooled_support": pooled_support,
+        "per_sample": per_sample_scores(labeled, run.rows, metrics),
+    }
+
+
+def _check_order(labeled: list[LabeledSample], run: JudgeRun) -> None:
+    ids = [row["id"] for row in run.rows]
+    if ids != [item.sample.id for item in labeled]:  # the worker keeps sample order; this guards it
+        raise RuntimeError(f"{run.judge}: results are not in the order of the labeled samples")
+
+
+# --- per sentence --------------------------------------------------------------------------
+
+
+def judge_verdicts(evidence: dict[str, Any], key: str) -> list[bool]:
+    """The judge's verdict per sentence, chunks in order (rows that carry a chunk are sorted by it, stably)."""
+    rows = evidence.get("sentences", [])
+    if rows and "chunk" in rows[0]:
+        rows = sorted(rows, key=lambda row: row["chunk"])
+    return [bool(row[key]) for row in rows]
+
+
+def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: str) -> tuple[list[bool], list[bool]]:
+    """(judge, human) verdicts of every sentence of every sample the judge scored, in one flat list each."""
+    judge, human = [], []
+    for item, row in zip(labeled, rows):
+        if row[metric] is None:  # no score, no verdicts: counted as null in the score agreement
+            continue
+        theirs = judge_verdicts(row["evidence"][metric], SENTENCE_LABELS[metric].verdict)
+        ours = item.sentences[metric]
+        if len(theirs) != len(ours):
+            raise UserError(f"sample {item.sample.id}, {metric}: the judge judged {len(theirs)} sentences but the "
+                            f"labels have {len(ours)}; labels must follow pysbd's sentences ({FORMAT_DOC})")
+        judge.extend(theirs)
+        human.extend(ours)
+    return judge, human
+
+
+def sentence_agreement(judge: list[bool], human: list[bool]) -> dict[str, Any]:
+    return {
+        "sentences": len(human),
+        "human_true": sum(human),
+        "judge_true": sum(judge),
+        "accuracy": agreement.accuracy(judge, human),
+        "balanced_accuracy": agreement.balanced_accuracy(judge, human),
+        "f1": agreement.f1(judge, human),
+    }
+
+
+# --- per sample ------------------------------------------------------------------------------
+
+
+def score_agreement(labeled: list[LabeledSample], rows: list[dict], metric: str) -> dict[str, Any]:
+    judge = [row[metric] for row in rows]
+    human = [item.human_score(metric) for item in labeled]
+    return {
+        "samples": len(agreement.paired(judge, human)[0]),
+        "null": sum(j is None and h is not None for j, h in zip(judge, human)),
+        "spearman": agreement.spearman(judge, human),
+        "mae": agreement.mean_absolute_error(judge, human),
+        "judge_mean": _mean(judge),
+        "human_mean": _mean(human),
+    }
+
+
+def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[str, Any]:
+    """AUC of the score against relevant / not relevant, and how often the noncommittal flag matches."""
+    scores = [row[RESPONSE_RELEVANCY] for row in rows]
+    auc = agreement.roc_auc(scores, [item.response_relevant for item in labeled])
+    judge, human = [], []
+    for item, row in zip(labeled, rows):
+        questions = row["evidence"][RESPONSE_RELEVANCY].get("questions")
+        if questions:  # the metric's own rule: noncommittal when every generated question is flagged
+            judge.append(all(q["noncommittal"] for q in questions))
+            human.append(item.response_noncommittal)
+    noncommittal = {
+        "samples": len(human),
+        "human_flagged": sum(human),
+        "judge_flagged": sum(judge),
+        "agreement": agreement.accuracy(judge, human),
+        "balanced_accuracy": agreement.balanced_accuracy(judge, human),
+    }
+    return {"auc": auc, "noncommittal": noncommittal}
+
+
+def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: list[str]) -> list[dict[str, Any]]:
+    return [
+        {"id": item.sample.id, **{m: {"judge": row[m], "human": item.human_score(m)} for m in metrics}}
+        for item, row in zip(labeled, rows)
+    ]
+
+
+# --- one line per judge ----------------------------------------------------------------------
+
+
+def _summary(per_metric: dict, pooled_support: dict | None, measures: dict) -> dict[str, Any]:
+    spearmans = [m["scores"]["spearman"] for m in per_metric.values()]
+    balanced = [m["sentences"]["balanced_accuracy"] for m in per_metric.values() if "sentences" in m]
+    return {
+        "mean_spearman": _mean(spearmans),
+        "spearman_defined": sum(s is not None for s in spearmans),  # of len(per_metric): the mean's base
+        "mean_balanced_accuracy": _mean(balanced),
+        "pooled_support_balanced_accuracy": pooled_support and pooled_support["balanced_accuracy"],
+        "valid_json_rate": measures.get("valid_json_rate"),
+        "samples_per_second": measures.get("samples_per_second"),
+    }
+
+
+def _mean(values) -> float | None:
+    numbers = [v for v in values if v is not None]
+    return fmean(numbers) if numbers else None

@@ -1,0 +1,188 @@
+"""One judge over the labeled samples, normally in a child process of its own.
+
+A process per judge is what makes the load time and the peak memory that judge's alone (a
+second model in the same process would inherit the first one's allocator high-water mark),
+and what lets a judge that fails (not installed, out of memory, even killed by the kernel) be
+reported as failed while the other judges still run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..api import build_embedder, build_judge
+from ..device import choose_dtype
+from ..engine.cache import AnswerCache
+from ..engine.scheduler import BatchLimits, JudgeEngine
+from ..errors import UserError
+from ..evaluation import Evaluator
+from ..metrics import JudgeSettings, resolve_metrics
+from ..progress import BarProgress, NoProgress
+from ..samples import Sample
+
+
+@dataclass(frozen=True)
+class JudgeJob:
+    """Everything a child process needs: it must pickle (spawn sends it over a pipe)."""
+
+    judge: Any  # a registered name, a model directory, or a Judge object (a ScriptedJudge in tests)
+    samples: tuple[Sample, ...]
+    metrics: tuple[str, ...]
+    settings: JudgeSettings = field(default_factory=JudgeSettings)
+    embedder: Any = None  # as `judge`; None: the default embedder
+    device: str = "cpu"  # already resolved by the parent (no "auto")
+    dtype: str = "auto"
+    limits: BatchLimits = field(default_factory=BatchLimits)
+    cache: bool = False  # off by default: a cached answer takes no time and would inflate the speed
+    progress: bool = False
+
+    @property
+    def name(self) -> str:
+        return self.judge if isinstance(self.judge, str) else getattr(self.judge, "identity", type(self.judge).__name__)
+
+
+@dataclass
+class JudgeRun:
+    """What one judge did: per-sample results (scores + evidence) and how it ran; or why it failed."""
+
+    judge: str
+    rows: list[dict[str, Any]] = field(default_factory=list)  # SampleResult.to_json(), in sample order
+    measures: dict[str, Any] = field(default_factory=dict)
+    error: str | None = None
+    traceback: str | None = None  # for a failure that is not a user error, to debug it later
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def run_in_child(job: JudgeJob) -> JudgeRun:
+    """`run_judge` in a fresh spawned process (no state shared with this one, CUDA included)."""
+    context = multiprocessing.get_context("spawn")
+    receiver, sender = context.Pipe(duplex=False)
+    child = context.Process(target=_child_main, args=(job, sender), name=f"localeval-bench {job.name}")
+    child.start()
+    sender.close()  # the child holds the only sending end, so its death ends recv() with EOFError
+    try:
+        run = receiver.recv()
+    except EOFError:
+        run = None
+    except BaseException:  # Ctrl-C in the parent: take the child down with it
+        child.terminate()
+        child.join()
+        raise
+    finally:
+        receiver.close()
+    child.join()
+    if run is None:
+        return JudgeRun(job.name, error=_death(child.exitcode))
+    return run
+
+
+def _child_main(job: JudgeJob, sender) -> None:
+    try:
+        sender.send(run_judge(job))
+    finally:
+        sender.close()
+
+
+def _death(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        hint = " (killed: most often out of memory)" if -exitcode == 9 else ""
+        return f"the judge's process died from signal {-exitcode}{hint}"
+    return f"the judge's process ended (exit status {exitcode}) without a result"
+
+
+def run_judge(job: JudgeJob) -> JudgeRun:
+    """Evaluate every sample with one judge, in this process; any failure comes back as the run's error."""
+    try:
+        return _evaluate(job)
+    except UserError as error:
+        return JudgeRun(job.name, error=str(error))
+    except MemoryError:
+        return JudgeRun(job.name, error="out of memory; try a smaller --batch-size")
+    except Exception as error:  # noqa: BLE001  (one judge's failure must not stop the others)
+        message = f"{type(error).__name__}: {error}".splitlines()[0]
+        if "out of memory" in message.lower():
+            message = f"out of memory on {job.device}; try a smaller --batch-size ({message})"
+        return JudgeRun(job.name, error=message, traceback=traceback.format_exc())
+
+
+def _evaluate(job: JudgeJob) -> JudgeRun:
+    log = lambda message: print(message, file=sys.stderr)
+    _reset_peak_memory(job.device)
+    metrics = resolve_metrics(job.metrics, job.settings)
+    judge = build_judge(job.judge, job.device, job.dtype, log)
+    embedder = build_embedder(job.embedder, job.device, log) if any(m.uses_embedder for m in metrics) else None
+    # Load both models now (both load lazily), so that load time is not counted as judging time.
+    # Scripted stand-ins in tests have neither `load` nor `model`.
+    if hasattr(judge, "load"):
+        judge.load()
+    getattr(embedder, "model", None)
+    engine = JudgeEngine(judge, job.limits, AnswerCache() if job.cache else None)
+    bar = BarProgress(f"{job.name}: judging") if job.progress else NoProgress()
+    evaluator = Evaluator(metrics, engine, embedder, progress=bar)
+    started = time.perf_counter()
+    try:
+        rows = [result.to_json() for result in evaluator.run(list(job.samples))]
+    finally:
+        bar.close()
+    seconds = time.perf_counter() - started
+    return JudgeRun(job.name, rows, _measures(job, judge, embedder, engine, evaluator, seconds))
+
+
+def _measures(job: JudgeJob, judge, embedder, engine: JudgeEngine, evaluator: Evaluator, seconds: float) -> dict:
+    stats = getattr(judge, "stats", None)  # a TransformersJudge's JudgeStats; a scripted judge has none
+    generate_seconds = stats.generate_seconds if stats else None
+    return {
+        "model": judge.identity,
+        "embedder": embedder.identity if embedder is not None else None,
+        "dtype": str(choose_dtype(job.device, job.dtype)).removeprefix("torch."),
+        "samples": len(job.samples),
+        "evaluation_seconds": seconds,
+        "samples_per_second": len(job.samples) / seconds if seconds > 0 else None,
+        "load_seconds": getattr(judge, "load_seconds", None),
+        "embedder_load_seconds": getattr(embedder, "load_seconds", None),
+        "judge_seconds": evaluator.timings.judge_seconds,
+        "embed_seconds": evaluator.timings.embed_seconds,
+        "requests": evaluator.timings.judge_requests,
+        "answered": engine.answered,
+        "invalid": engine.invalid,
+        "cache_hits": engine.cache_hits,
+        "valid_json_rate": 1 - engine.invalid / engine.answered if engine.answered else None,
+        "batches": stats.batches if stats else None,
+        "decode_steps": stats.decode_steps if stats else None,
+        "prompt_tokens": stats.prompt_tokens if stats else None,
+        "output_tokens": stats.output_tokens if stats else None,
+        "generate_seconds": generate_seconds,
+        "grammar_seconds": stats.grammar_seconds if stats else None,
+        # Per second of the judge's own generation time, so embedding and Python overhead do not count.
+        "output_tokens_per_second": stats.output_tokens / generate_seconds if generate_seconds else None,
+        "prompt_tokens_per_second": stats.prompt_tokens / generate_seconds if generate_seconds else None,
+        **_peak_memory(job.device),
+    }
+
+
+def _reset_peak_memory(device: str) -> None:
+    if device.startswith("cuda"):
+        import torch
+
+        torch.cuda.reset_peak_memory_stats(device)
+
+
+def _peak_memory(device: str) -> dict[str, Any]:
+    """The peak on the device the judge ran on: CUDA memory allocated by torch, else this process's RSS."""
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    rss_mb = rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, KiB on Linux
+    if device.startswith("cuda"):
+        import torch
+
+        return {"peak_memory_mb": torch.cuda.max_memory_allocated(device) / 2**20,
+                "peak_memory_kind": "CUDA max allocated", "peak_rss_mb": rss_mb}
+    return {"peak_memory_mb": rss_mb, "peak_memory_kind": "peak RSS", "peak_rss_mb": rss_mb}
