@@ -1,4 +1,4 @@
-"""`python -m localeval`: score a dataset, or manage the local models."""
+"""`python -m localeval`: score a dataset, benchmark judges against human labels, or manage the local models."""
 
 from __future__ import annotations
 
@@ -13,8 +13,46 @@ EXAMPLES = """examples:
   python -m localeval run data.csv --metrics context_recall,answer_supported_precision --out results/
   python -m localeval run data.jsonl --judge qwen2.5-coder-0.5b-instruct --resume
   python -m localeval run data.jsonl --judge /models/my-instruct-model --embedder /models/my-embedder
+  python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
   python -m localeval models
   python -m localeval models prepare qwen2.5-coder-0.5b-instruct
+"""
+
+BENCH_DESCRIPTION = """Benchmark judge models against human labels: run each judge over a labeled dataset
+(every sample field plus a "labels" object of per-sentence human verdicts, see
+docs/labeled-data.md) and measure how well it agrees with people, how fast it is and what it
+costs.
+
+Per metric and judge it reports:
+  per sentence  accuracy, balanced accuracy and F1 of the judge's verdicts against the labels
+                (context_relevance: relevant; context_recall: attributed; answer_ and
+                context_supported_precision: supported)
+  per sample    Spearman correlation and mean absolute error of the judge's score against the
+                score the same formula gives on the human labels
+  relevancy     ROC AUC of the response_relevancy score against relevant / not relevant, and
+                how often the noncommittal flag matches
+  cost          valid-JSON rate, samples/s, output and prompt tokens/s, load time, peak memory
+
+Each judge runs in its own process, so its load time and peak memory are its own and a judge
+that fails (not installed, out of memory) is reported as failed while the others still run.
+The judge-answer cache is off (speeds must be real) unless --cache is given."""
+
+BENCH_EXAMPLES = """examples:
+  # the default judge on a labeled set; bench.json, bench.md and bench.html in localeval-bench/
+  python -m localeval bench --data labeled.jsonl
+
+  # which of two judges agrees best with people (the page names the winner at the top)
+  python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
+
+  # a quick look: two metrics, the first 10 samples, a judge from a local directory
+  python -m localeval bench --data labeled.jsonl --judges /models/my-instruct-model \\
+      --metrics context_recall,answer_supported_precision --limit 10 --out bench-quick/
+
+  # on a GPU, bigger batches
+  python -m localeval bench --data labeled.jsonl --device cuda --batch-size 64
+
+exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
+2 a usage or data error (missing file, record without labels, labels that do not line up).
 """
 
 
@@ -63,6 +101,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "(kept in $LOCALEVAL_CACHE_DIR, default ~/.cache/localeval)")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
 
+    add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
+
     manage = commands.add_parser("models", help="list the registered models, or prepare one",
                                  description="List registered models and whether each is ready; "
                                              "'prepare NAME' verifies and converts one now.")
@@ -71,11 +111,41 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens: int) -> None:
+    bench = commands.add_parser("bench", help="benchmark judge models against human labels",
+                                formatter_class=argparse.RawDescriptionHelpFormatter,
+                                description=BENCH_DESCRIPTION, epilog=BENCH_EXAMPLES)
+    bench.add_argument("--data", required=True, help="labeled dataset: .jsonl or .json (docs/labeled-data.md)")
+    bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
+                       f"directories (default: {models.default_model('judge')})")
+    bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md and "
+                       "bench.html (default: %(default)s)")
+    bench.add_argument("--metrics", default=None, help="comma-separated metric names (default: all five)")
+    bench.add_argument("--limit", type=int, default=None, help="use only the first N samples")
+    bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
+                       f"directory, for response_relevancy (default: {models.default_model('embedder')})")
+    bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: %(default)s)")
+    bench.add_argument("--dtype", default="auto", help="auto, bfloat16, float16 or float32 (default: %(default)s)")
+    bench.add_argument("--batch-size", type=int, default=default_batch_size,
+                       help="most judge requests per batch (default: %(default)s)")
+    bench.add_argument("--max-batch-tokens", type=int, default=default_max_batch_tokens,
+                       help="most padded prompt tokens per batch (default: %(default)s)")
+    bench.add_argument("--no-reasons", action="store_true", help="verdicts without reasons: faster; measures "
+                       "whether a judge needs them")
+    bench.add_argument("--cache", action="store_true", help="answer from the judge-answer cache where it can "
+                       "(off by default: cached answers take no time, so speeds would be wrong)")
+    bench.add_argument("--quiet", action="store_true", help="no progress lines or bar")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         if args.command == "models":
             return models_command(args)
+        if args.command == "bench":
+            from .bench.command import bench_command
+
+            return bench_command(args)
         from .runner import run_command
 
         return run_command(args)

@@ -1,0 +1,151 @@
+"""`python -m localeval bench`: every judge over one labeled dataset, compared with the people who labeled it."""
+
+from __future__ import annotations
+
+import platform
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .. import __version__, models
+from ..device import choose_device, choose_dtype, describe
+from ..engine.scheduler import BatchLimits
+from ..errors import UserError
+from ..metrics import JudgeSettings, resolve_metrics
+from .compare import compare
+from .labels import LabeledSample, read_labeled
+from .report import HTML_FILE, headline, markdown_table, tables, write_reports
+from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
+
+Log = Callable[[str], None]
+
+
+def bench_command(args) -> int:
+    started = time.perf_counter()
+    _check_numbers(args)
+    metrics = [m.name for m in resolve_metrics(args.metrics)]
+    judges = parse_judges(args.judges)
+    if args.embedder is not None:
+        check_model_name(args.embedder, "embedder")
+    device = choose_device(args.device)
+    choose_dtype(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
+    labeled = read_labeled(args.data, metrics)[: args.limit]
+    log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
+    jobs = [
+        JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
+                 JudgeSettings(reasons=not args.no_reasons), args.embedder, device, args.dtype,
+                 BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
+        for judge in judges
+    ]
+    try:
+        runs = run_judges(jobs, log, isolate=True)
+    except KeyboardInterrupt:
+        print("\ninterrupted: no report written", file=sys.stderr)
+        return 130
+    bench = assemble(labeled, runs, jobs, data=args.data, started=started)
+    out_dir = Path(args.out)
+    write_reports(out_dir, bench)
+    print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
+          f"{len(judges)} judge(s) on {len(labeled)} samples in {bench['total_seconds']:.1f} s; "
+          f"report in {out_dir / HTML_FILE}, every number in bench.json")
+    return 0 if all(run.ok for run in runs) else 1
+
+
+def _check_numbers(args) -> None:
+    for name in ("batch_size", "max_batch_tokens"):
+        if getattr(args, name) < 1:
+            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
+    if args.limit is not None and args.limit < 1:
+        raise UserError("--limit must be at least 1")
+
+
+def parse_judges(text: str | None) -> list[str]:
+    """The judges named on the command line (default: the default judge), each checked to exist."""
+    names = [name.strip() for name in (text or models.default_model("judge")).split(",") if name.strip()]
+    if not names:
+        raise UserError("--judges: name at least one judge")
+    repeated = sorted({name for name in names if names.count(name) > 1})
+    if repeated:
+        raise UserError(f"--judges: {', '.join(repeated)} listed twice")
+    for name in names:
+        check_model_name(name, "judge")
+    return names
+
+
+def check_model_name(name: str, kind: str) -> None:
+    """A registered model of this kind, or a directory. Whether it is installed and loads is the
+    worker's business: a judge that is not installed fails alone, and the others still run."""
+    spec = models.registry().get(name)
+    if spec is not None:
+        if spec.kind != kind:
+            raise UserError(f"'{name}' is a registered {spec.kind}, not a {kind}")
+        return
+    if not Path(name).expanduser().is_dir():
+        known = ", ".join(n for n, s in models.registry().items() if s.kind == kind)
+        raise UserError(f"unknown {kind} '{name}': give a registered name ({known}) or a local model directory")
+
+
+def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True) -> list[JudgeRun]:
+    """One judge after the other (they would only compete for the same device), each in its own process."""
+    runs = []
+    for number, job in enumerate(jobs, start=1):
+        tag = f"judge {number}/{len(jobs)} {job.name}"
+        log(f"{tag}: starting")
+        started = time.perf_counter()
+        run = run_in_child(job) if isolate else run_judge(job)
+        run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
+        log(f"{tag}: {_outcome(run)}")
+        runs.append(run)
+    return runs
+
+
+def _outcome(run: JudgeRun) -> str:
+    if not run.ok:
+        return f"failed: {run.error}"
+    m = run.measures
+    valid = "n/a (all cached)" if m["valid_json_rate"] is None else f"{100 * m['valid_json_rate']:.1f}%"
+    return (f"done in {m['wall_seconds']:.1f} s ({m['samples_per_second']:.3g} samples/s after loading), "
+            f"valid JSON {valid}")
+
+
+def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
+             data: str | Path, started: float) -> dict[str, Any]:
+    """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it."""
+    elapsed = time.perf_counter() - started
+    metrics = list(jobs[0].metrics)
+    judges = [_judge_entry(labeled, run, metrics) for run in runs]
+    ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["mean_spearman"] is not None]
+    best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
+    job = jobs[0]
+    return {
+        "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"]},
+        "dataset": {"path": str(data), "samples": len(labeled),
+                    "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
+        "device": describe(job.device),
+        "settings": {"metrics": metrics, "reasons": job.settings.reasons, "questions": job.settings.questions,
+                     "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
+                     "dtype": job.dtype, "cache": job.cache,
+                     "embedder": _embedder_name(job.embedder)},
+        "started": (datetime.now(UTC).astimezone() - timedelta(seconds=elapsed)).isoformat(timespec="seconds"),
+        "total_seconds": elapsed,
+        "localeval": __version__,
+        "python": platform.python_version(),
+        "judges": judges,
+    }
+
+
+def _embedder_name(embedder: Any) -> str:
+    if embedder is None:
+        return models.default_model("embedder")
+    return embedder if isinstance(embedder, str) else embedder.identity
+
+
+def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> dict[str, Any]:
+    if not run.ok:
+        return {"name": run.judge, "status": "failed", "error": run.error, "traceback": run.traceback,
+                "measures": run.measures}
+    return {"name": run.judge, "status": "ok", "measures": run.measures, **compare(labeled, run, metrics)}

@@ -1,0 +1,288 @@
+"""bench.json (every number), bench.md (the tables) and bench.html (the tables and the charts).
+
+The tables are built once, as text cells with the best value per column marked, and then
+written as markdown or as HTML, so the two files can never disagree.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from . import svg
+from .compare import SUPPORT_METRICS
+from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
+
+JSON_FILE, MARKDOWN_FILE, HTML_FILE = "bench.json", "bench.md", "bench.html"
+HIGHER, LOWER = "higher", "lower"  # which way a column is better
+
+
+def write_reports(out_dir: Path, bench: dict[str, Any]) -> list[Path]:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    files = {
+        JSON_FILE: json.dumps(bench, indent=2, ensure_ascii=False, allow_nan=False) + "\n",
+        MARKDOWN_FILE: markdown(bench),
+        HTML_FILE: html_page(bench),
+    }
+    for name, text in files.items():
+        (out_dir / name).write_text(text, encoding="utf-8")
+    return [out_dir / name for name in files]
+
+
+# --- the tables, independent of the format -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Column:
+    header: str
+    value: Callable[[dict], float | None]  # from one judge's entry in bench.json
+    text: Callable[[float], str] = lambda v: f"{v:.3f}"
+    better: str | None = HIGHER  # None: not ranked
+
+
+@dataclass(frozen=True)
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[tuple[str, bool]]]  # per judge: (cell text, is the best of its column)
+    note: str = ""
+
+
+def _get(*path: str) -> Callable[[dict], Any]:
+    def value(entry: dict):
+        for key in path:
+            if entry is None:
+                return None
+            entry = entry.get(key)
+        return entry
+    return value
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def tables(bench: dict[str, Any]) -> list[Table]:
+    metrics = bench["settings"]["metrics"]
+    sentence_metrics = [m for m in metrics if m in SENTENCE_LABELS]
+    speed = [
+        Column("valid JSON", _get("summary", "valid_json_rate"), _percent),
+        Column("samples/s", _get("measures", "samples_per_second"), lambda v: f"{v:.3g}" if v < 1000 else f"{v:.0f}"),
+        Column("output tok/s", _get("measures", "output_tokens_per_second"), lambda v: f"{v:.0f}"),
+        Column("prompt tok/s", _get("measures", "prompt_tokens_per_second"), lambda v: f"{v:.0f}"),
+        Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
+        Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER),
+    ]
+    main = [Column("mean ρ", _get("summary", "mean_spearman")),
+            *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
+    per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy")) for m in sentence_metrics]
+    if sentence_metrics:
+        per_sentence.append(Column("mean", _get("summary", "mean_balanced_accuracy")))
+    if any(m in SUPPORT_METRICS for m in metrics):
+        per_sentence.append(Column("pooled support", _get("summary", "pooled_support_balanced_accuracy")))
+    if RESPONSE_RELEVANCY in metrics:
+        per_sentence += [Column("response_relevancy AUC", _get("metrics", RESPONSE_RELEVANCY, "auc")),
+                         Column("noncommittal agreement", _get("metrics", RESPONSE_RELEVANCY, "noncommittal", "agreement"),
+                                _percent)]
+    errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics]
+    judges = bench["judges"]
+    return [
+        _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
+               "mean ρ: over the metrics where ρ is defined (a constant score has none). Speeds exclude "
+               "load time; tokens/s are per second of generation; peak memory is "
+               f"{_memory_kind(judges)}."),
+        _table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
+               "pooled support: the attributed/supported verdicts of " + ", ".join(SUPPORT_METRICS) + " together. "
+               "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json."),
+        _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
+    ]
+
+
+def _memory_kind(judges: list[dict]) -> str:
+    kinds = {j["measures"].get("peak_memory_kind") for j in judges if j.get("measures")}
+    return " / ".join(sorted(k for k in kinds if k)) or "not measured"
+
+
+def _table(title: str, columns: list[Column], judges: list[dict], note: str = "") -> Table:
+    ranked = [j for j in judges if j["status"] == "ok"]
+    best = {c.header: _best_text(c, ranked) for c in columns}
+    rows = []
+    for judge in judges:
+        if judge["status"] != "ok":
+            rows.append([(judge["name"], False), ("failed", False)] + [("", False)] * (len(columns) - 1))
+            continue
+        cells = [(judge["name"], False)]
+        for column in columns:
+            value = column.value(judge)
+            text = "—" if value is None else column.text(value)
+            cells.append((text, value is not None and text == best[column.header]))
+        rows.append(cells)
+    return Table(title, ["judge", *(c.header for c in columns)], rows, note)
+
+
+def _best_text(column: Column, judges: list[dict]) -> str | None:
+    """The best value's text; None when fewer than two judges have a value (nothing to compare)."""
+    values = [v for v in (column.value(j) for j in judges) if v is not None]
+    if column.better is None or len(values) < 2:
+        return None
+    return column.text(max(values) if column.better == HIGHER else min(values))
+
+
+def headline(bench: dict[str, Any]) -> str:
+    best, ok = bench["best_judge"], [j for j in bench["judges"] if j["status"] == "ok"]
+    if best is None:
+        return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
+    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {len(bench['settings']['metrics'])} metrics"
+    if len(ok) == 1:
+        return f"One judge: {best['name']}, {across}"
+    runner_up = max((j for j in ok if j["name"] != best["name"] and j["summary"]["mean_spearman"] is not None),
+                    key=lambda j: j["summary"]["mean_spearman"], default=None)
+    behind = "" if runner_up is None else \
+        f" (next: {runner_up['name']}, {runner_up['summary']['mean_spearman']:.3f})"
+    return f"Best judge: {best['name']}, {across}{behind}"
+
+
+def context_lines(bench: dict[str, Any]) -> list[str]:
+    data, settings = bench["dataset"], bench["settings"]
+    languages = ", ".join(f"{n} {lang}" for lang, n in data["languages"].items())
+    return [
+        f"Dataset: {data['path']} ({data['samples']} samples: {languages})",
+        f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
+        (f"Settings: reasons {'on' if settings['reasons'] else 'off'}, batch size {settings['batch_size']}, "
+         f"max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
+         f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
+    ]
+
+
+def failures(bench: dict[str, Any]) -> list[str]:
+    return [f"{j['name']}: {j['error']}" for j in bench["judges"] if j["status"] != "ok"]
+
+
+# --- markdown ---------------------------------------------------------------------------------
+
+
+def markdown(bench: dict[str, Any]) -> str:
+    lines = ["# localeval bench", "", f"**{headline(bench)}**", ""]
+    lines += [f"- {line}" for line in context_lines(bench)]
+    for table in tables(bench):
+        lines += ["", f"## {table.title}", "", markdown_table(table)]
+        if table.note:
+            lines += ["", table.note]
+    failed = failures(bench)
+    if failed:
+        lines += ["", "## Failed judges", ""] + [f"- {line}" for line in failed]
+    return "\n".join(lines) + "\n"
+
+
+def markdown_table(table: Table) -> str:
+    def cell(text: str, best: bool) -> str:
+        text = text.replace("|", "\\|")
+        return f"**{text}**" if best else text
+
+    lines = ["| " + " | ".join(table.headers) + " |",
+             "|" + "|".join(["---"] + ["---:"] * (len(table.headers) - 1)) + "|"]
+    lines += ["| " + " | ".join(cell(text, best) for text, best in row) + " |" for row in table.rows]
+    return "\n".join(lines)
+
+
+# --- HTML -------------------------------------------------------------------------------------
+
+STYLE = """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+table{border-collapse:collapse;margin:.6em 0}td,th{border-bottom:1px solid #ddd;padding:4px 9px}
+td{text-align:right;font-variant-numeric:tabular-nums}td:first-child,th:first-child{text-align:left}
+td.best{font-weight:bold;background:#eaf4ea}.winner{font-size:1.35em;padding:.6em .9em;background:#eef5ff;
+border-left:5px solid #1f77b4;margin:1em 0}.note{color:#666;font-size:12px}.failed{color:#b3261e}
+.panels{display:flex;flex-wrap:wrap;gap:8px}svg{max-width:100%;height:auto}details{margin:.5em 0}
+"""
+
+
+def html_page(bench: dict[str, Any]) -> str:
+    ok = [j for j in bench["judges"] if j["status"] == "ok"]
+    parts = [
+        f"<!doctype html><meta charset='utf-8'><title>localeval bench</title><style>{STYLE}</style>",
+        "<h1>localeval bench</h1>",
+        f"<div class='winner'>{escape(headline(bench))}</div>",
+        *(f"<div>{escape(line)}</div>" for line in context_lines(bench)),
+        *(f"<p class='failed'>failed: {escape(line)}</p>" for line in failures(bench)),
+    ]
+    if ok:
+        parts += [f"<p>{svg.legend([j['name'] for j in ok])}</p>", _charts(bench, ok)]
+    for table in tables(bench):
+        parts += [f"<h2>{escape(table.title)}</h2>", html_table(table)]
+        if table.note:
+            parts.append(f"<p class='note'>{escape(table.note)}</p>")
+    parts += [_details(j, bench["settings"]["metrics"]) for j in ok]
+    return "\n".join(parts) + "\n"
+
+
+def html_table(table: Table) -> str:
+    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in table.headers) + "</tr>"
+    body = "".join(
+        "<tr>" + "".join(f"<td{' class=best' if best else ''}>{escape(text)}</td>" for text, best in row) + "</tr>"
+        for row in table.rows
+    )
+    return f"<table>{head}{body}</table>"
+
+
+def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
+    metrics = bench["settings"]["metrics"]
+    names = [j["name"] for j in ok]
+    rho = svg.grouped_bars(
+        "Spearman ρ, judge vs human score per sample (1 = same ranking)", [*metrics, "mean"], names,
+        {j["name"]: [*(j["metrics"][m]["scores"]["spearman"] for m in metrics), j["summary"]["mean_spearman"]]
+         for j in ok}, -1.0, 1.0, (-1, -0.5, 0, 0.5, 1))
+    groups, getters = [], []
+    for metric in metrics:
+        if metric in SENTENCE_LABELS:
+            groups.append(metric)
+            getters.append(_get("metrics", metric, "sentences", "balanced_accuracy"))
+    if any(m in SUPPORT_METRICS for m in metrics):
+        groups.append("pooled_support")
+        getters.append(_get("summary", "pooled_support_balanced_accuracy"))
+    if RESPONSE_RELEVANCY in metrics:
+        groups.append("response_relevancy_AUC")
+        getters.append(_get("metrics", RESPONSE_RELEVANCY, "auc"))
+    balanced = svg.grouped_bars(
+        "Balanced accuracy of per-sentence verdicts (response_relevancy: ROC AUC)", groups, names,
+        {j["name"]: [get(j) for get in getters] for j in ok}, 0.0, 1.0, (0, 0.25, 0.5, 0.75, 1),
+        reference=(0.5, "chance")) if groups else ""
+    panels = "".join(_scatter(metric, ok) for metric in metrics)
+    return (f"<h2>Agreement per metric</h2>{rho}{balanced}"
+            f"<h2>Judge score against human score, per sample</h2><div class='panels'>{panels}</div>")
+
+
+def _scatter(metric: str, ok: list[dict]) -> str:
+    points, notes = {}, {}
+    for judge in ok:
+        points[judge["name"]] = [
+            (row[metric]["human"], row[metric]["judge"], row["id"]) for row in judge["per_sample"]
+            if row[metric]["human"] is not None and row[metric]["judge"] is not None
+        ]
+        rho = judge["metrics"][metric]["scores"]["spearman"]
+        notes[judge["name"]] = f"ρ {'—' if rho is None else f'{rho:.2f}'}"
+    return svg.scatter(metric, [j["name"] for j in ok], points, notes)
+
+
+def _details(judge: dict[str, Any], metrics: list[str]) -> str:
+    measures = "".join(f"<tr><td>{escape(k)}</td><td>{escape(_plain(v))}</td></tr>" for k, v in judge["measures"].items())
+    head = "<tr><th>sample</th>" + "".join(f"<th>{escape(m)}<br>judge / human</th>" for m in metrics) + "</tr>"
+    rows = "".join(
+        f"<tr><td>{escape(str(row['id']))}</td>"
+        + "".join(f"<td>{_plain(row[m]['judge'])} / {_plain(row[m]['human'])}</td>" for m in metrics) + "</tr>"
+        for row in judge["per_sample"]
+    )
+    return (f"<details><summary>{escape(judge['name'])}: how it ran, and every sample's scores</summary>"
+            f"<table>{measures}</table><table>{head}{rows}</table></details>")
+
+
+def _plain(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)

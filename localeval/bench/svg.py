@@ -1,0 +1,136 @@
+"""Charts as inline SVG, drawn here: the bench page must open offline, with no plotting library.
+
+Two kinds: grouped bars (one group per metric, one bar per judge) and a scatter panel (human
+score across, judge score up, one colour per judge). Every mark carries a <title>, so hovering
+shows the exact number without any script.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+FONT = "font-family='system-ui,sans-serif'"
+
+
+def colour(index: int) -> str:
+    return PALETTE[index % len(PALETTE)]
+
+
+def legend(names: Sequence[str]) -> str:
+    """The judges and their colours, as HTML to place above the charts."""
+    return "".join(
+        f"<span style='margin-right:1.2em'><span style='display:inline-block;width:.9em;height:.9em;"
+        f"background:{colour(i)};margin-right:.3em;vertical-align:-.1em'></span>{escape(name)}</span>"
+        for i, name in enumerate(names)
+    )
+
+
+def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], values: dict[str, Sequence[float | None]],
+                 low: float, high: float, ticks: Sequence[float], reference: tuple[float, str] | None = None) -> str:
+    """Bars of `values[series][group]` on a [low, high] axis; a missing value is written 'n/a' in place of its bar."""
+    group_width, left, top, plot_height, bottom = 150, 44, 30, 200, 48
+    width, height = left + group_width * len(groups) + 10, top + plot_height + bottom
+    y = _scale(low, high, top + plot_height, top)
+    bar = min(28.0, (group_width - 30) / max(len(series), 1))
+    parts = [_open(width, height), _text(left, 16, title, weight="bold")]
+    parts += _y_axis(ticks, y, left, width - 10)
+    if reference is not None:
+        parts.append(f"<line x1='{left}' x2='{width - 10}' y1='{y(reference[0]):.1f}' y2='{y(reference[0]):.1f}' "
+                     f"stroke='#888' stroke-dasharray='4 3'><title>{escape(reference[1])}</title></line>")
+        parts.append(_text(width - 12, y(reference[0]) - 3, reference[1], size=10, anchor="end", fill="#666"))
+    baseline = y(min(max(0.0, low), high))
+    for g, group in enumerate(groups):
+        start = left + g * group_width + (group_width - bar * len(series)) / 2
+        for s, name in enumerate(series):
+            x, value = start + s * bar, values[name][g]
+            if value is None:
+                parts.append(_text(x + bar / 2, baseline - 4, "n/a", size=9, anchor="middle", fill="#999"))
+                continue
+            top_y, bottom_y = sorted((y(value), baseline))
+            tip = f"{name} · {group}: {value:.3f}"
+            parts.append(f"<rect x='{x + 1:.1f}' y='{top_y:.1f}' width='{bar - 2:.1f}' height='{max(bottom_y - top_y, 0.5):.1f}' "
+                         f"fill='{colour(s)}'><title>{escape(tip)}</title></rect>")
+            label_y = top_y - 3 if value >= 0 else bottom_y + 10
+            parts.append(_text(x + bar / 2, label_y, f"{value:.2f}", size=9, anchor="middle"))
+        parts.append(_label_lines(left + g * group_width + group_width / 2, top + plot_height + 16, group))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[float, float, str]]],
+            notes: dict[str, str] | None = None) -> str:
+    """One panel: (human, judge, sample id) points per series, with the line where judge = human.
+
+    Human scores are few distinct values (shares of a few sentences), so each judge's points
+    are shifted a little sideways from the others' to keep them all visible.
+    """
+    size, pad = 240, 36
+    judge_low = min([0.0, *(p[1] for pts in points.values() for p in pts)])
+    x = _scale(0.0, 1.0, pad, size - 10)
+    y = _scale(judge_low, 1.0, size - pad, 24)
+    parts = [_open(size, size), _text(pad, 14, title, weight="bold", size=12)]
+    parts.append(f"<rect x='{pad}' y='24' width='{size - 10 - pad}' height='{size - pad - 24}' fill='none' stroke='#ccc'/>")
+    parts.append(f"<line x1='{x(0):.1f}' y1='{y(0):.1f}' x2='{x(1):.1f}' y2='{y(1):.1f}' stroke='#aaa' "
+                 f"stroke-dasharray='4 3'><title>judge = human</title></line>")
+    for value in (0.0, 0.5, 1.0):
+        parts.append(_text(x(value), size - pad + 12, f"{value:g}", size=9, anchor="middle"))
+        parts.append(_text(pad - 4, y(value) + 3, f"{value:g}", size=9, anchor="end"))
+    if judge_low < 0:
+        parts.append(_text(pad - 4, y(judge_low) + 3, f"{judge_low:.2f}", size=9, anchor="end"))
+    parts.append(_text((pad + size) / 2, size - 6, "human score", size=10, anchor="middle", fill="#555"))
+    parts.append(f"<text x='10' y='{(size - pad + 24) / 2:.0f}' font-size='10' fill='#555' {FONT} text-anchor='middle' "
+                 f"transform='rotate(-90 10 {(size - pad + 24) / 2:.0f})'>judge score</text>")
+    for s, name in enumerate(series):
+        shift = (s - (len(series) - 1) / 2) * 4
+        for human, judge, sample_id in points.get(name, ()):
+            tip = f"{name} · {sample_id}: judge {judge:.3f}, human {human:.3f}"
+            parts.append(f"<circle cx='{x(human) + shift:.1f}' cy='{y(judge):.1f}' r='3.5' fill='{colour(s)}' "
+                         f"fill-opacity='.7'><title>{escape(tip)}</title></circle>")
+        if notes and name in notes:
+            parts.append(_text(pad + 4, 36 + 12 * s, notes[name], size=10, fill=colour(s)))
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+# --- drawing helpers ---------------------------------------------------------------------------
+
+
+def _scale(low: float, high: float, start: float, end: float):
+    span = (high - low) or 1.0
+    return lambda value: start + (min(max(value, low), high) - low) / span * (end - start)
+
+
+def _open(width: float, height: float) -> str:
+    return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
+            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img'>")
+
+
+def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "start", fill: str = "#222",
+          weight: str = "normal") -> str:
+    return (f"<text x='{x:.1f}' y='{y:.1f}' font-size='{size}' font-weight='{weight}' fill='{fill}' {FONT} "
+            f"text-anchor='{anchor}'>{escape(text)}</text>")
+
+
+def _y_axis(ticks: Sequence[float], y, left: float, right: float) -> list[str]:
+    parts = []
+    for tick in ticks:
+        stroke = "#999" if tick == 0 else "#e4e4e4"
+        parts.append(f"<line x1='{left}' x2='{right}' y1='{y(tick):.1f}' y2='{y(tick):.1f}' stroke='{stroke}'/>")
+        parts.append(_text(left - 5, y(tick) + 3, f"{tick:g}", size=9, anchor="end", fill="#555"))
+    return parts
+
+
+def _label_lines(x: float, y: float, label: str, width: int = 18) -> str:
+    """A metric name on up to three lines, broken at underscores, so long names fit under their group."""
+    lines, current = [], ""
+    for word in label.split("_"):
+        candidate = f"{current} {word}".strip()
+        if current and len(candidate) > width:
+            lines.append(current)
+            candidate = word
+        current = candidate
+    lines.append(current)
+    spans = "".join(f"<tspan x='{x:.1f}' dy='{0 if i == 0 else 12}'>{escape(line)}</tspan>" for i, line in enumerate(lines))
+    return f"<text x='{x:.1f}' y='{y:.1f}' font-size='10' fill='#333' {FONT} text-anchor='middle'>{spans}</text>"
