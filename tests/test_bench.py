@@ -1,0 +1,509 @@
+"""`localeval bench`: the agreement statistics by hand, labeled-data checks, and the whole pipeline.
+
+The pipeline runs with scripted judges that answer from the human labels (an oracle, and a
+contrarian that says the opposite), so every agreement number is known in advance; once in
+this process and once in child processes, as the CLI runs it. The real embedded judge runs
+last, through the CLI, on four labeled records copied from the development set.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from localeval.bench import agreement
+from localeval.bench.command import assemble, run_judges
+from localeval.bench.compare import compare
+from localeval.bench.labels import LabeledSample, read_labeled
+from localeval.bench.report import write_reports
+from localeval.bench.worker import JudgeJob, run_judge
+from localeval.cli import main
+from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
+from localeval.errors import DataError, UserError
+from localeval.metrics import DEFAULT_METRICS
+from localeval.requests import JudgeRequest
+from localeval.text import split_chunks
+
+SMALL = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+METRICS = list(DEFAULT_METRICS)
+# Human scores of labeled_small.jsonl, worked out by hand from its labels.
+HUMAN = {
+    "dev-020": {"context_relevance": 1.0, "context_recall": 1.0, "answer_supported_precision": 0.0,
+                "context_supported_precision": 0.0, "response_relevancy": 1.0},
+    "dev-021": {"context_relevance": 0.2, "context_recall": 1.0, "answer_supported_precision": 0.0,
+                "context_supported_precision": 0.0, "response_relevancy": 0.0},
+    "dev-028": {"context_relevance": 0.0, "context_recall": 0.0, "answer_supported_precision": 0.0,
+                "context_supported_precision": 0.0, "response_relevancy": 1.0},
+    "dev-029": {"context_relevance": 2 / 3, "context_recall": 1.0, "answer_supported_precision": 1.0,
+                "context_supported_precision": 1 / 3, "response_relevancy": 0.0},
+}
+
+
+# --- statistics, against hand-computed values --------------------------------------------------
+
+JUDGE = [True, True, False, False, True]
+PEOPLE = [True, False, False, True, True]
+
+
+def test_accuracy_balanced_accuracy_and_f1_by_hand():
+    assert agreement.accuracy(JUDGE, PEOPLE) == pytest.approx(3 / 5)
+    # recall on true: 2 of 3; on false: 1 of 2
+    assert agreement.balanced_accuracy(JUDGE, PEOPLE) == pytest.approx((2 / 3 + 1 / 2) / 2)
+    # tp 2, fp 1, fn 1
+    assert agreement.f1(JUDGE, PEOPLE) == pytest.approx(2 * 2 / (2 * 2 + 1 + 1))
+
+
+def test_balanced_accuracy_with_one_human_class_is_that_class_recall():
+    assert agreement.balanced_accuracy([True, False, True, True], [True] * 4) == pytest.approx(0.75)
+    assert agreement.balanced_accuracy([True, False], [False, False]) == pytest.approx(0.5)
+
+
+def test_undefined_sentence_statistics_are_none():
+    assert agreement.accuracy([], []) is None
+    assert agreement.balanced_accuracy([], []) is None
+    assert agreement.f1([False, False], [False, False]) is None  # nobody said true: F1 has no base
+    with pytest.raises(ValueError):
+        agreement.accuracy([True], [True, False])
+
+
+def test_average_ranks_share_ties():
+    assert agreement.average_ranks([10, 20, 20, 30]).tolist() == [1, 2.5, 2.5, 4]
+    assert agreement.average_ranks([3, 1, 3, 3]).tolist() == [3, 1, 3, 3]
+
+
+def test_spearman_with_ties_by_hand():
+    # ranks x: 1, 2.5, 2.5, 4; y: 1, 3, 2, 4 -> centred products 4.5 over sqrt(4.5 * 5)
+    assert agreement.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(3 / math.sqrt(10))
+    assert agreement.spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
+    assert agreement.spearman([0.1, 0.2, 0.4], [1, 5, 9]) == pytest.approx(1.0)  # ranks, not values
+
+
+def test_spearman_is_none_when_undefined_and_skips_missing_pairs():
+    assert agreement.spearman([0.5, 0.5, 0.5], [0.0, 0.5, 1.0]) is None  # constant judge
+    assert agreement.spearman([0.1, 0.9], [1.0, 1.0]) is None  # constant humans
+    assert agreement.spearman([0.3], [0.1]) is None
+    assert agreement.spearman([], []) is None
+    assert agreement.spearman([0.1, None, 0.3, float("nan"), 0.5], [1, 2, 2, 3, 3]) == pytest.approx(1.0)
+
+
+def test_mean_absolute_error_skips_missing_pairs():
+    assert agreement.mean_absolute_error([0.5, None, 1.0], [0.0, 0.3, 0.5]) == pytest.approx(0.5)
+    assert agreement.mean_absolute_error([None], [1.0]) is None
+
+
+def test_roc_auc_counts_ties_half():
+    # positives 0.9, 0.8 vs negatives 0.8, 0.3: wins 1 + 1 + 0.5 + 1 of 4 pairs
+    assert agreement.roc_auc([0.9, 0.8, 0.8, 0.3], [True, True, False, False]) == pytest.approx(0.875)
+    assert agreement.roc_auc([0.5, 0.5, 0.5], [True, False, False]) == pytest.approx(0.5)
+    assert agreement.roc_auc([0.1, 0.2, 0.9], [True, True, False]) == pytest.approx(0.0)
+    assert agreement.roc_auc([0.9, None, 0.1], [True, False, False]) == pytest.approx(1.0)
+
+
+def test_roc_auc_is_none_with_one_class():
+    assert agreement.roc_auc([0.2, 0.4], [True, True]) is None
+    assert agreement.roc_auc([], []) is None
+
+
+# --- labeled data ----------------------------------------------------------------------------
+
+
+def test_labels_are_read_flattened_and_scored_with_the_metric_formulas():
+    labeled = read_labeled(SMALL, METRICS)
+    assert [item.sample.id for item in labeled] == list(HUMAN)
+    dev021 = labeled[1]
+    assert dev021.sentences["context_relevance"] == (False, False, False, False, True)  # three chunks, in order
+    assert dev021.response_relevant is False and dev021.response_noncommittal is True
+    assert labeled[2].sample.language == "zh"
+    for item in labeled:
+        for metric in METRICS:
+            assert item.human_score(metric) == pytest.approx(HUMAN[item.sample.id][metric])
+
+
+def test_empty_context_scores_as_the_metrics_do():
+    item = LabeledSample(labeled_sample().sample, {"context_relevance": (), "context_supported_precision": ()})
+    assert item.human_score("context_relevance") == 0.0  # the metric's rule: no context sentences is 0
+    assert item.human_score("context_supported_precision") is None
+
+
+def labeled_sample() -> LabeledSample:
+    return read_labeled(SMALL, METRICS)[0]
+
+
+def write_records(tmp_path: Path, edit) -> Path:
+    """labeled_small.jsonl with `edit(records)` applied."""
+    records = [json.loads(line) for line in SMALL.read_text(encoding="utf-8").splitlines()]
+    edit(records)
+    path = tmp_path / "labeled.jsonl"
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(
+    "edit, expected",
+    [
+        (lambda r: r[1].pop("labels"), r"line 2, field 'labels': sample dev-021 has no 'labels'"),
+        (lambda r: r[0]["labels"].pop("response_sentences_supported"),
+         r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing"),
+        (lambda r: r[0]["labels"]["response_sentences_supported"].pop(),
+         r"line 1, .*sample dev-020: 2 labels, but pysbd splits the response into 3 sentences"),
+        (lambda r: r[1]["labels"]["context_sentences_relevant"].pop(),
+         r"line 2, .*sample dev-021: 2 chunk lists for 3 retrieved_contexts chunks"),
+        (lambda r: r[2]["labels"]["context_sentences_supported_by_response"][0].append(False),
+         r"line 3, .*sample dev-028: chunk 1 has 3 labels, but pysbd splits it into 2 sentences"),
+        (lambda r: r[3]["labels"].update(reference_sentences_attributed=[1, 1]),
+         r"line 4, .*sample dev-029: expected a list of true/false"),
+        (lambda r: r[3]["labels"].update(response_relevant="yes"),
+         r"line 4, field 'labels.response_relevant': sample dev-029: expected true or false"),
+        (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
+    ],
+)
+def test_labels_that_do_not_line_up_are_refused_naming_the_record(tmp_path, edit, expected):
+    with pytest.raises(DataError, match=expected):
+        read_labeled(write_records(tmp_path, edit), METRICS)
+
+
+def test_only_the_labels_of_the_chosen_metrics_are_needed(tmp_path):
+    path = write_records(tmp_path, lambda r: [record["labels"].pop("response_relevant") for record in r])
+    with pytest.raises(DataError, match="response_relevant"):
+        read_labeled(path, METRICS)
+    labeled = read_labeled(path, ["context_recall"])
+    assert list(labeled[0].sentences) == ["context_recall"] and labeled[0].response_relevant is None
+
+
+def test_labeled_data_file_errors(tmp_path):
+    with pytest.raises(DataError, match="file not found"):
+        read_labeled(tmp_path / "none.jsonl", METRICS)
+    csv = tmp_path / "labeled.csv"
+    csv.write_text("user_input\nq\n")
+    with pytest.raises(DataError, match="must be .jsonl or .json"):
+        read_labeled(csv, METRICS)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(SMALL.read_text(encoding="utf-8").splitlines()[0] + "\n{\"user_input\": \n", encoding="utf-8")
+    with pytest.raises(DataError, match="line 2"):  # the sample loader's own check and message
+        read_labeled(broken, METRICS)
+
+
+def test_a_json_list_of_labeled_records_is_read_too(tmp_path):
+    records = [json.loads(line) for line in SMALL.read_text(encoding="utf-8").splitlines()]
+    path = tmp_path / "labeled.json"
+    path.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    assert [item.sample.id for item in read_labeled(path, METRICS)] == list(HUMAN)
+    records[1]["labels"]["reference_sentences_attributed"] = []
+    path.write_text(json.dumps({"samples": records}, ensure_ascii=False), encoding="utf-8")
+    with pytest.raises(DataError, match="record 2, .*dev-021: 0 labels"):
+        read_labeled(path, METRICS)
+
+
+# --- scripted judges that answer from the labels -----------------------------------------------
+
+
+class LabelJudge:
+    """A judge script that answers every request as the labelers would (or the opposite of it).
+
+    It finds the sample a request is about by the question or response text in its prompt.
+    A module-level class, so that a child process can unpickle it.
+    """
+
+    def __init__(self, labeled: list[LabeledSample], invert: bool = False):
+        self.labeled, self.invert = labeled, invert
+
+    def __call__(self, request: JudgeRequest) -> dict:
+        schema = json.loads(request.schema)["properties"]
+        prompt = dict(request.messages)["user"]
+        if "questions" in schema:
+            item = self._find(prompt, lambda s: f"Response:\n{s.response.strip()}\n")
+            return self._questions(item, len(schema["questions"]["prefixItems"]))
+        if "relevant_sentences" in schema:
+            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
+            flags = self._flip(item.sentences["context_relevance"])
+            return {"reason": "from the labels", "relevant_sentences": [i for i, f in enumerate(flags, 1) if f]}
+        key = next(k for k in ("attributed", "supported") if k in schema["verdicts"]["prefixItems"][0]["properties"])
+        if key == "attributed":
+            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
+            flags = item.sentences["context_recall"]
+        elif "Response, sentence by sentence:" in prompt:
+            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
+            flags = item.sentences["answer_supported_precision"]
+        else:
+            item = self._find(prompt, lambda s: f"Response:\n{s.response.strip()}\n")
+            flags = self._chunk(item, prompt)
+        return {"verdicts": [{"sentence": i, "reason": "label", key: int(f)} for i, f in enumerate(self._flip(flags), 1)]}
+
+    def _find(self, prompt: str, marker) -> LabeledSample:
+        (item,) = [item for item in self.labeled if marker(item.sample) in prompt]
+        return item
+
+    def _flip(self, flags):
+        return [f != self.invert for f in flags]
+
+    @staticmethod
+    def _chunk(item: LabeledSample, prompt: str) -> tuple[bool, ...]:
+        rank = int(re.search(r"^Passage (\d+) of the retrieved context", prompt, re.MULTILINE).group(1))
+        chunks = split_chunks(item.sample.retrieved_contexts, item.sample.language or "en")
+        start = sum(len(c) for c in chunks[: rank - 1])
+        return item.sentences["context_supported_precision"][start:start + len(chunks[rank - 1])]
+
+    def _questions(self, item: LabeledSample, n: int) -> dict:
+        relevant = item.response_relevant != self.invert
+        question = item.sample.user_input if relevant else "an unrelated question?"
+        flag = int(item.response_noncommittal != self.invert)
+        return {"questions": [{"question": question, "noncommittal": flag}] * n}
+
+
+class Failing:
+    def __call__(self, request):
+        raise RuntimeError("this judge always breaks")
+
+
+class Dying:
+    def __call__(self, request):
+        os._exit(3)  # as a process killed mid-run
+
+
+# The user input embeds as [1, 0] (the default), the unrelated question as [0, 1]: similarity 1 or 0.
+EMBEDDER = LookupEmbedder({"an unrelated question?": [0.0, 1.0]}, default=[1.0, 0.0])
+
+
+def scripted(name: str, script) -> ScriptedJudge:
+    judge = ScriptedJudge(script)
+    judge.identity = name
+    return judge
+
+
+def jobs_for(labeled, judges) -> list[JudgeJob]:
+    samples = tuple(item.sample for item in labeled)
+    return [JudgeJob(judge, samples, tuple(METRICS), embedder=EMBEDDER) for judge in judges]
+
+
+def bench_with(labeled, judges, isolate: bool, out: Path) -> dict:
+    started = time.perf_counter()
+    jobs = jobs_for(labeled, judges)
+    bench = assemble(labeled, run_judges(jobs, lambda line: None, isolate=isolate), jobs, data=SMALL, started=started)
+    write_reports(out, bench)
+    return bench
+
+
+@pytest.fixture(scope="module")
+def labeled() -> list[LabeledSample]:
+    return read_labeled(SMALL, METRICS)
+
+
+@pytest.fixture(scope="module")
+def in_process(labeled, tmp_path_factory):
+    out = tmp_path_factory.mktemp("bench")
+    judges = [scripted("oracle", LabelJudge(labeled)), scripted("contrarian", LabelJudge(labeled, invert=True))]
+    return bench_with(labeled, judges, isolate=False, out=out), out
+
+
+def test_a_judge_that_answers_as_the_labelers_agrees_perfectly(in_process):
+    bench, _ = in_process
+    oracle = next(j for j in bench["judges"] if j["name"] == "oracle")
+    assert oracle["status"] == "ok"
+    for metric in METRICS:
+        scores = oracle["metrics"][metric]["scores"]
+        assert scores["spearman"] == pytest.approx(1.0) and scores["mae"] == pytest.approx(0.0)
+        assert scores["samples"] == 4 and scores["null"] == 0
+        if metric != "response_relevancy":
+            sentences = oracle["metrics"][metric]["sentences"]
+            assert sentences["accuracy"] == sentences["balanced_accuracy"] == 1.0
+    relevancy = oracle["metrics"]["response_relevancy"]
+    assert relevancy["auc"] == 1.0
+    assert relevancy["noncommittal"] == {"samples": 4, "human_flagged": 1, "judge_flagged": 1, "agreement": 1.0,
+                                         "balanced_accuracy": 1.0}
+    assert oracle["summary"]["mean_spearman"] == pytest.approx(1.0)
+    assert oracle["summary"]["pooled_support_balanced_accuracy"] == 1.0
+    assert oracle["summary"]["valid_json_rate"] == 1.0
+    per_sample = {row["id"]: row for row in oracle["per_sample"]}
+    for sample_id, scores in HUMAN.items():
+        for metric, human in scores.items():
+            assert per_sample[sample_id][metric]["human"] == pytest.approx(human)
+            assert per_sample[sample_id][metric]["judge"] == pytest.approx(human)
+
+
+def test_a_judge_that_says_the_opposite_agrees_nowhere(in_process):
+    bench, _ = in_process
+    contrarian = next(j for j in bench["judges"] if j["name"] == "contrarian")
+    for metric in ("context_relevance", "context_recall", "answer_supported_precision", "context_supported_precision"):
+        assert contrarian["metrics"][metric]["sentences"]["balanced_accuracy"] == 0.0
+    # Its flags make dev-020, 028, 029 noncommittal (score 0) and dev-021 relevant (1): the relevant
+    # ones (020, 028) lose to 021 and tie with 029, so 2 halves of 4 pairs.
+    assert contrarian["metrics"]["response_relevancy"]["auc"] == 0.25
+    assert contrarian["metrics"]["response_relevancy"]["noncommittal"]["agreement"] == 0.0
+    assert contrarian["summary"]["pooled_support_balanced_accuracy"] == 0.0
+
+
+def test_bench_json_names_the_winner_and_how_it_ran(in_process):
+    _, out = in_process
+    saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    assert saved["best_judge"] == {"name": "oracle", "mean_spearman": pytest.approx(1.0)}
+    assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2}}
+    assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
+    assert saved["settings"]["embedder"] == "lookup"
+    measures = saved["judges"][0]["measures"]
+    for key in ("samples_per_second", "valid_json_rate", "answered", "invalid", "peak_memory_mb", "wall_seconds"):
+        assert measures[key] is not None
+    assert measures["answered"] > 0 and measures["invalid"] == 0
+    assert measures["output_tokens_per_second"] is None  # a scripted judge counts no tokens
+
+
+def test_bench_markdown_bolds_the_best_value_per_column(in_process):
+    _, out = in_process
+    text = (out / "bench.md").read_text(encoding="utf-8")
+    assert "**Best judge: oracle, mean Spearman ρ = 1.000 across 5 metrics" in text
+    assert "Dataset:" in text and "Device:" in text and "time taken:" in text
+    agreement_table = text.split("## ")[1].splitlines()
+    rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
+    assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]
+    errors_table = text.split("## ")[3]
+    assert "| oracle | **0.000** |" in errors_table  # lower is better there
+    header = rows["judge"]
+    for metric in METRICS:
+        assert metric in header
+    assert "samples/s" in header and "valid JSON" in header
+
+
+def test_bench_html_is_self_contained_with_charts_for_every_metric(in_process):
+    _, out = in_process
+    page = (out / "bench.html").read_text(encoding="utf-8")
+    assert "Best judge: oracle" in page.split("<svg", 1)[0]  # stated before any chart
+    assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    assert "https://" not in page and "<link" not in page
+    assert page.count("<svg") == 2 + len(METRICS)  # two bar charts, one scatter panel per metric
+    assert page.count("<circle") == 2 * 4 * len(METRICS)  # judge x sample x metric
+    assert "oracle · dev-028: judge 0.000, human 0.000" in page  # each point says what it is
+    assert "<td class=best>1.000</td>" in page
+
+
+def test_a_judge_sentence_count_that_does_not_match_the_labels_names_the_sample(labeled):
+    run = run_judge(jobs_for(labeled, [scripted("oracle", LabelJudge(labeled))])[0])
+    shifted = list(labeled)
+    item = shifted[2]
+    shifted[2] = LabeledSample(item.sample, {**item.sentences, "context_recall": (False, False)},
+                               item.response_relevant, item.response_noncommittal)
+    with pytest.raises(UserError, match="sample dev-028, context_recall: the judge judged 1 sentences but the labels have 2"):
+        compare(shifted, run, METRICS)
+
+
+def test_a_null_score_is_counted_and_left_out(labeled):
+    def unreadable_recall(request):
+        if "attributed" in request.schema and "Mona Lisa" in dict(request.messages)["user"]:
+            return "not json"
+        return LabelJudge(labeled)(request)
+
+    run = run_judge(jobs_for(labeled, [scripted("patchy", unreadable_recall)])[0])
+    result = compare(labeled, run, METRICS)
+    recall = result["metrics"]["context_recall"]
+    assert recall["scores"]["null"] == 1 and recall["scores"]["samples"] == 3
+    assert recall["sentences"]["sentences"] == 5  # dev-021's one reference sentence left out
+    assert run.measures["invalid"] == 1
+    assert result["summary"]["valid_json_rate"] == pytest.approx(1 - 1 / run.measures["answered"])
+
+
+def test_judges_in_child_processes_agree_with_in_process_and_failures_stay_alone(labeled, in_process, tmp_path):
+    judges = [scripted("oracle", LabelJudge(labeled)), scripted("broken", Failing()), scripted("killed", Dying())]
+    bench = bench_with(labeled, judges, isolate=True, out=tmp_path)
+    oracle, broken, killed = bench["judges"]
+    assert oracle["status"] == "ok"
+    same = next(j for j in in_process[0]["judges"] if j["name"] == "oracle")
+    assert oracle["metrics"] == same["metrics"] and oracle["per_sample"] == same["per_sample"]
+    assert oracle["measures"]["peak_memory_mb"] > 0
+    assert broken == {**broken, "status": "failed", "error": "RuntimeError: this judge always breaks"}
+    assert "Traceback" in broken["traceback"]
+    assert killed["status"] == "failed" and "exit status 3" in killed["error"]
+    assert bench["best_judge"]["name"] == "oracle"
+    text = (tmp_path / "bench.md").read_text(encoding="utf-8")
+    assert "## Failed judges" in text and "- broken: RuntimeError: this judge always breaks" in text
+    assert "| broken | failed |" in text
+
+
+# --- the command line --------------------------------------------------------------------------
+
+
+def run_cli(*args: str, timeout: int = 300) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
+                          timeout=timeout, check=False)
+
+
+def test_bench_help_teaches_with_examples():
+    result = run_cli("bench", "--help")
+    assert result.returncode == 0
+    for words in ("--judges", "--data", "--cache", "balanced accuracy", "Spearman", "examples:",
+                  "docs/labeled-data.md", "exit status"):
+        assert words in result.stdout
+    assert "bench" in run_cli("--help").stdout
+
+
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        (["--data", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
+        (["--data", "{unlabeled}"], "has no 'labels'"),
+        (["--data", "{misaligned}"], "pysbd splits the response into 3 sentences"),
+        (["--data", str(SMALL), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
+        (["--data", str(SMALL), "--judges", "all-minilm-l6-v2"], "'all-minilm-l6-v2' is a registered embedder, not a judge"),
+        (["--data", str(SMALL), "--judges", "smollm2-135m-instruct,smollm2-135m-instruct"], "listed twice"),
+        (["--data", str(SMALL), "--embedder", "nope"], "unknown embedder 'nope'"),
+        (["--data", str(SMALL), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
+        (["--data", str(SMALL), "--limit", "0"], "--limit must be at least 1"),
+        (["--data", str(SMALL), "--dtype", "float8"], "unknown dtype 'float8'"),
+    ],
+)
+def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, args, expected):
+    unlabeled = write_records(tmp_path, lambda r: r[0].pop("labels"))
+    misaligned = tmp_path / "misaligned.jsonl"
+    misaligned.write_text(SMALL.read_text(encoding="utf-8").replace('"response_sentences_supported": [false, false, false]',
+                                                                    '"response_sentences_supported": [false]', 1),
+                          encoding="utf-8")
+    args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned) for a in args]
+    assert main(["bench", *args, "--out", str(tmp_path / "out")]) == 2
+    error = capsys.readouterr().err
+    assert expected in error and len(error.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_user_error_from_the_shell_has_no_traceback(tmp_path):
+    result = run_cli("bench", "--data", str(tmp_path / "none.jsonl"))
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"localeval: error: {tmp_path / 'none.jsonl'}: file not found"
+
+
+# --- the real path: the embedded judge, through the CLI, in a child process --------------------
+
+
+def test_real_judge_bench_end_to_end(tmp_path):
+    """Three records (one Chinese) with the embedded SmolLM2 judge; a weak judge, so only the
+    shape of the report is asserted, and that the grammar kept every answer valid JSON."""
+    out = tmp_path / "bench"
+    result = run_cli("bench", "--data", str(SMALL), "--limit", "3", "--no-reasons", "--out", str(out), timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert "judge 1/1 smollm2-135m-instruct: starting" in result.stderr
+    assert "judge 1/1 smollm2-135m-instruct: done in" in result.stderr
+    assert "One judge: smollm2-135m-instruct" in result.stdout
+    for name in ("bench.json", "bench.md", "bench.html"):
+        assert (out / name).is_file()
+    bench = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    assert bench["dataset"]["samples"] == 3 and bench["dataset"]["languages"] == {"en": 2, "zh": 1}
+    (judge,) = bench["judges"]
+    assert judge["status"] == "ok", judge.get("error")
+    assert judge["measures"]["model"].startswith("smollm2-135m-instruct")
+    assert judge["summary"]["valid_json_rate"] == 1.0
+    measures = judge["measures"]
+    assert measures["load_seconds"] > 0 and measures["output_tokens_per_second"] > 0
+    assert measures["prompt_tokens_per_second"] > 0 and measures["peak_memory_mb"] > 0
+    for metric in METRICS:
+        scores = judge["metrics"][metric]["scores"]
+        assert scores["samples"] == 3 and scores["mae"] is not None
+        assert scores["spearman"] is None or -1.0 <= scores["spearman"] <= 1.0
+        if metric != "response_relevancy":
+            sentences = judge["metrics"][metric]["sentences"]
+            assert sentences["balanced_accuracy"] is not None and sentences["accuracy"] is not None
+    assert judge["metrics"]["response_relevancy"]["auc"] is not None
+    assert judge["metrics"]["response_relevancy"]["noncommittal"]["agreement"] is not None
