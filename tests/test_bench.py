@@ -343,7 +343,7 @@ def test_a_judge_that_says_the_opposite_agrees_nowhere(in_process):
 def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     _, out = in_process
     saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
-    assert saved["best_judge"] == {"name": "oracle", "mean_spearman": pytest.approx(1.0)}
+    assert saved["best_judge"] == {"name": "oracle", "mean_spearman": pytest.approx(1.0), "spearman_defined": 5}
     assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2}}
     assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
     assert saved["settings"]["embedder"] == "lookup"
@@ -380,6 +380,34 @@ def test_bench_html_is_self_contained_with_charts_for_every_metric(in_process):
     assert page.count("<circle") == 2 * 4 * len(METRICS)  # judge x sample x metric
     assert "oracle · dev-028: judge 0.000, human 0.000" in page  # each point says what it is
     assert "<td class=best>1.000</td>" in page
+
+
+class YesMan(LabelJudge):
+    """Right about context relevance, "yes" to every other verdict, the same questions for every response."""
+
+    def __call__(self, request: JudgeRequest) -> dict:
+        schema = json.loads(request.schema)["properties"]
+        if "relevant_sentences" in schema:
+            return super().__call__(request)
+        if "questions" in schema:
+            return {"questions": [{"question": "q?", "noncommittal": 0}] * len(schema["questions"]["prefixItems"])}
+        key = next(k for k in ("attributed", "supported") if k in schema["verdicts"]["prefixItems"][0]["properties"])
+        return {"verdicts": [{"sentence": i, "reason": "yes", key: 1}
+                             for i in range(1, len(schema["verdicts"]["prefixItems"]) + 1)]}
+
+
+def test_a_judge_that_always_says_yes_is_at_chance_and_its_mean_rho_says_over_how_many(labeled, tmp_path):
+    bench = bench_with(labeled, [scripted("yes-man", YesMan(labeled))], isolate=False, out=tmp_path)
+    (judge,) = bench["judges"]
+    for metric in ("context_recall", "answer_supported_precision", "context_supported_precision"):
+        assert judge["metrics"][metric]["sentences"]["balanced_accuracy"] == 0.5
+        assert judge["metrics"][metric]["scores"]["spearman"] is None  # the same score for every sample
+    assert judge["metrics"]["response_relevancy"]["auc"] == 0.5
+    # Right on one metric, constant on four: the undefined four count as 0, not as missing.
+    assert judge["summary"]["spearman_defined"] == 1 and judge["summary"]["mean_spearman"] == pytest.approx(0.2)
+    text = (tmp_path / "bench.md").read_text(encoding="utf-8")
+    assert "mean Spearman ρ = 0.200 across 5 metrics (4 undefined, counted as 0)" in text
+    assert "| yes-man | 0.200 (1 of 5) | 1.000 | — | — | — | — |" in text
 
 
 def test_a_judge_sentence_count_that_does_not_match_the_labels_names_the_sample(labeled):

@@ -108,8 +108,8 @@ def _outcome(run: JudgeRun) -> str:
         return f"failed: {run.error}"
     m = run.measures
     valid = "n/a (all cached)" if m["valid_json_rate"] is None else f"{100 * m['valid_json_rate']:.1f}%"
-    return (f"done in {m['wall_seconds']:.1f} s ({m['samples_per_second']:.3g} samples/s after loading), "
-            f"valid JSON {valid}")
+    speed = "" if m["samples_per_second"] is None else f" ({m['samples_per_second']:.3g} samples/s after loading)"
+    return f"done in {m['wall_seconds']:.1f} s{speed}, valid JSON {valid}"
 
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
@@ -122,7 +122,8 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
     job = jobs[0]
     return {
-        "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"]},
+        "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"],
+                                "spearman_defined": best["summary"]["spearman_defined"]},
         "dataset": {"path": str(data), "samples": len(labeled),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),

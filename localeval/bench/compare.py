@@ -135,8 +135,11 @@ def _summary(per_metric: dict, pooled_support: dict | None, measures: dict) -> d
     spearmans = [m["scores"]["spearman"] for m in per_metric.values()]
     balanced = [m["sentences"]["balanced_accuracy"] for m in per_metric.values() if "sentences" in m]
     return {
-        "mean_spearman": _mean(spearmans),
-        "spearman_defined": sum(s is not None for s in spearmans),  # of len(per_metric): the mean's base
+        # An undefined rho means the judge gave every sample the same score: it ranks nothing, so it
+        # counts as 0. Averaging only the defined ones would let a judge that is constant on four
+        # metrics and right on one outrank a judge that is good on all five.
+        "mean_spearman": fmean(s or 0.0 for s in spearmans) if spearmans else None,
+        "spearman_defined": sum(s is not None for s in spearmans),
         "mean_balanced_accuracy": _mean(balanced),
         "pooled_support_balanced_accuracy": pooled_support and pooled_support["balanced_accuracy"],
         "valid_json_rate": measures.get("valid_json_rate"),

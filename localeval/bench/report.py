@@ -42,6 +42,7 @@ class Column:
     value: Callable[[dict], float | None]  # from one judge's entry in bench.json
     text: Callable[[float], str] = lambda v: f"{v:.3f}"
     better: str | None = HIGHER  # None: not ranked
+    note: Callable[[dict], str] = lambda entry: ""  # appended to the cell; not part of the ranking
 
 
 @dataclass(frozen=True)
@@ -77,7 +78,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
         Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER),
     ]
-    main = [Column("mean ρ", _get("summary", "mean_spearman")),
+    main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
             *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
     per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy")) for m in sentence_metrics]
     if sentence_metrics:
@@ -92,7 +93,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
-               "mean ρ: over the metrics where ρ is defined (a constant score has none). Speeds exclude "
+               "mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of 5): how many "
+               "are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}."),
         _table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
@@ -100,6 +102,12 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json."),
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
     ]
+
+
+def _defined_share(entry: dict) -> str:
+    """' (3 of 5)' when some rho is undefined and counted as 0, so the mean is not read as more than it is."""
+    defined, total = entry["summary"]["spearman_defined"], len(entry["metrics"])
+    return "" if defined == total else f" ({defined} of {total})"
 
 
 def _memory_kind(judges: list[dict]) -> str:
@@ -119,7 +127,7 @@ def _table(title: str, columns: list[Column], judges: list[dict], note: str = ""
         for column in columns:
             value = column.value(judge)
             text = "—" if value is None else column.text(value)
-            cells.append((text, value is not None and text == best[column.header]))
+            cells.append((text + column.note(judge), value is not None and text == best[column.header]))
         rows.append(cells)
     return Table(title, ["judge", *(c.header for c in columns)], rows, note)
 
@@ -136,7 +144,10 @@ def headline(bench: dict[str, Any]) -> str:
     best, ok = bench["best_judge"], [j for j in bench["judges"] if j["status"] == "ok"]
     if best is None:
         return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
-    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {len(bench['settings']['metrics'])} metrics"
+    defined, total = best["spearman_defined"], len(bench["settings"]["metrics"])
+    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {total} metrics"
+    if defined < total:
+        across += f" ({total - defined} undefined, counted as 0)"
     if len(ok) == 1:
         return f"One judge: {best['name']}, {across}"
     runner_up = max((j for j in ok if j["name"] != best["name"] and j["summary"]["mean_spearman"] is not None),
