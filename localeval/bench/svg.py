@@ -7,6 +7,7 @@ shows the exact number without any script.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -30,7 +31,7 @@ def legend(names: Sequence[str]) -> str:
 def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], values: dict[str, Sequence[float | None]],
                  low: float, high: float, ticks: Sequence[float], reference: tuple[float, str] | None = None) -> str:
     """Bars of `values[series][group]` on a [low, high] axis; a missing value is written 'n/a' in place of its bar."""
-    group_width, left, top, plot_height, bottom = 150, 44, 30, 200, 48
+    group_width, left, top, plot_height, bottom = 150, 44, 30, 200, 62
     width, height = left + group_width * len(groups) + 10, top + plot_height + bottom
     y = _scale(low, high, top + plot_height, top)
     bar = min(28.0, (group_width - 30) / max(len(series), 1))
@@ -54,7 +55,8 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], value
                          f"fill='{colour(s)}'><title>{escape(tip)}</title></rect>")
             label_y = top_y - 3 if value >= 0 else bottom_y + 10
             parts.append(_text(x + bar / 2, label_y, f"{value:.2f}", size=9, anchor="middle"))
-        parts.append(_label_lines(left + g * group_width + group_width / 2, top + plot_height + 16, group))
+        # Below the lowest value label a bar at the axis minimum can have.
+        parts.append(_label_lines(left + g * group_width + group_width / 2, top + plot_height + 28, group))
     parts.append("</svg>")
     return "".join(parts)
 
@@ -66,12 +68,17 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     Human scores are few distinct values (shares of a few sentences), so each judge's points
     are shifted a little sideways from the others' to keep them all visible.
     """
-    size, pad = 240, 36
+    size, pad, margin = 250, 36, 0.05  # margin: points on 0 and 1 stay inside the frame
+    top = 22 + 13 * math.ceil(len(series) / 3)  # title, then the notes three to a line
     judge_low = min([0.0, *(p[1] for pts in points.values() for p in pts)])
-    x = _scale(0.0, 1.0, pad, size - 10)
-    y = _scale(judge_low, 1.0, size - pad, 24)
+    x = _scale(-margin, 1 + margin, pad, size - 10)
+    y = _scale(judge_low - margin, 1 + margin, size - pad, top)
     parts = [_open(size, size), _text(pad, 14, title, weight="bold", size=12)]
-    parts.append(f"<rect x='{pad}' y='24' width='{size - 10 - pad}' height='{size - pad - 24}' fill='none' stroke='#ccc'/>")
+    for s, name in enumerate(series):
+        if notes and name in notes:
+            parts.append(_text(pad + 70 * (s % 3), 27 + 13 * (s // 3), notes[name], size=10, fill=colour(s)))
+    parts.append(f"<rect x='{pad}' y='{top}' width='{size - 10 - pad}' height='{size - pad - top}' fill='none' "
+                 f"stroke='#ccc'/>")
     parts.append(f"<line x1='{x(0):.1f}' y1='{y(0):.1f}' x2='{x(1):.1f}' y2='{y(1):.1f}' stroke='#aaa' "
                  f"stroke-dasharray='4 3'><title>judge = human</title></line>")
     for value in (0.0, 0.5, 1.0):
@@ -80,16 +87,15 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     if judge_low < 0:
         parts.append(_text(pad - 4, y(judge_low) + 3, f"{judge_low:.2f}", size=9, anchor="end"))
     parts.append(_text((pad + size) / 2, size - 6, "human score", size=10, anchor="middle", fill="#555"))
-    parts.append(f"<text x='10' y='{(size - pad + 24) / 2:.0f}' font-size='10' fill='#555' {FONT} text-anchor='middle' "
-                 f"transform='rotate(-90 10 {(size - pad + 24) / 2:.0f})'>judge score</text>")
+    middle = (size - pad + top) / 2
+    parts.append(f"<text x='10' y='{middle:.0f}' font-size='10' fill='#555' {FONT} text-anchor='middle' "
+                 f"transform='rotate(-90 10 {middle:.0f})'>judge score</text>")
     for s, name in enumerate(series):
         shift = (s - (len(series) - 1) / 2) * 4
         for human, judge, sample_id in points.get(name, ()):
             tip = f"{name} · {sample_id}: judge {judge:.3f}, human {human:.3f}"
             parts.append(f"<circle cx='{x(human) + shift:.1f}' cy='{y(judge):.1f}' r='3.5' fill='{colour(s)}' "
                          f"fill-opacity='.7'><title>{escape(tip)}</title></circle>")
-        if notes and name in notes:
-            parts.append(_text(pad + 4, 36 + 12 * s, notes[name], size=10, fill=colour(s)))
     parts.append("</svg>")
     return "".join(parts)
 

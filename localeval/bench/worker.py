@@ -88,6 +88,8 @@ def run_in_child(job: JudgeJob) -> JudgeRun:
 def _child_main(job: JudgeJob, sender) -> None:
     try:
         sender.send(run_judge(job))
+    except KeyboardInterrupt:  # Ctrl-C reaches the whole process group: the parent reports it, once
+        pass
     finally:
         sender.close()
 
