@@ -15,6 +15,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -433,6 +434,16 @@ def test_a_null_score_is_counted_and_left_out(labeled):
     assert recall["sentences"]["sentences"] == 5  # dev-021's one reference sentence left out
     assert run.measures["invalid"] == 1
     assert result["summary"]["valid_json_rate"] == pytest.approx(1 - 1 / run.measures["answered"])
+
+
+def test_the_answer_cache_is_bypassed_unless_asked_for(labeled):
+    job = jobs_for(labeled, [scripted("cached-oracle", LabelJudge(labeled))])[0]
+    first, second = run_judge(replace(job, cache=True)), run_judge(replace(job, cache=True))
+    assert first.measures["cache_hits"] == 0 and first.measures["answered"] > 0
+    assert second.measures["cache_hits"] == first.measures["answered"] and second.measures["answered"] == 0
+    assert second.measures["valid_json_rate"] is None  # nothing fresh to judge the grammar by
+    bypassed = run_judge(job)  # the default: every answer fresh, so the speeds are the judge's
+    assert bypassed.measures["cache_hits"] == 0 and bypassed.measures["answered"] == first.measures["answered"]
 
 
 def test_judges_in_child_processes_agree_with_in_process_and_failures_stay_alone(labeled, in_process, tmp_path):
