@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 import subprocess
 import sys
 import time
@@ -23,13 +22,13 @@ import pytest
 from localeval.bench import agreement
 from localeval.bench.command import assemble, run_judges
 from localeval.bench.compare import compare
-from localeval.bench.labels import LabeledSample, read_labeled
+from localeval.bench.labels import SENTENCE_LABELS, LabeledSample, read_labeled
 from localeval.bench.report import write_reports
 from localeval.bench.worker import JudgeJob, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
-from localeval.metrics import DEFAULT_METRICS
+from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import JudgeRequest
 from localeval.text import split_chunks
 
@@ -207,56 +206,62 @@ def test_a_json_list_of_labeled_records_is_read_too(tmp_path):
 
 
 class LabelJudge:
-    """A judge script that answers every request as the labelers would (or the opposite of it).
+    """A judge script that answers as the labelers did ("oracle"), the opposite ("contrarian"), or
+    yes to every verdict ("yes-man": right only on context relevance, the same questions for
+    every response).
 
-    It finds the sample a request is about by the question or response text in its prompt.
-    A module-level class, so that a child process can unpickle it.
+    It knows each request by building it with the metrics' own code beforehand, so the test does
+    not depend on how prompts or schemas are worded. A module-level class, so that a child
+    process can unpickle it.
     """
 
-    def __init__(self, labeled: list[LabeledSample], invert: bool = False):
-        self.labeled, self.invert = labeled, invert
+    def __init__(self, labeled: list[LabeledSample], mode: str = "oracle"):
+        self.mode = mode
+        self.answers: dict[JudgeRequest, dict] = {}
+        self.requests: dict[tuple[str, str], list[JudgeRequest]] = {}  # (sample id, metric) -> its requests
+        for item in labeled:
+            for metric in resolve_metrics(METRICS):
+                requests = next(metric.steps(item.sample, item.sample.language or "en"))
+                self.requests[(item.sample.id, metric.name)] = requests
+                self.answers.update(zip(requests, self._answers(metric.name, item)))
 
     def __call__(self, request: JudgeRequest) -> dict:
-        schema = json.loads(request.schema)["properties"]
-        prompt = dict(request.messages)["user"]
-        if "questions" in schema:
-            item = self._find(prompt, lambda s: f"Response:\n{s.response.strip()}\n")
-            return self._questions(item, len(schema["questions"]["prefixItems"]))
-        if "relevant_sentences" in schema:
-            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
-            flags = self._flip(item.sentences["context_relevance"])
-            return {"reason": "from the labels", "relevant_sentences": [i for i, f in enumerate(flags, 1) if f]}
-        key = next(k for k in ("attributed", "supported") if k in schema["verdicts"]["prefixItems"][0]["properties"])
-        if key == "attributed":
-            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
-            flags = item.sentences["context_recall"]
-        elif "Response, sentence by sentence:" in prompt:
-            item = self._find(prompt, lambda s: f"Question: {s.user_input.strip()}")
-            flags = item.sentences["answer_supported_precision"]
+        return self.answers[request]
+
+    def _answers(self, metric: str, item: LabeledSample) -> list[dict]:
+        if metric == "response_relevancy":
+            return [self._questions(item)]
+        flags = [self._verdict(metric, flag) for flag in item.sentences[metric]]
+        if metric == "context_relevance":
+            return [{"reason": "labels", "relevant_sentences": [i for i, f in enumerate(flags, 1) if f]}]
+        key = SENTENCE_LABELS[metric].verdict
+        if metric != "context_supported_precision":
+            return [verdict_list(key, flags)]
+        answers, start = [], 0  # one request per chunk that has sentences, in chunk order
+        for chunk in split_chunks(item.sample.retrieved_contexts, item.sample.language or "en"):
+            if chunk:
+                answers.append(verdict_list(key, flags[start:start + len(chunk)]))
+                start += len(chunk)
+        return answers
+
+    def _verdict(self, metric: str, flag: bool) -> bool:
+        if self.mode == "yes-man":
+            return flag if metric == "context_relevance" else True
+        return flag != (self.mode == "contrarian")
+
+    def _questions(self, item: LabeledSample) -> dict:
+        if self.mode == "yes-man":
+            question, noncommittal = "q?", False
         else:
-            item = self._find(prompt, lambda s: f"Response:\n{s.response.strip()}\n")
-            flags = self._chunk(item, prompt)
-        return {"verdicts": [{"sentence": i, "reason": "label", key: int(f)} for i, f in enumerate(self._flip(flags), 1)]}
+            flip = self.mode == "contrarian"
+            relevant, noncommittal = item.response_relevant != flip, item.response_noncommittal != flip
+            question = item.sample.user_input if relevant else "an unrelated question?"
+        n = JudgeSettings().questions
+        return {"questions": [{"question": question, "noncommittal": int(noncommittal)}] * n}
 
-    def _find(self, prompt: str, marker) -> LabeledSample:
-        (item,) = [item for item in self.labeled if marker(item.sample) in prompt]
-        return item
 
-    def _flip(self, flags):
-        return [f != self.invert for f in flags]
-
-    @staticmethod
-    def _chunk(item: LabeledSample, prompt: str) -> tuple[bool, ...]:
-        rank = int(re.search(r"^Passage (\d+) of the retrieved context", prompt, re.MULTILINE).group(1))
-        chunks = split_chunks(item.sample.retrieved_contexts, item.sample.language or "en")
-        start = sum(len(c) for c in chunks[: rank - 1])
-        return item.sentences["context_supported_precision"][start:start + len(chunks[rank - 1])]
-
-    def _questions(self, item: LabeledSample, n: int) -> dict:
-        relevant = item.response_relevant != self.invert
-        question = item.sample.user_input if relevant else "an unrelated question?"
-        flag = int(item.response_noncommittal != self.invert)
-        return {"questions": [{"question": question, "noncommittal": flag}] * n}
+def verdict_list(key: str, flags: list[bool]) -> dict:
+    return {"verdicts": [{"sentence": i, "reason": "labels", key: int(f)} for i, f in enumerate(flags, 1)]}
 
 
 class Failing:
@@ -300,7 +305,7 @@ def labeled() -> list[LabeledSample]:
 @pytest.fixture(scope="module")
 def in_process(labeled, tmp_path_factory):
     out = tmp_path_factory.mktemp("bench")
-    judges = [scripted("oracle", LabelJudge(labeled)), scripted("contrarian", LabelJudge(labeled, invert=True))]
+    judges = [scripted("oracle", LabelJudge(labeled)), scripted("contrarian", LabelJudge(labeled, "contrarian"))]
     return bench_with(labeled, judges, isolate=False, out=out), out
 
 
@@ -383,22 +388,8 @@ def test_bench_html_is_self_contained_with_charts_for_every_metric(in_process):
     assert "<td class=best>1.000</td>" in page
 
 
-class YesMan(LabelJudge):
-    """Right about context relevance, "yes" to every other verdict, the same questions for every response."""
-
-    def __call__(self, request: JudgeRequest) -> dict:
-        schema = json.loads(request.schema)["properties"]
-        if "relevant_sentences" in schema:
-            return super().__call__(request)
-        if "questions" in schema:
-            return {"questions": [{"question": "q?", "noncommittal": 0}] * len(schema["questions"]["prefixItems"])}
-        key = next(k for k in ("attributed", "supported") if k in schema["verdicts"]["prefixItems"][0]["properties"])
-        return {"verdicts": [{"sentence": i, "reason": "yes", key: 1}
-                             for i in range(1, len(schema["verdicts"]["prefixItems"]) + 1)]}
-
-
 def test_a_judge_that_always_says_yes_is_at_chance_and_its_mean_rho_says_over_how_many(labeled, tmp_path):
-    bench = bench_with(labeled, [scripted("yes-man", YesMan(labeled))], isolate=False, out=tmp_path)
+    bench = bench_with(labeled, [scripted("yes-man", LabelJudge(labeled, "yes-man"))], isolate=False, out=tmp_path)
     (judge,) = bench["judges"]
     for metric in ("context_recall", "answer_supported_precision", "context_supported_precision"):
         assert judge["metrics"][metric]["sentences"]["balanced_accuracy"] == 0.5
@@ -422,10 +413,11 @@ def test_a_judge_sentence_count_that_does_not_match_the_labels_names_the_sample(
 
 
 def test_a_null_score_is_counted_and_left_out(labeled):
+    oracle = LabelJudge(labeled)
+    (broken,) = oracle.requests[("dev-021", "context_recall")]
+
     def unreadable_recall(request):
-        if "attributed" in request.schema and "Mona Lisa" in dict(request.messages)["user"]:
-            return "not json"
-        return LabelJudge(labeled)(request)
+        return "not json" if request == broken else oracle(request)
 
     run = run_judge(jobs_for(labeled, [scripted("patchy", unreadable_recall)])[0])
     result = compare(labeled, run, METRICS)
