@@ -17,9 +17,10 @@ import llguidance.torch
 import torch
 from outlines_core.json_schema import build_regex_from_schema
 
-# At most one space between JSON tokens: the model may format naturally, but cannot pad
-# the output with whitespace until it runs out of tokens.
-WHITESPACE = r"[ ]?"
+# Compact JSON, no whitespace between tokens: the structure (keys, punctuation, constant
+# sentence numbers) is then fully determined, so the decoder appends it without asking the model,
+# and the model cannot pad its output with whitespace until it runs out of tokens.
+WHITESPACE = ""
 
 
 @lru_cache(maxsize=None)
@@ -56,6 +57,8 @@ class BatchConstraint:
     def consume(self, chosen: dict[int, int]) -> None:
         """Advance each listed row's matcher (slot -> token), all rows in one parallel call."""
         pairs = [(self.matchers[slot], token) for slot, token in chosen.items()]
+        if not pairs:
+            return
         accepted = llguidance.torch.consume_token_par(self.tokenizer.executor, pairs)
         for (matcher, token), ok in zip(pairs, accepted):
             if not ok:
@@ -70,11 +73,19 @@ class BatchConstraint:
         """The row's JSON is complete: its grammar allows nothing but the end."""
         return self.matchers[slot].is_stopped()
 
-    def mask(self, logits: torch.Tensor) -> torch.Tensor:
-        """Set the logits of every token a row's grammar forbids to -inf (in place)."""
-        pairs = [(matcher, row) for row, matcher in enumerate(self.matchers)]
+    def forced(self, slot: int) -> list[int]:
+        """Consume and return the tokens the row's grammar now allows no alternative to."""
+        matcher = self.matchers[slot]
+        tokens = matcher.compute_ff_tokens()
+        if tokens and not matcher.consume_tokens(tokens):
+            raise RuntimeError(f"grammar rejected its own forced tokens: {matcher.get_error()}")
+        return tokens
+
+    def mask(self, logits: torch.Tensor, slots: list[int]) -> torch.Tensor:
+        """Set the logits of every token the grammar of row `slots[i]` forbids to -inf (in place)."""
+        pairs = [(self.matchers[slot], i) for i, slot in enumerate(slots)]
         llguidance.torch.fill_next_token_bitmask_par(self.tokenizer.executor, pairs, self.bitmask)
-        allowed = self._unpack(self.bitmask.to(logits.device), logits.shape[-1])
+        allowed = self._unpack(self.bitmask[: len(slots)].to(logits.device), logits.shape[-1])
         return logits.masked_fill_(~allowed, float("-inf"))
 
     def _unpack(self, bitmask: torch.Tensor, vocab: int) -> torch.Tensor:

@@ -1,0 +1,179 @@
+"""Greedy decoding of one batch, every row under its own grammar: the judge's inner loop.
+
+Three things keep the work per answer small:
+- **Shared prefixes.** A prompt is a prefix (the instructions, the same for every request of a
+  metric) and a suffix (the sample). The prefix's keys and values are computed once per
+  process and copied into every batch that uses it, so only suffixes go through the model.
+- **Forced tokens.** Where the grammar allows a single continuation (keys, punctuation,
+  constant sentence numbers) the tokens are appended without asking the model, and fed to it
+  several per row in one forward pass. Every row of the pass is padded to the widest, so the
+  width is bounded by `step_budget` tokens per pass: a small batch takes forced runs whole,
+  while a large batch on a CPU, where each padded token costs compute, feeds one at a time.
+- **Finished rows leave.** A row whose JSON is complete is dropped from the batch, cache included.
+
+The cache grows in place (kv_cache.py) instead of being copied on every step.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import torch
+
+from .grammar import BatchConstraint
+from .kv_cache import growing_cache
+
+
+@dataclass(frozen=True)
+class Prompt:
+    prefix: tuple[int, ...]  # shared instructions: computed once per process, then reused
+    suffix: tuple[int, ...]  # this request's own tokens; never empty, its last token gives the first logits
+
+
+@dataclass
+class DecodeCounters:
+    forward_passes: int = 0
+    forced_tokens: int = 0
+    prefill_seconds: float = 0.0
+    grammar_seconds: float = 0.0
+
+
+class PrefixCache:
+    """Keys and values of shared prompt prefixes, one batch row each, least recently used dropped."""
+
+    def __init__(self, model, device: torch.device, capacity: int = 32):
+        self.model, self.device, self.capacity = model, device, capacity
+        self._entries: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+
+    def get(self, prefix: tuple[int, ...]) -> list[tuple[torch.Tensor, torch.Tensor]]:
+        if prefix in self._entries:
+            self._entries.move_to_end(prefix)
+            return self._entries[prefix]
+        cache = growing_cache()
+        self.model(input_ids=torch.tensor([prefix], device=self.device), past_key_values=cache, use_cache=True,
+                   logits_to_keep=1)
+        self._entries[prefix] = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
+        if len(self._entries) > self.capacity:
+            self._entries.popitem(last=False)
+        return self._entries[prefix]
+
+
+class Batch:
+    """The rows still decoding: cache, attention mask and next positions, kept in step."""
+
+    def __init__(self, model, device: torch.device, pad_id: int):
+        self.model, self.device, self.pad_id = model, device, pad_id
+        self.cache = growing_cache()
+
+    def prefill(self, prompts: list[Prompt], prefixes: PrefixCache) -> torch.Tensor:
+        """Seed the cache with each row's prefix, run the suffixes; the logits of each row's last token.
+
+        Row layout: [pad][prefix][pad][suffix]. Padding is masked out of attention and positions
+        run on across it, so a row computes what it would alone.
+        """
+        width_prefix = max(len(p.prefix) for p in prompts)
+        width_suffix = max(len(p.suffix) for p in prompts)
+        if width_prefix:
+            self._seed_prefixes(prompts, prefixes, width_prefix)
+        self.attention = torch.zeros((len(prompts), width_prefix + width_suffix), dtype=torch.long)
+        for row, prompt in enumerate(prompts):
+            self.attention[row, width_prefix - len(prompt.prefix):width_prefix] = 1
+        self.attention = self.attention.to(self.device)
+        self.next_position = torch.tensor([len(p.prefix) for p in prompts], device=self.device)
+        return self.step([list(p.suffix) for p in prompts], appended=False)
+
+    def step(self, tokens: list[list[int]], appended: bool = True) -> torch.Tensor:
+        """Feed each row its tokens (left-padded to the longest); the logits after each row's last one."""
+        width = max(map(len, tokens))
+        ids = torch.full((len(tokens), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(tokens), width), dtype=torch.long)
+        offsets = torch.zeros((len(tokens), width), dtype=torch.long)
+        for row, row_tokens in enumerate(tokens):
+            n = len(row_tokens)
+            ids[row, width - n:] = torch.tensor(row_tokens)
+            mask[row, width - n:] = 1
+            offsets[row, width - n:] = torch.arange(n)
+        mask, offsets = mask.to(self.device), offsets.to(self.device)
+        if appended:
+            self.attention = torch.cat([self.attention, mask], dim=1)
+        else:  # prefill: the suffix columns are already part of the attention mask's width
+            self.attention[:, -width:] = mask
+        positions = self.next_position[:, None] + offsets
+        out = self.model(input_ids=ids.to(self.device), attention_mask=self.attention, position_ids=positions,
+                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+        self.next_position = self.next_position + mask.sum(dim=1)
+        return out.logits[:, -1, :]
+
+    def keep(self, slots: list[int]) -> None:
+        index = torch.tensor(slots, device=self.device)
+        self.cache.batch_select_indices(index)
+        self.attention, self.next_position = self.attention[index], self.next_position[index]
+
+    def _seed_prefixes(self, prompts: list[Prompt], prefixes: PrefixCache, width: int) -> None:
+        """Each row's prefix keys and values, right-aligned in `width` columns, as the cache's start."""
+        entries = {p.prefix: prefixes.get(p.prefix) for p in prompts if p.prefix}
+        sample_keys, sample_values = next(iter(entries.values()))[0]
+        for index in range(len(next(iter(entries.values())))):
+            keys = sample_keys.new_zeros((len(prompts), sample_keys.shape[1], width, sample_keys.shape[3]))
+            values = sample_values.new_zeros((len(prompts), sample_values.shape[1], width, sample_values.shape[3]))
+            for row, prompt in enumerate(prompts):
+                if prompt.prefix:
+                    prefix_keys, prefix_values = entries[prompt.prefix][index]
+                    keys[row, :, width - len(prompt.prefix):] = prefix_keys[0]
+                    values[row, :, width - len(prompt.prefix):] = prefix_values[0]
+            self.cache.update(keys, values, index)
+
+
+def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constraint: BatchConstraint,
+                  prompts: list[Prompt], limits: list[int], prefixes: PrefixCache, step_budget: int,
+                  counters: DecodeCounters) -> list[list[int]]:
+    """The tokens each row emits, its JSON complete (or cut at its limit)."""
+    batch = Batch(model, device, pad_id)
+    started = time.perf_counter()
+    logits = batch.prefill(prompts, prefixes)
+    counters.prefill_seconds += time.perf_counter() - started
+    counters.forward_passes += 1
+    outputs: list[list[int]] = [[] for _ in prompts]
+    rows = list(range(len(prompts)))  # the request each batch slot decodes
+    pending: list[list[int]] = [[] for _ in prompts]  # tokens chosen or forced, not yet fed to the model
+    while rows:
+        choosing = [slot for slot in range(len(rows)) if not pending[slot]]
+        done = _choose(constraint, logits, choosing, eos_id, outputs, rows, pending, limits, counters)
+        if done:
+            survivors = [slot for slot in range(len(rows)) if slot not in done]
+            if not survivors:
+                break
+            batch.keep(survivors)
+            constraint.keep(survivors)
+            rows, pending = [rows[s] for s in survivors], [pending[s] for s in survivors]
+        width = max(1, step_budget // len(rows))
+        feed = [tokens[:width] for tokens in pending]
+        pending = [tokens[width:] for tokens in pending]
+        logits = batch.step(feed)
+        counters.forward_passes += 1
+    return outputs
+
+
+def _choose(constraint: BatchConstraint, logits: torch.Tensor, choosing: list[int], eos_id: int,
+            outputs: list[list[int]], rows: list[int], pending: list[list[int]], limits: list[int],
+            counters: DecodeCounters) -> set[int]:
+    """Pick each choosing row's token, append what the grammar then forces; the slots that finished."""
+    tick = time.perf_counter()
+    chosen = constraint.mask(logits[choosing], choosing).argmax(-1).tolist() if choosing else []
+    emitted = {slot: token for slot, token in zip(choosing, chosen) if token != eos_id}
+    constraint.consume(emitted)
+    done = set(choosing) - set(emitted)
+    for slot, token in emitted.items():
+        forced = constraint.forced(slot)
+        counters.forced_tokens += len(forced)
+        output = outputs[rows[slot]]
+        output.extend([token, *forced])
+        if constraint.finished(slot) or len(output) >= limits[rows[slot]]:
+            del output[limits[rows[slot]]:]
+            done.add(slot)
+        else:
+            pending[slot] = [token, *forced]
+    counters.grammar_seconds += time.perf_counter() - tick
+    return done

@@ -1,0 +1,60 @@
+"""A key/value cache that grows in place, so a decode step costs no copy of the whole cache.
+
+transformers' DynamicCache appends each step's keys with `torch.cat`, which copies every
+layer's cache on every step: on a CPU, with 32 rows of 700 tokens, that copy costs more than
+the attention that reads the cache. This layer writes into a buffer with room to spare and
+hands attention a view of the part in use; the buffer grows by doubling, so copies are rare.
+"""
+
+from __future__ import annotations
+
+import torch
+from transformers.cache_utils import Cache, DynamicLayer
+
+HEADROOM = 256  # tokens of room added beyond the prompt on first write: most answers fit in it
+
+
+class GrowingLayer(DynamicLayer):
+    """One layer's keys and values: `keys`/`values` are views of the first `length` buffer slots."""
+
+    def lazy_initialization(self, key_states: torch.Tensor, value_states: torch.Tensor) -> None:
+        super().lazy_initialization(key_states, value_states)
+        self.length = 0
+        self._key_buffer = self._value_buffer = None
+
+    def update(self, key_states: torch.Tensor, value_states: torch.Tensor, *args, **kwargs):
+        if not self.is_initialized:
+            self.lazy_initialization(key_states, value_states)
+        new = key_states.shape[-2]
+        self._reserve(key_states, value_states, self.length + new)
+        self._key_buffer[:, :, self.length:self.length + new] = key_states
+        self._value_buffer[:, :, self.length:self.length + new] = value_states
+        self.length += new
+        self._view()
+        return self.keys, self.values
+
+    def batch_select_indices(self, indices: torch.Tensor) -> None:
+        if self.is_initialized and self.length > 0:
+            self._key_buffer = self._key_buffer[indices]
+            self._value_buffer = self._value_buffer[indices]
+            self._view()
+
+    def _reserve(self, key_states: torch.Tensor, value_states: torch.Tensor, needed: int) -> None:
+        capacity = 0 if self._key_buffer is None else self._key_buffer.shape[-2]
+        if needed <= capacity:
+            return
+        size = max(needed + HEADROOM, 2 * capacity)
+        keys = key_states.new_empty((*key_states.shape[:2], size, key_states.shape[-1]))
+        values = value_states.new_empty((*value_states.shape[:2], size, value_states.shape[-1]))
+        if self.length:
+            keys[:, :, :self.length] = self._key_buffer[:, :, :self.length]
+            values[:, :, :self.length] = self._value_buffer[:, :, :self.length]
+        self._key_buffer, self._value_buffer = keys, values
+
+    def _view(self) -> None:
+        self.keys = self._key_buffer[:, :, :self.length]
+        self.values = self._value_buffer[:, :, :self.length]
+
+
+def growing_cache() -> Cache:
+    return Cache(layer_class_to_replicate=GrowingLayer)

@@ -1,0 +1,89 @@
+"""The batched decoder against the plainest possible one, with the real embedded judge.
+
+The engine's decoder shares instruction prefixes, pads rows in the middle, appends forced
+tokens several at a time and drops finished rows. None of that may change an answer: each row
+must get exactly the tokens that a one-request, one-token-at-a-time greedy loop over the full
+prompt gives it (float32, so the arithmetic differences stay far below the logit gaps).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from transformers.cache_utils import DynamicCache
+
+from localeval import models
+from localeval.engine.judge import TransformersJudge
+from localeval.metrics import JudgeSettings, resolve_metrics
+from localeval.samples import Sample
+from localeval.text import DEFAULT_LANGUAGE
+
+SAMPLES = [
+    Sample(id="a", user_input="Where is the Eiffel Tower?",
+           retrieved_contexts=("The Eiffel Tower is in Paris. It was finished in 1889.", "Lyon is a city in France."),
+           response="It is in Paris. It is 330 metres tall.", reference="The tower stands in Paris, France."),
+    Sample(id="b", user_input="长城有多长？", retrieved_contexts=("长城全长两万多公里。它始建于春秋战国时期。",),
+           response="长城长两万多公里。", reference="长城全长超过两万公里。", language="zh"),
+]
+
+
+@pytest.fixture(scope="module")
+def judge() -> TransformersJudge:
+    resolved = models.resolve("smollm2-135m-instruct", "judge", log=lambda _: None)
+    smollm = TransformersJudge(resolved.path, resolved.name, "cpu", torch.float32, resolved.fingerprint())
+    smollm.load()
+    return smollm
+
+
+def first_requests(settings: JudgeSettings):
+    """The first judge request of every metric for every sample."""
+    requests = []
+    for sample in SAMPLES:
+        for metric in resolve_metrics(None, settings):
+            steps = metric.steps(sample, sample.language or DEFAULT_LANGUAGE)
+            requests.extend(next(steps))
+    return requests
+
+
+@torch.inference_mode()
+def plain_greedy(judge: TransformersJudge, request) -> list[int]:
+    """Full prompt, no padding, no shared prefix, one token per forward pass."""
+    constraint = judge._grammar.constraint([request.schema])
+    cache = DynamicCache()
+    logits = judge._model(input_ids=torch.tensor([judge.prompt_ids(request)]), past_key_values=cache,
+                          use_cache=True).logits[:, -1, :]
+    tokens: list[int] = []
+    while len(tokens) < request.max_new_tokens:
+        token = int(constraint.mask(logits.float(), [0]).argmax(-1))
+        if token == judge._grammar.eos_token_id:
+            break
+        constraint.consume({0: token})
+        tokens.append(token)
+        if constraint.finished(0):
+            break
+        logits = judge._model(input_ids=torch.tensor([[token]]), past_key_values=cache, use_cache=True).logits[:, -1]
+    return tokens
+
+
+@pytest.mark.parametrize("settings", [JudgeSettings(reasons=False), JudgeSettings(reason_chars=40, question_chars=40)],
+                         ids=["no-reasons", "short-reasons"])
+def test_batched_decoding_gives_each_row_its_plain_greedy_answer(judge, settings):
+    requests = first_requests(settings)
+    expected = [judge.tokenizer.decode(plain_greedy(judge, r)) for r in requests]
+    forced_before = judge.stats.decoding.forced_tokens
+    answers = judge.generate(requests)
+    assert [a.text for a in answers] == expected
+    assert all(a.data is not None for a in answers), [a.error for a in answers]
+    # the shortcuts were taken: instructions shared, structure appended without the model
+    assert judge.stats.decoding.forced_tokens > forced_before
+    assert judge.stats.suffix_tokens < judge.stats.prompt_tokens
+
+
+def test_one_request_at_a_time_matches_the_batch(judge):
+    requests = first_requests(JudgeSettings(reasons=False))
+    together = [a.text for a in judge.generate(requests)]
+    alone = [judge.generate([r])[0].text for r in requests]
+    assert alone == together
+    assert all(json.loads(text) for text in alone)
