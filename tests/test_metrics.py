@@ -131,6 +131,11 @@ def user_text(request: JudgeRequest) -> str:
     return dict(request.messages)["user"]
 
 
+def system_text(request: JudgeRequest) -> str:
+    """The instructions: the same for every request of a metric, so the judge can share them."""
+    return dict(request.messages)["system"]
+
+
 def metric_of(request: JudgeRequest) -> str:
     """Which metric sent the request, read off its schema and prompt."""
     properties = schema_of(request)["properties"]
@@ -665,7 +670,7 @@ def test_response_relevancy_seed_002_example():
 
     (request,) = script.asked("response_relevancy")
     assert FRANCE_LOW_RESPONSE in user_text(request)
-    assert "Write 3 different questions" in user_text(request)
+    assert "Write 3 different questions" in system_text(request)
     questions_schema = schema_of(request)["properties"]["questions"]
     assert questions_schema["minItems"] == questions_schema["maxItems"] == len(questions_schema["prefixItems"]) == 3
 
@@ -681,7 +686,7 @@ def test_response_relevancy_question_count_follows_settings():
         "response_relevancy"
     ]
     (request,) = script.asked("response_relevancy")
-    assert "Write 5 different questions" in user_text(request)
+    assert "Write 5 different questions" in system_text(request)
     assert len(schema_of(request)["properties"]["questions"]["prefixItems"]) == 5
     assert len(result.evidence["questions"]) == 5
 
@@ -769,8 +774,8 @@ def test_reasons_off_removes_reason_field_and_instruction():
     requests = all_requests(JudgeSettings(reasons=False))
     for request in requests:
         assert "reason" not in request.schema
-        assert "First give a short reason" not in user_text(request)
-    assert any("First give a short reason" in user_text(r) for r in all_requests(JudgeSettings(reasons=True)))
+        assert "First give a short reason" not in system_text(request)
+    assert any("First give a short reason" in system_text(r) for r in all_requests(JudgeSettings(reasons=True)))
 
 
 def test_every_request_asks_for_the_schema_token_bound():
@@ -778,17 +783,9 @@ def test_every_request_asks_for_the_schema_token_bound():
         assert request.max_new_tokens == schemas.max_output_tokens(schema_of(request))
 
 
-def spaced_json(value) -> str:
-    """JSON with a space wherever the grammar allows one (WHITESPACE is "[ ]?")."""
-    if isinstance(value, dict):
-        return "{ " + " , ".join(f'"{k}" : {spaced_json(v)}' for k, v in value.items()) + " }"
-    if isinstance(value, list):
-        if all(isinstance(v, int) for v in value):  # the grammar allows no space before these commas
-            return "[ " + ", ".join(map(str, value)) + " ]"
-        return "[ " + " , ".join(spaced_json(v) for v in value) + " ]"
-    if isinstance(value, str):
-        return '"' + value + '"'
-    return str(value)
+def compact_json(value) -> str:
+    """JSON exactly as the grammar writes it: no whitespace anywhere (WHITESPACE is "")."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
 WIDE = "\U0001d11e"  # MUSICAL SYMBOL G CLEF: 4 bytes in UTF-8, the widest character a string can hold
@@ -823,7 +820,7 @@ def longest_answer(schema: dict):
          "questions-6"],
 )
 def test_token_bound_covers_the_longest_valid_answer(schema):
-    text = spaced_json(longest_answer(schema))
+    text = compact_json(longest_answer(schema))
     # it is valid: the judge's grammar (the same regex the engine compiles) accepts it
     assert re.fullmatch(build_regex_from_schema(json.dumps(schema), WHITESPACE), text)
     assert json.loads(text) == longest_answer(schema)

@@ -26,12 +26,9 @@ class ContextRelevance(Metric):
         if total == 0:  # the seed's rule: no context sentences scores 0
             return MetricResult(0.0, self._evidence(chunks, set(), None))
         schema = schemas.sentence_selection(total, self.settings)
-        user = prompts.CONTEXT_RELEVANCE.format(
-            question=sample.user_input.strip(),
-            sentences=prompts.numbered_chunks(chunks),
-            reason=prompts.reason_clause(self.settings.reasons),
-        )
-        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
+        system, user = prompts.CONTEXT_RELEVANCE.messages(
+            self.settings, question=sample.user_input.strip(), sentences=prompts.numbered_chunks(chunks))
+        (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
         selected = set(answer.data["relevant_sentences"])

@@ -1,12 +1,34 @@
-"""The words the judge reads. Short and literal: small local models follow plain instructions best."""
+"""The words the judge reads. Short and literal: small local models follow plain instructions best.
+
+A prompt is a Task: instructions, the same for every request of a metric, go in the system
+message; the sample goes in the user message. Every request of a metric then starts with the
+same tokens, which the judge computes once and reuses (engine/decode.py), so instructions cost
+almost nothing however many samples there are.
+"""
 
 from __future__ import annotations
 
-SYSTEM = (
+from dataclasses import dataclass
+
+from .base import JudgeSettings
+
+ROLE = (
     "You are a strict, careful evaluator of question-answering systems. "
     "You judge only from the texts you are given, never from your own knowledge. "
     "You answer with JSON only."
 )
+
+
+@dataclass(frozen=True)
+class Task:
+    instructions: str  # the system message; depends on the settings only ({reason}, {questions})
+    sample: str  # the user message, filled from the sample's fields
+
+    def messages(self, settings: JudgeSettings, **fields: object) -> tuple[str, str]:
+        """(system, user) for one request."""
+        reason = "First give a short reason, then the verdict. " if settings.reasons else ""
+        instructions = self.instructions.format(reason=reason, questions=settings.questions)
+        return f"{ROLE}\n\n{instructions}", self.sample.format(**fields)
 
 
 def numbered(sentences: list[str] | tuple[str, ...], start: int = 1) -> str:
@@ -27,59 +49,65 @@ def passages(chunks: tuple[str, ...]) -> str:
     return "\n\n".join(f"[Passage {i}]\n{chunk.strip()}" for i, chunk in enumerate(chunks, 1))
 
 
-def reason_clause(reasons: bool) -> str:
-    return "First give a short reason, then the verdict. " if reasons else ""
-
-
-CONTEXT_RELEVANCE = """Question: {question}
-
-Context sentences:
-{sentences}
-
+CONTEXT_RELEVANCE = Task(
+    instructions="""You will read a question and numbered context sentences, grouped in passages. \
 Which of the numbered context sentences are needed to answer the question? \
 {reason}List the numbers of exactly those sentences in "relevant_sentences". \
 A sentence about something else, even a similar name or topic, is not needed. \
-If no sentence helps to answer the question (Insufficient Information), give an empty list."""
+If no sentence helps to answer the question (Insufficient Information), give an empty list.""",
+    sample="""Question: {question}
 
-CONTEXT_RECALL = """Context:
+Context sentences:
+{sentences}""",
+)
+
+CONTEXT_RECALL = Task(
+    instructions="""You will read a context, a question and a reference answer split into numbered \
+sentences. For each numbered sentence of the reference answer, decide whether it can be \
+attributed to the context: "attributed" is 1 only if everything the sentence claims is stated in \
+the context or follows directly from it, otherwise 0. {reason}Give one verdict per sentence, in order.""",
+    sample="""Context:
 {context}
 
 Question: {question}
 
 Reference answer, sentence by sentence:
-{sentences}
+{sentences}""",
+)
 
-For each numbered sentence of the reference answer, decide whether it can be attributed to the \
-context: "attributed" is 1 only if everything the sentence claims is stated in the context or \
-follows directly from it, otherwise 0. {reason}Give one verdict per sentence, in order."""
-
-ANSWER_SUPPORTED = """Context:
+ANSWER_SUPPORTED = Task(
+    instructions="""You will read a context, a question and a response split into numbered sentences. \
+For each numbered sentence of the response, decide whether the context supports it: "supported" \
+is 1 only if everything the sentence claims is stated in the context or follows directly from \
+it; 0 if it is missing from the context, contradicts it, or only says that the information is \
+not available. Facts that are true but absent from the context are 0. \
+{reason}Give one verdict per sentence, in order.""",
+    sample="""Context:
 {context}
 
 Question: {question}
 
 Response, sentence by sentence:
-{sentences}
+{sentences}""",
+)
 
-For each numbered sentence of the response, decide whether the context supports it: \
-"supported" is 1 only if everything the sentence claims is stated in the context or follows \
-directly from it; 0 if it is missing from the context, contradicts it, or only says that the \
-information is not available. Facts that are true but absent from the context are 0. \
-{reason}Give one verdict per sentence, in order."""
-
-CONTEXT_SUPPORTED = """Response:
+CONTEXT_SUPPORTED = Task(
+    instructions="""You will read a response and one passage of retrieved context split into \
+numbered sentences. For each numbered sentence of the passage, decide whether the response \
+expresses its content, possibly in other words: "supported" is 1 if the response states what the \
+sentence says, 0 if the response does not mention it. {reason}Give one verdict per sentence, in order.""",
+    sample="""Response:
 {response}
 
 Passage {chunk} of the retrieved context, sentence by sentence:
-{sentences}
+{sentences}""",
+)
 
-For each numbered sentence of the passage, decide whether the response expresses its content, \
-possibly in other words: "supported" is 1 if the response states what the sentence says, 0 if \
-the response does not mention it. {reason}Give one verdict per sentence, in order."""
-
-RESPONSE_QUESTIONS = """Response:
-{response}
-
-Write {n} different questions that this response answers, each a question a user could have \
-asked to get exactly this response. For each question, set "noncommittal" to 1 if the response \
-is evasive or vague (such as "I don't know" or "the documents do not say"), otherwise 0."""
+RESPONSE_QUESTIONS = Task(
+    instructions="""You will read a response. Write {questions} different questions that this \
+response answers, each a question a user could have asked to get exactly this response. For each \
+question, set "noncommittal" to 1 if the response is evasive or vague (such as "I don't know" or \
+"the documents do not say"), otherwise 0.""",
+    sample="""Response:
+{response}""",
+)

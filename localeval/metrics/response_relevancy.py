@@ -23,8 +23,8 @@ class ResponseRelevancy(Metric):
 
     def steps(self, sample: Sample, language: str) -> Step:
         schema = schemas.question_list(self.settings)
-        user = prompts.RESPONSE_QUESTIONS.format(response=sample.response.strip(), n=self.settings.questions)
-        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
+        system, user = prompts.RESPONSE_QUESTIONS.messages(self.settings, response=sample.response.strip())
+        (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
         generated = answer.data["questions"]

@@ -47,10 +47,9 @@ def max_output_tokens(schema: dict[str, Any]) -> int:
     """An upper bound on the tokens of any JSON the schema admits.
 
     A token carries at least one byte, so bytes bound tokens. Strings are counted at 4 bytes
-    per character (the longest UTF-8 character, or an escape), and every structural character
-    may be followed by one space (the grammar's whitespace rule), hence the factor 2.
+    per character (the longest UTF-8 character, or an escape); the grammar allows no whitespace.
     """
-    return 2 * _max_bytes(schema) + 1  # + the end-of-sequence token
+    return _max_bytes(schema) + 1  # + the end-of-sequence token
 
 
 def _max_bytes(schema: dict[str, Any]) -> int:

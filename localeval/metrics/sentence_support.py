@@ -17,7 +17,7 @@ from .verdicts import read_verdicts
 class SentencesAgainstContext(Metric):
     text_field: ClassVar[str]  # the sample field whose sentences are judged
     verdict: ClassVar[str]  # the verdict's key in the schema and the evidence
-    prompt: ClassVar[str]  # template with {context}, {question}, {sentences}, {reason}
+    task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(getattr(sample, self.text_field), language)
@@ -27,13 +27,13 @@ class SentencesAgainstContext(Metric):
         if empty:
             return empty
         schema = schemas.verdict_list(len(sentences), self.verdict, self.settings)
-        user = self.prompt.format(
+        system, user = self.task.messages(
+            self.settings,
             context=prompts.passages(sample.retrieved_contexts),
             question=sample.user_input.strip(),
             sentences=prompts.numbered(sentences),
-            reason=prompts.reason_clause(self.settings.reasons),
         )
-        (answer,) = yield [JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))]
+        (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
         rows = read_verdicts(answer, self.verdict, sentences)

@@ -21,7 +21,7 @@ class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
     requires = ("user_input", "retrieved_contexts", "response")
     description = "share of response sentences supported by the context"
-    text_field, verdict, prompt = "response", "supported", prompts.ANSWER_SUPPORTED
+    text_field, verdict, task = "response", "supported", prompts.ANSWER_SUPPORTED
 
 
 def rank_weight(rank: int) -> float:
@@ -49,13 +49,9 @@ class ContextSupportedPrecision(Metric):
 
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
         schema = schemas.verdict_list(len(sentences), "supported", self.settings)
-        user = prompts.CONTEXT_SUPPORTED.format(
-            response=response.strip(),
-            chunk=rank,
-            sentences=prompts.numbered(sentences),
-            reason=prompts.reason_clause(self.settings.reasons),
-        )
-        return JudgeRequest.build(prompts.SYSTEM, user, schema, schemas.max_output_tokens(schema))
+        system, user = prompts.CONTEXT_SUPPORTED.messages(
+            self.settings, response=response.strip(), chunk=rank, sentences=prompts.numbered(sentences))
+        return JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))
 
     @staticmethod
     def _result(judged, per_chunk, n_chunks: int) -> MetricResult:
