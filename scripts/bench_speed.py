@@ -1,0 +1,237 @@
+"""Speed benchmark: the full metric suite, one request at a time against localeval's batching.
+
+Both configurations run in one process, on the same samples, with the same loaded judge and no
+answer cache, so their ratio is a fair comparison on any machine. The table goes into
+docs/benchmarks.md, in a section named after the device, judge and dataset (re-running replaces it).
+
+    .venv/bin/python scripts/bench_speed.py --data ../shared/data/dev.jsonl
+    .venv/bin/python scripts/bench_speed.py --data DATA --judge qwen2.5-coder-0.5b-instruct --limit 12 \
+        --configs default --cache-check 12
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import localeval  # noqa: F401  (its offline switches come first)
+from localeval.api import as_samples, build_embedder, build_judge
+from localeval.device import choose_device, describe
+from localeval.engine.judge import JudgeStats
+from localeval.engine.scheduler import BatchLimits, JudgeEngine
+from localeval.evaluation import Evaluator
+from localeval.metrics import resolve_metrics
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIGS = {
+    "batch-size-1": BatchLimits(batch_size=1),  # the one-request-at-a-time baseline
+    "default": BatchLimits(),
+}
+
+
+@dataclass
+class Measurement:
+    config: str
+    seconds: float
+    samples: int
+    stats: JudgeStats
+    peak_memory_mb: float
+    scores: dict[tuple[str, str], float | None]
+
+    def row(self) -> dict:
+        stats, decoding = self.stats, self.stats.decoding
+        steps = max(decoding.forward_passes, 1)
+        return {
+            "config": self.config,
+            "seconds": self.seconds,
+            "samples_per_s": self.samples / self.seconds,
+            "requests": stats.requests,
+            "batches": stats.batches,
+            "prompt_tokens": stats.prompt_tokens,
+            "computed_prompt_tokens": stats.suffix_tokens,
+            "output_tokens": stats.output_tokens,
+            "forced_tokens": decoding.forced_tokens,
+            "output_tok_per_s": stats.output_tokens / self.seconds,
+            "prompt_tok_per_s": stats.prompt_tokens / self.seconds,
+            "forward_passes": decoding.forward_passes,
+            "prefill_s": decoding.prefill_seconds,
+            "ms_per_forward": 1000 * (stats.generate_seconds - decoding.prefill_seconds) / steps,
+            "grammar_ms_per_forward": 1000 * decoding.grammar_seconds / steps,
+            "peak_memory_mb": self.peak_memory_mb,
+        }
+
+
+class PeakMemory:
+    """Peak memory while a block runs: CUDA's allocator peak, or the process's RSS sampled on CPU."""
+
+    def __init__(self, device: str):
+        self.device, self.peak_mb, self._running = device, 0.0, False
+
+    def __enter__(self):
+        if self.device.startswith("cuda"):
+            import torch
+
+            torch.cuda.reset_peak_memory_stats()
+        else:
+            self._running = True
+            self._thread = threading.Thread(target=self._sample_rss, daemon=True)
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.device.startswith("cuda"):
+            import torch
+
+            self.peak_mb = torch.cuda.max_memory_allocated() / 2**20
+        else:
+            self._running = False
+            self._thread.join()
+
+    def _sample_rss(self):
+        page_mb = os.sysconf("SC_PAGE_SIZE") / 2**20
+        while self._running:
+            with open("/proc/self/statm") as statm:
+                self.peak_mb = max(self.peak_mb, int(statm.read().split()[1]) * page_mb)
+            time.sleep(0.05)
+
+
+def measure(config: str, limits: BatchLimits, judge, embedder, samples, metrics, device: str) -> Measurement:
+    judge.stats = JudgeStats()
+    engine = JudgeEngine(judge, limits, cache=None)
+    evaluator = Evaluator(metrics, engine, embedder)
+    with PeakMemory(device) as memory:
+        started = time.perf_counter()
+        results = list(evaluator.run(samples))
+        seconds = time.perf_counter() - started
+    if engine.invalid:
+        raise SystemExit(f"{config}: {engine.invalid} of {engine.answered} judge answers were not valid JSON")
+    scores = {(r.sample_id, name): m.score for r in results for name, m in r.metrics.items()}
+    return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores)
+
+
+def largest_difference(a: Measurement, b: Measurement) -> float:
+    pairs = [(a.scores[k], b.scores[k]) for k in a.scores]
+    if any((x is None) != (y is None) for x, y in pairs):
+        return float("inf")
+    return max((abs(x - y) for x, y in pairs if x is not None), default=0.0)
+
+
+def cache_check(data: str, judge: str, limit: int) -> dict:
+    """The same run twice in fresh processes with one answer cache: cold, then warm."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = dict(os.environ, LOCALEVAL_CACHE_DIR=tmp)
+        timings = {}
+        for run in ("cold", "warm"):
+            started = time.perf_counter()
+            subprocess.run([sys.executable, "-m", "localeval", "run", data, "--judge", judge, "--limit", str(limit),
+                            "--out", f"{tmp}/{run}", "--quiet"], env=env, check=True, capture_output=True)
+            timings[run] = time.perf_counter() - started
+            summary = json.loads(Path(f"{tmp}/{run}/summary.json").read_text())
+            timings[f"{run}_judge_load_s"] = summary["timings"]["judge_load_seconds"]
+            timings[f"{run}_nulls"] = sum(m["null"] for m in summary["metrics"].values())
+    return timings
+
+
+def markdown(args, device: str, judge, load_seconds: float, rows: list[dict], ratio: float | None,
+             difference: float | None, cache: dict | None) -> str:
+    columns = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
+               "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
+               "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb"]
+    lines = [
+        f"- device: {device}",
+        f"- judge: `{judge.identity}` (load {load_seconds:.1f} s, not counted below); metrics: all five",
+        f"- data: `{args.data}`, {rows[0]['samples_per_s'] * rows[0]['seconds']:.0f} samples; "
+        f"command: `python scripts/bench_speed.py {' '.join(sys.argv[1:])}`",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "---|" * len(columns),
+    ]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
+    lines.append("")
+    if ratio is not None:
+        lines.append(f"- **default / batch-size-1 samples/s: {ratio:.2f}×**; largest score difference between "
+                     f"them: {difference:.2e}")
+    if cache:
+        lines.append(f"- answer cache, `localeval run --limit {args.cache_check}` in fresh processes: cold "
+                     f"{cache['cold']:.1f} s, warm {cache['warm']:.1f} s (**{cache['cold'] / cache['warm']:.1f}×**); "
+                     f"judge load time on the warm run: {cache['warm_judge_load_s']:.1f} s; "
+                     f"null scores cold/warm: {cache['cold_nulls']}/{cache['warm_nulls']}")
+    return "\n".join(lines) + "\n"
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+def write_section(path: Path, title: str, body: str) -> None:
+    """Replace the section called `title` in `path` (or add it), leaving the rest of the page alone."""
+    begin, end = f"<!-- bench: {title} -->", f"<!-- /bench: {title} -->"
+    block = f"{begin}\n### {title}\n\n{body}{end}"
+    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    if begin in text:
+        text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + "\n\n" + block + "\n"
+    path.write_text(text)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--judge", default=None, help="registered judge or model directory (default: the default)")
+    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--device", default="auto")
+    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
+    parser.add_argument("--batch-size", type=int, default=None, help="the default config's batch size")
+    parser.add_argument("--step-budget", type=int, default=None, help="most tokens a decoding forward pass feeds")
+    parser.add_argument("--cache-check", type=int, default=None, metavar="N",
+                        help="also time a cold and a warm `localeval run` of the first N samples")
+    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+    parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
+    args = parser.parse_args()
+
+    device = choose_device(args.device)
+    samples = as_samples(args.data)[: args.limit]
+    metrics = resolve_metrics(None, None)
+    judge = build_judge(args.judge, device, args.dtype, log=lambda _: None)
+    embedder = build_embedder(None, device, log=lambda _: None)
+    if args.step_budget:
+        judge.step_budget = args.step_budget
+    started = time.perf_counter()
+    judge.load()
+    load_seconds = time.perf_counter() - started
+    configs = dict(CONFIGS)
+    if args.batch_size:
+        configs["default"] = BatchLimits(batch_size=args.batch_size)
+    runs = []
+    for name in args.configs.split(","):
+        runs.append(measure(name, configs[name], judge, embedder, samples, metrics, device))
+        print(json.dumps(runs[-1].row()), flush=True)
+    ratio = difference = None
+    if len(runs) == 2:
+        ratio = runs[1].row()["samples_per_s"] / runs[0].row()["samples_per_s"]
+        difference = largest_difference(runs[0], runs[1])
+    cache = cache_check(args.data, args.judge or "smollm2-135m-instruct", args.cache_check) if args.cache_check else None
+    title = args.title or f"{describe(device)} · {judge.identity.split('|')[0]} · {Path(args.data).name}"
+    body = markdown(args, describe(device), judge, load_seconds, [r.row() for r in runs], ratio, difference,
+                    cache)
+    write_section(Path(args.out), title, body)
+    print(body)
+    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+
+
+if __name__ == "__main__":
+    main()
