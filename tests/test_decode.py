@@ -15,6 +15,7 @@ import torch
 from transformers.cache_utils import DynamicCache
 
 from localeval import models
+from localeval.engine.decode import Admission
 from localeval.engine.judge import TransformersJudge
 from localeval.metrics import JudgeSettings, resolve_metrics
 from localeval.samples import Sample
@@ -50,7 +51,8 @@ def first_requests(settings: JudgeSettings):
 @torch.inference_mode()
 def plain_greedy(judge: TransformersJudge, request) -> list[int]:
     """Full prompt, no padding, no shared prefix, one token per forward pass."""
-    constraint = judge._grammar.constraint([request.schema])
+    constraint = judge._grammar.constraint([request.schema], capacity=1)
+    constraint.admit([0])
     cache = DynamicCache()
     logits = judge._model(input_ids=torch.tensor([judge.prompt_ids(request)]), past_key_values=cache,
                           use_cache=True).logits[:, -1, :]
@@ -67,14 +69,23 @@ def plain_greedy(judge: TransformersJudge, request) -> list[int]:
     return tokens
 
 
-@pytest.mark.parametrize("settings", [JudgeSettings(reasons=False), JudgeSettings(reason_chars=40, question_chars=40)],
-                         ids=["no-reasons", "short-reasons"])
-def test_batched_decoding_gives_each_row_its_plain_greedy_answer(judge, settings):
+@pytest.mark.parametrize(("settings", "admission"), [
+    (JudgeSettings(reasons=False), None),
+    (JudgeSettings(reason_chars=40, question_chars=40), None),
+    # rows join the batch as others finish: by row count, and by the prefill token budget
+    (JudgeSettings(reason_chars=40, question_chars=40), Admission(rows=3, prompt_tokens=10**6)),
+    (JudgeSettings(reasons=False), Admission(rows=8, prompt_tokens=250)),
+], ids=["no-reasons", "short-reasons", "continuous-3-rows", "continuous-token-budget"])
+def test_batched_decoding_gives_each_row_its_plain_greedy_answer(judge, settings, admission):
     requests = first_requests(settings)
     expected = [judge.tokenizer.decode(plain_greedy(judge, r)) for r in requests]
-    forced_before = judge.stats.decoding.forced_tokens
-    answers = judge.generate(requests)
+    forced_before, admissions_before = judge.stats.decoding.forced_tokens, judge.stats.decoding.admissions
+    heard = {}
+    answers = judge.generate(requests, admission, on_answer=lambda index, answer: heard.setdefault(index, answer))
     assert [a.text for a in answers] == expected
+    assert heard == dict(enumerate(answers))  # every answer announced once, as it finished
+    if admission is not None:
+        assert judge.stats.decoding.admissions - admissions_before > 1
     assert all(a.data is not None for a in answers), [a.error for a in answers]
     # the shortcuts were taken: instructions shared, structure appended without the model
     assert judge.stats.decoding.forced_tokens > forced_before

@@ -17,7 +17,8 @@ The cache grows in place (kv_cache.py) instead of being copied on every step.
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -35,6 +36,7 @@ class Prompt:
 @dataclass
 class DecodeCounters:
     forward_passes: int = 0
+    admissions: int = 0  # prefills: groups of requests that joined the batch
     forced_tokens: int = 0
     prefill_seconds: float = 0.0
     grammar_seconds: float = 0.0
@@ -66,6 +68,26 @@ class Batch:
     def __init__(self, model, device: torch.device, pad_id: int):
         self.model, self.device, self.pad_id = model, device, pad_id
         self.cache = growing_cache()
+        self.rows = 0
+
+    def admit(self, prompts: list[Prompt], prefixes: PrefixCache) -> torch.Tensor:
+        """Add rows for `prompts` after the current ones; the logits of their last prompt tokens."""
+        if self.rows == 0:
+            self.cache = growing_cache()
+            return self.prefill(prompts, prefixes)
+        newcomers = Batch(self.model, self.device, self.pad_id)
+        logits = newcomers.prefill(prompts, prefixes)
+        self._append(newcomers)
+        return logits
+
+    def _append(self, other: "Batch") -> None:
+        """Stack `other`'s rows under ours, the shorter side's columns left-padded and masked out."""
+        width = max(self.attention.shape[1], other.attention.shape[1])
+        self.attention = torch.cat([_left_pad(self.attention, width), _left_pad(other.attention, width)])
+        self.next_position = torch.cat([self.next_position, other.next_position])
+        for mine, theirs in zip(self.cache.layers, other.cache.layers):
+            mine.append_rows(theirs, width)
+        self.rows += other.rows
 
     def prefill(self, prompts: list[Prompt], prefixes: PrefixCache) -> torch.Tensor:
         """Seed the cache with each row's prefix, run the suffixes; the logits of each row's last token.
@@ -82,6 +104,7 @@ class Batch:
             self.attention[row, width_prefix - len(prompt.prefix):width_prefix] = 1
         self.attention = self.attention.to(self.device)
         self.next_position = torch.tensor([len(p.prefix) for p in prompts], device=self.device)
+        self.rows = len(prompts)
         return self.step([list(p.suffix) for p in prompts], appended=False)
 
     def step(self, tokens: list[list[int]], appended: bool = True) -> torch.Tensor:
@@ -107,6 +130,9 @@ class Batch:
         return out.logits[:, -1, :]
 
     def keep(self, slots: list[int]) -> None:
+        self.rows = len(slots)
+        if not slots:  # the next admission starts a fresh cache
+            return
         index = torch.tensor(slots, device=self.device)
         self.cache.batch_select_indices(index)
         self.attention, self.next_position = self.attention[index], self.next_position[index]
@@ -126,34 +152,78 @@ class Batch:
             self.cache.update(keys, values, index)
 
 
+@dataclass(frozen=True)
+class Admission:
+    """How many requests decode together: the scheduler's limits, applied as rows free up."""
+
+    rows: int  # most rows decoding at once; 1 decodes one request at a time
+    prompt_tokens: int  # most rows x longest prompt suffix prefilled in one pass
+
+    def refill_at(self) -> int:
+        """Free rows worth a refill: a prefill and a cache merge cost about a few decoding passes."""
+        return max(1, self.rows // 4)
+
+
+def _left_pad(mask: torch.Tensor, width: int) -> torch.Tensor:
+    return torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
+
+
 def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constraint: BatchConstraint,
-                  prompts: list[Prompt], limits: list[int], prefixes: PrefixCache, step_budget: int,
-                  counters: DecodeCounters) -> list[list[int]]:
-    """The tokens each row emits, its JSON complete (or cut at its limit)."""
-    batch = Batch(model, device, pad_id)
-    started = time.perf_counter()
-    logits = batch.prefill(prompts, prefixes)
-    counters.prefill_seconds += time.perf_counter() - started
-    counters.forward_passes += 1
+                  prompts: list[Prompt], limits: list[int], admission: Admission, prefixes: PrefixCache,
+                  step_budget: int, counters: DecodeCounters,
+                  on_done: Callable[[int, list[int]], None] = lambda index, tokens: None) -> list[list[int]]:
+    """The tokens each prompt's row emits, its JSON complete (or cut at its limit).
+
+    Prompts are admitted in the order given, as rows free up (continuous batching): a batch
+    keeps decoding while finished rows are replaced, instead of waiting for its longest row.
+    """
+    queue = deque(range(len(prompts)))
     outputs: list[list[int]] = [[] for _ in prompts]
-    rows = list(range(len(prompts)))  # the request each batch slot decodes
-    pending: list[list[int]] = [[] for _ in prompts]  # tokens chosen or forced, not yet fed to the model
-    while rows:
+    batch, logits = Batch(model, device, pad_id), None
+    rows: list[int] = []  # the prompt each batch slot decodes
+    pending: list[list[int]] = []  # per slot: tokens chosen or forced, not yet fed to the model
+    while queue or rows:
+        if queue and admission.rows - len(rows) >= min(admission.refill_at(), len(queue)):
+            admitted = _admit(queue, prompts, admission, len(rows))
+            started = time.perf_counter()
+            new_logits = batch.admit([prompts[i] for i in admitted], prefixes)
+            counters.prefill_seconds += time.perf_counter() - started
+            counters.forward_passes += 1
+            counters.admissions += 1
+            constraint.admit(admitted)
+            logits = new_logits if logits is None else torch.cat([logits, new_logits])
+            rows, pending = rows + admitted, pending + [[] for _ in admitted]
         choosing = [slot for slot in range(len(rows)) if not pending[slot]]
         done = _choose(constraint, logits, choosing, eos_id, outputs, rows, pending, limits, counters)
+        for slot in sorted(done):
+            on_done(rows[slot], outputs[rows[slot]])
         if done:
             survivors = [slot for slot in range(len(rows)) if slot not in done]
-            if not survivors:
-                break
             batch.keep(survivors)
             constraint.keep(survivors)
             rows, pending = [rows[s] for s in survivors], [pending[s] for s in survivors]
+            logits = logits[survivors] if survivors else None
+        if not rows:
+            continue
         width = max(1, step_budget // len(rows))
         feed = [tokens[:width] for tokens in pending]
         pending = [tokens[width:] for tokens in pending]
         logits = batch.step(feed)
         counters.forward_passes += 1
     return outputs
+
+
+def _admit(queue: deque, prompts: list[Prompt], admission: Admission, decoding: int) -> list[int]:
+    """The next prompts that fit beside the `decoding` rows, by row count and prefill token budget."""
+    admitted = [queue.popleft()]
+    longest = len(prompts[admitted[0]].suffix)
+    while queue and decoding + len(admitted) < admission.rows:
+        widest = max(longest, len(prompts[queue[0]].suffix))
+        if widest * (len(admitted) + 1) > admission.prompt_tokens:
+            break
+        admitted.append(queue.popleft())
+        longest = widest
+    return admitted
 
 
 def _choose(constraint: BatchConstraint, logits: torch.Tensor, choosing: list[int], eos_id: int,

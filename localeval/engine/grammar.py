@@ -38,21 +38,30 @@ class GrammarTokenizer:
         self.eos_token_id = hf_tokenizer.eos_token_id
         self.executor = llguidance.LLExecutor()
 
-    def constraint(self, schemas: list[str]) -> "BatchConstraint":
-        return BatchConstraint(self, schemas)
+    def constraint(self, schemas: list[str], capacity: int) -> "BatchConstraint":
+        """Matchers for these schemas (one per request), at most `capacity` rows at a time."""
+        return BatchConstraint(self, schemas, capacity)
 
 
 class BatchConstraint:
-    """One grammar matcher per row; masks logits so each row can only continue its own JSON."""
+    """One grammar matcher per row; masks logits so each row can only continue its own JSON.
 
-    def __init__(self, tokenizer: GrammarTokenizer, schemas: list[str]):
-        self.tokenizer = tokenizer
-        self.matchers = [llguidance.LLMatcher(tokenizer.ll_tokenizer, schema_grammar(s)) for s in schemas]
-        for matcher in self.matchers:
+    Rows come and go with the batch: `admit` adds matchers for new rows, `keep` drops finished ones.
+    """
+
+    def __init__(self, tokenizer: GrammarTokenizer, schemas: list[str], capacity: int):
+        self.tokenizer, self.schemas = tokenizer, schemas
+        self.matchers: list[llguidance.LLMatcher] = []
+        self.bitmask = llguidance.torch.allocate_token_bitmask(capacity, tokenizer.ll_tokenizer.vocab_size)
+        self._bit_positions = torch.arange(32, dtype=torch.int32)
+
+    def admit(self, requests: list[int]) -> None:
+        """New rows, after the current ones, for the schemas of these requests."""
+        for index in requests:
+            matcher = llguidance.LLMatcher(self.tokenizer.ll_tokenizer, schema_grammar(self.schemas[index]))
             if matcher.is_error():
                 raise ValueError(f"invalid judge schema: {matcher.get_error()}")
-        self.bitmask = llguidance.torch.allocate_token_bitmask(len(schemas), tokenizer.ll_tokenizer.vocab_size)
-        self._bit_positions = torch.arange(32, dtype=torch.int32)
+            self.matchers.append(matcher)
 
     def consume(self, chosen: dict[int, int]) -> None:
         """Advance each listed row's matcher (slot -> token), all rows in one parallel call."""
@@ -67,7 +76,6 @@ class BatchConstraint:
     def keep(self, slots: list[int]) -> None:
         """Drop the rows that finished; the rest move up, as the batch does."""
         self.matchers = [self.matchers[s] for s in slots]
-        self.bitmask = self.bitmask[: len(slots)].contiguous()
 
     def finished(self, slot: int) -> bool:
         """The row's JSON is complete: its grammar allows nothing but the end."""

@@ -6,14 +6,16 @@ decisions (what goes together, how big) belong to the scheduler, not here.
 
 from __future__ import annotations
 
+import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import torch
 
 from ..requests import JudgeAnswer, JudgeRequest
-from .decode import DecodeCounters, PrefixCache, Prompt, greedy_decode
+from .decode import Admission, DecodeCounters, PrefixCache, Prompt, greedy_decode
 from .grammar import GrammarTokenizer
 
 CPU_STEP_BUDGET = 32  # measured on 2 cores: a batch of 32 feeding 4 tokens a row ran 20% slower than 1
@@ -33,12 +35,11 @@ class JudgeStats:
     """Counters the benchmark and the summary report."""
 
     requests: int = 0
-    batches: int = 0
+    batches: int = 0  # groups of requests prefilled together (joining the batch as rows free up)
     prompt_tokens: int = 0
     suffix_tokens: int = 0  # prompt tokens after the shared prefix: those the model had to process
     output_tokens: int = 0
     generate_seconds: float = 0.0
-    batch_sizes: list[int] = field(default_factory=list)
     decoding: DecodeCounters = field(default_factory=DecodeCounters)
 
     @property
@@ -52,6 +53,8 @@ class JudgeStats:
 
 class TransformersJudge:
     """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
+
+    continuous = True  # takes all requests at once and admits them as rows free up (decode.py)
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
                  fingerprint: str = "", step_budget: int | None = None):
@@ -111,18 +114,28 @@ class TransformersJudge:
         return len(self.prompt(request).suffix)
 
     @torch.inference_mode()
-    def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]:
+    def generate(self, requests: list[JudgeRequest], admission: Admission | None = None,
+                 on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]:
+        """One answer per request, in order. Rows are admitted as others finish, within `admission`
+        (default: all at once); `on_answer(index, answer)` hears of each answer as soon as it is done."""
         self.load()
         started = time.perf_counter()
+        admission = admission or Admission(rows=len(requests), prompt_tokens=sys.maxsize)
         prompts = [self.prompt(r) for r in requests]
-        constraint = self._grammar.constraint([r.schema for r in requests])
+        answers: list[JudgeAnswer | None] = [None] * len(requests)
+
+        def finished(index: int, tokens: list[int]) -> None:
+            answers[index] = JudgeAnswer.parse(self.tokenizer.decode(tokens), len(tokens))
+            if on_answer is not None:
+                on_answer(index, answers[index])
+
+        admissions = self.stats.decoding.admissions
+        constraint = self._grammar.constraint([r.schema for r in requests], admission.rows)
         outputs = greedy_decode(self._model, self.device, self.pad_id, self._grammar.eos_token_id, constraint,
-                                prompts, [r.max_new_tokens for r in requests], self._prefix_cache,
-                                self.step_budget, self.stats.decoding)
-        answers = [JudgeAnswer.parse(self.tokenizer.decode(ids), len(ids)) for ids in outputs]
+                                prompts, [r.max_new_tokens for r in requests], admission, self._prefix_cache,
+                                self.step_budget, self.stats.decoding, finished)
         self.stats.requests += len(requests)
-        self.stats.batches += 1
-        self.stats.batch_sizes.append(len(requests))
+        self.stats.batches += self.stats.decoding.admissions - admissions
         self.stats.prompt_tokens += sum(len(p.prefix) + len(p.suffix) for p in prompts)
         self.stats.suffix_tokens += sum(len(p.suffix) for p in prompts)
         self.stats.output_tokens += sum(map(len, outputs))

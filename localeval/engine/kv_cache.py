@@ -39,6 +39,19 @@ class GrowingLayer(DynamicLayer):
             self._value_buffer = self._value_buffer[indices]
             self._view()
 
+    def append_rows(self, other: "GrowingLayer", width: int) -> None:
+        """Stack `other`'s rows under ours, both right-aligned in `width` columns (the rest is masked)."""
+        rows = self._key_buffer.shape[0] + other._key_buffer.shape[0]
+        keys = self.keys.new_zeros((rows, self.keys.shape[1], width + HEADROOM, self.keys.shape[3]))
+        values = self.values.new_zeros((rows, self.values.shape[1], width + HEADROOM, self.values.shape[3]))
+        ours = self._key_buffer.shape[0]
+        keys[:ours, :, width - self.length:width] = self.keys
+        values[:ours, :, width - self.length:width] = self.values
+        keys[ours:, :, width - other.length:width] = other.keys
+        values[ours:, :, width - other.length:width] = other.values
+        self._key_buffer, self._value_buffer, self.length = keys, values, width
+        self._view()
+
     def _reserve(self, key_states: torch.Tensor, value_states: torch.Tensor, needed: int) -> None:
         capacity = 0 if self._key_buffer is None else self._key_buffer.shape[-2]
         if needed <= capacity:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from ..progress import NoProgress, Progress
 from ..requests import JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
+from .decode import Admission
 from .judge import Judge
 
 DEFAULT_BATCH_SIZE = 32
@@ -42,15 +43,38 @@ class JudgeEngine:
         self.cache_hits += len(answers)
         progress.advance(len(answers))
         todo = [r for r in unique if r not in answers]
+        if getattr(self.judge, "continuous", False):
+            answers.update(self._decode_continuously(todo, progress))
+        else:
+            answers.update(self._decode_in_batches(todo, progress))
+        return [answers[r] for r in requests]
+
+    def _decode_in_batches(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
+        answers = {}
         for batch in self.batches(todo):
             fresh = dict(zip(batch, self.judge.generate(batch)))
-            self.answered += len(fresh)
-            self.invalid += sum(answer.data is None for answer in fresh.values())
-            if self.cache:
-                self.cache.put_many(self.judge.identity, fresh)
+            self._record(fresh)
             answers.update(fresh)
             progress.advance(len(batch))
-        return [answers[r] for r in requests]
+        return answers
+
+    def _decode_continuously(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
+        """All requests in one call, shortest prompt first; the judge admits rows as others finish,
+        within the same limits, and each answer is cached as soon as it is done."""
+        ordered = sorted(todo, key=self.judge.prompt_tokens)
+        admission = Admission(rows=self.limits.batch_size, prompt_tokens=self.limits.max_batch_tokens)
+
+        def done(index: int, answer: JudgeAnswer) -> None:
+            self._record({ordered[index]: answer})
+            progress.advance(1)
+
+        return dict(zip(ordered, self.judge.generate(ordered, admission, done))) if ordered else {}
+
+    def _record(self, fresh: dict[JudgeRequest, JudgeAnswer]) -> None:
+        if self.cache:
+            self.cache.put_many(self.judge.identity, fresh)
+        self.answered += len(fresh)
+        self.invalid += sum(answer.data is None for answer in fresh.values())
 
     def batches(self, requests: list[JudgeRequest]) -> list[list[JudgeRequest]]:
         """Requests by prompt length, cut where the next row would break a limit."""
