@@ -81,12 +81,17 @@ class Batch:
         return logits
 
     def _append(self, other: "Batch") -> None:
-        """Stack `other`'s rows under ours, the shorter side's columns left-padded and masked out."""
-        width = max(self.attention.shape[1], other.attention.shape[1])
-        self.attention = torch.cat([_left_pad(self.attention, width), _left_pad(other.attention, width)])
+        """Stack `other`'s rows under ours, the shorter side's columns left-padded and masked out.
+
+        Leading columns no remaining row attends to (those of rows that have left) are dropped
+        on the way, so the cache does not keep growing while requests keep joining.
+        """
+        unused = int(self.attention.any(dim=0).long().argmax())
+        width = max(self.attention.shape[1] - unused, other.attention.shape[1])
+        self.attention = torch.cat([_left_pad(self.attention[:, unused:], width), _left_pad(other.attention, width)])
         self.next_position = torch.cat([self.next_position, other.next_position])
         for mine, theirs in zip(self.cache.layers, other.cache.layers):
-            mine.append_rows(theirs, width)
+            mine.append_rows(theirs, width, unused)
         self.rows += other.rows
 
     def prefill(self, prompts: list[Prompt], prefixes: PrefixCache) -> torch.Tensor:

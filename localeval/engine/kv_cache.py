@@ -39,14 +39,16 @@ class GrowingLayer(DynamicLayer):
             self._value_buffer = self._value_buffer[indices]
             self._view()
 
-    def append_rows(self, other: "GrowingLayer", width: int) -> None:
-        """Stack `other`'s rows under ours, both right-aligned in `width` columns (the rest is masked)."""
-        rows = self._key_buffer.shape[0] + other._key_buffer.shape[0]
-        keys = self.keys.new_zeros((rows, self.keys.shape[1], width + HEADROOM, self.keys.shape[3]))
-        values = self.values.new_zeros((rows, self.values.shape[1], width + HEADROOM, self.values.shape[3]))
+    def append_rows(self, other: "GrowingLayer", width: int, unused: int = 0) -> None:
+        """Stack `other`'s rows under ours, both right-aligned in `width` columns (the rest is masked),
+        dropping our first `unused` columns."""
         ours = self._key_buffer.shape[0]
-        keys[:ours, :, width - self.length:width] = self.keys
-        values[:ours, :, width - self.length:width] = self.values
+        keys = self.keys.new_zeros((ours + other.keys.shape[0], self.keys.shape[1], width + HEADROOM,
+                                    self.keys.shape[3]))
+        values = self.values.new_zeros((keys.shape[0], self.values.shape[1], width + HEADROOM, self.values.shape[3]))
+        kept = self.length - unused
+        keys[:ours, :, width - kept:width] = self.keys[:, :, unused:]
+        values[:ours, :, width - kept:width] = self.values[:, :, unused:]
         keys[ours:, :, width - other.length:width] = other.keys
         values[ours:, :, width - other.length:width] = other.values
         self._key_buffer, self._value_buffer, self.length = keys, values, width
