@@ -27,6 +27,9 @@ class Judge(Protocol):
 
     def prompt_tokens(self, request: JudgeRequest) -> int: ...  # the prompt tokens a batch row costs
 
+    # One answer per request, in order. A judge whose class sets `continuous = True` also takes
+    # `generate(requests, admission, on_answer)`: every request of a step at once, admitted as rows
+    # free up (TransformersJudge); the engine cuts batches itself for any other judge.
     def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]: ...
 
 
