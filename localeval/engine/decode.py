@@ -145,10 +145,10 @@ class Batch:
     def _seed_prefixes(self, prompts: list[Prompt], prefixes: PrefixCache, width: int) -> None:
         """Each row's prefix keys and values, right-aligned in `width` columns, as the cache's start."""
         entries = {p.prefix: prefixes.get(p.prefix) for p in prompts if p.prefix}
-        sample_keys, sample_values = next(iter(entries.values()))[0]
-        for index in range(len(next(iter(entries.values())))):
-            keys = sample_keys.new_zeros((len(prompts), sample_keys.shape[1], width, sample_keys.shape[3]))
-            values = sample_values.new_zeros((len(prompts), sample_values.shape[1], width, sample_values.shape[3]))
+        any_entry = next(iter(entries.values()))
+        for index, (layer_keys, layer_values) in enumerate(any_entry):  # shapes may differ per layer
+            keys = layer_keys.new_zeros((len(prompts), layer_keys.shape[1], width, layer_keys.shape[3]))
+            values = layer_values.new_zeros((len(prompts), layer_values.shape[1], width, layer_values.shape[3]))
             for row, prompt in enumerate(prompts):
                 if prompt.prefix:
                     prefix_keys, prefix_values = entries[prompt.prefix][index]
