@@ -139,11 +139,11 @@ def system_text(request: JudgeRequest) -> str:
 def metric_of(request: JudgeRequest) -> str:
     """Which metric sent the request, read off its schema and prompt."""
     properties = schema_of(request)["properties"]
-    if "relevant_sentences" in properties:
-        return "context_relevance"
     if "questions" in properties:
         return "response_relevancy"
     verdict_keys = properties["verdicts"]["prefixItems"][0]["properties"]
+    if "relevant" in verdict_keys:
+        return "context_relevance"
     if "attributed" in verdict_keys:
         return "context_recall"
     if "Response, sentence by sentence:" in user_text(request):
@@ -154,10 +154,6 @@ def metric_of(request: JudgeRequest) -> str:
 
 def verdict_count(request: JudgeRequest) -> int:
     return len(schema_of(request)["properties"]["verdicts"]["prefixItems"])
-
-
-def selection_size(request: JudgeRequest) -> int:
-    return len(schema_of(request)["properties"]["relevant_sentences"]["items"]["enum"])
 
 
 def passage_rank(request: JudgeRequest) -> int:
@@ -177,7 +173,7 @@ def questions(texts, noncommittal=None) -> dict:
 class Script:
     """A judge script: one handler per metric (a dict/str answer, or a function of the request).
 
-    Unset metrics get a default answer: every verdict 1, every context sentence selected, and
+    Unset metrics get a default answer: every verdict 1 (every context sentence relevant), and
     three committal questions. Every request the script sees is kept in `seen`.
     """
 
@@ -195,12 +191,10 @@ class Script:
 
     @staticmethod
     def default(metric: str, request: JudgeRequest) -> dict:
-        if metric == "context_relevance":
-            return {"reason": "all of it", "relevant_sentences": list(range(1, selection_size(request) + 1))}
         if metric == "response_relevancy":
             n = len(schema_of(request)["properties"]["questions"]["prefixItems"])
             return questions([f"generated question {i}?" for i in range(1, n + 1)])
-        key = "attributed" if metric == "context_recall" else "supported"
+        key = {"context_relevance": "relevant", "context_recall": "attributed"}.get(metric, "supported")
         return verdicts(key, [1] * verdict_count(request))
 
     def asked(self, metric: str) -> list[JudgeRequest]:
@@ -315,7 +309,7 @@ def test_context_recall_seed_001_asks_one_verdict_per_sentence_and_keeps_the_evi
 
 def test_context_recall_without_reference_is_null_while_other_metrics_score():
     sample = make_sample(reference=None)
-    script = Script(context_relevance={"reason": "r", "relevant_sentences": [1]})
+    script = Script(context_relevance=selection(1))
     results = score_one(sample, ["context_recall", "context_relevance", "answer_supported_precision"], script)
 
     recall = results["context_recall"]
@@ -447,8 +441,9 @@ def test_unsupported_language_is_null_with_reason():
 # --- context_relevance (seeds 000, 003) ---------------------------------------------------
 
 
-def selection(*numbers) -> dict:
-    return {"reason": "because", "relevant_sentences": list(numbers)}
+def selection(*numbers, total: int = 5) -> dict:
+    """The verdicts of a judge that finds exactly these context sentences relevant."""
+    return verdicts("relevant", [int(i in numbers) for i in range(1, total + 1)])
 
 
 @pytest.mark.parametrize(
@@ -456,7 +451,7 @@ def selection(*numbers) -> dict:
     [((1,), 1 / 5, [1, 0]), ((1, 2), 2 / 5, [1, 0]), ((1, 4), 2 / 5, [1, 1]), ((4, 5), 2 / 5, [0, 1]),
      ((1, 2, 3, 4, 5), 1.0, [1, 1])],
 )
-def test_context_relevance_is_selected_over_all_sentences(selected, score, chunk_relevant):
+def test_context_relevance_is_relevant_over_all_sentences(selected, score, chunk_relevant):
     result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection(*selected)))[
         "context_relevance"
     ]
@@ -465,7 +460,7 @@ def test_context_relevance_is_selected_over_all_sentences(selected, score, chunk
     assert result.evidence["chunk_relevance"] == pytest.approx(sum(chunk_relevant) / 2)
     assert result.evidence["insufficient_information"] is False
     assert [r["relevant"] for r in result.evidence["sentences"]] == [int(i in selected) for i in range(1, 6)]
-    assert result.evidence["reason"] == "because"
+    assert [r["reason"] for r in result.evidence["sentences"]] == [f"reason {i}" for i in range(1, 6)]
 
 
 def test_context_relevance_numbers_sentences_across_chunks():
@@ -476,7 +471,7 @@ def test_context_relevance_numbers_sentences_across_chunks():
     assert "What is the capital of France?" in prompt
     assert "[Passage 1]\n1. Paris is the capital of France.\n2. It has about two million inhabitants." in prompt
     assert "[Passage 2]\n4. Lyon is the third largest city of France.\n5. It lies at" in prompt
-    assert selection_size(request) == 5
+    assert verdict_count(request) == 5
 
 
 def test_context_relevance_evidence_rows_carry_chunk_and_sentence():
@@ -494,7 +489,7 @@ def test_context_relevance_evidence_rows_carry_chunk_and_sentence():
     assert [r["relevant"] for r in rows] == [0, 0, 1, 0, 0]
 
 
-def test_context_relevance_empty_selection_is_insufficient_information():
+def test_context_relevance_with_no_relevant_sentence_is_insufficient_information():
     result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection()))[
         "context_relevance"
     ]
@@ -504,20 +499,12 @@ def test_context_relevance_empty_selection_is_insufficient_information():
     assert result.evidence["chunk_relevance"] == 0.0
 
 
-def test_context_relevance_counts_a_repeated_sentence_once():
-    result = score_one(make_sample(), ["context_relevance"], Script(context_relevance=selection(2, 2, 2, 5, 5)))[
-        "context_relevance"
-    ]
-    assert result.score == pytest.approx(2 / 5)
-    assert [r["relevant"] for r in result.evidence["sentences"]] == [0, 1, 0, 0, 1]
-
-
 def test_context_relevance_blank_chunk_is_not_judged_at_chunk_level():
     sample = make_sample(retrieved_contexts=("Paris is the capital. It is big.", " \n\t", "Lyon is large."))
-    script = Script(context_relevance=selection(1))
+    script = Script(context_relevance=selection(1, total=3))
     result = score_one(sample, ["context_relevance"], script)["context_relevance"]
     (request,) = script.asked("context_relevance")
-    assert selection_size(request) == 3
+    assert verdict_count(request) == 3
     assert "[Passage 3]\n3. Lyon is large." in user_text(request)
     assert result.score == pytest.approx(1 / 3)
     assert result.evidence["chunk_relevant"] == [1, None, 0]
@@ -749,12 +736,11 @@ def test_verdict_list_schema_for_n_sentences(n):
     assert [item["properties"]["sentence"]["const"] for item in verdict_list["prefixItems"]] == list(range(1, n + 1))
 
 
-def test_sentence_selection_offers_only_existing_sentence_numbers():
+def test_context_relevance_asks_one_verdict_per_sentence_of_every_chunk():
     (request,) = [r for r in all_requests() if metric_of(r) == "context_relevance"]
-    numbers = schema_of(request)["properties"]["relevant_sentences"]
-    assert numbers["items"]["enum"] == [1, 2, 3, 4, 5]
-    assert numbers["maxItems"] == 5
-    assert numbers.get("minItems", 0) == 0  # an empty list means Insufficient Information
+    items = schema_of(request)["properties"]["verdicts"]["prefixItems"]
+    assert [item["properties"]["sentence"]["const"] for item in items] == [1, 2, 3, 4, 5]
+    assert all(item["properties"]["relevant"] == schemas.BINARY for item in items)
 
 
 def test_every_string_in_every_schema_is_bounded():
@@ -811,12 +797,11 @@ def longest_answer(schema: dict):
         schemas.verdict_list(1, "supported", JudgeSettings()),
         schemas.verdict_list(9, "attributed", JudgeSettings(reason_chars=40)),
         schemas.verdict_list(12, "supported", JudgeSettings(reasons=False)),
-        schemas.sentence_selection(3, JudgeSettings()),
-        schemas.sentence_selection(120, JudgeSettings(reasons=False)),
+        schemas.verdict_list(120, "relevant", JudgeSettings(reasons=False)),
         schemas.question_list(JudgeSettings()),
         schemas.question_list(JudgeSettings(questions=6, question_chars=10)),
     ],
-    ids=["verdicts-1", "verdicts-9", "verdicts-12-no-reason", "selection-3", "selection-120", "questions-3",
+    ids=["verdicts-1", "verdicts-9", "verdicts-12-no-reason", "verdicts-120-no-reason", "questions-3",
          "questions-6"],
 )
 def test_token_bound_covers_the_longest_valid_answer(schema):
@@ -861,7 +846,7 @@ def test_wrong_number_of_verdicts_is_null_and_leaves_other_metrics_alone():
     ("metric", "answer"),
     [
         ("context_relevance", {"reason": "no list"}),
-        ("context_relevance", {"relevant_sentences": 3}),
+        ("context_relevance", {"verdicts": 3}),
         ("context_recall", {"verdicts": [{"sentence": 1}, {"sentence": 2}]}),
         ("response_relevancy", {"answers": []}),
         ("response_relevancy", {"questions": ["just a string", "b", "c"]}),
@@ -877,8 +862,8 @@ def test_answers_of_the_wrong_shape_are_null(metric, answer):
 @pytest.mark.parametrize(
     ("metric", "answer", "why"),
     [
-        ("context_relevance", selection(1, 6, 7), "outside 1..5"),  # only 5 context sentences exist
-        ("context_relevance", selection(0), "outside 1..5"),
+        ("context_relevance", verdicts("relevant", [1, 0, 2, 0, 0]), "verdict 2 is not 0 or 1"),
+        ("context_relevance", selection(1, total=7), "7 verdicts for 5 sentences"),  # only 5 exist
         ("context_recall", verdicts("attributed", [2, 1]), "verdict 2 is not 0 or 1"),
         ("answer_supported_precision", verdicts("supported", [1, -1]), "verdict -1 is not 0 or 1"),
         ("context_supported_precision", lambda r: verdicts("supported", [3] * verdict_count(r)),
@@ -887,7 +872,7 @@ def test_answers_of_the_wrong_shape_are_null(metric, answer):
         ("response_relevancy", questions(["a?", "b?", "c?", "d?"]), "4 questions, 3 were asked for"),
         ("response_relevancy", questions([]), "0 questions, 3 were asked for"),
     ],
-    ids=["selection-past-last", "selection-zero", "verdict-2", "verdict-minus-1", "chunk-verdict-3",
+    ids=["relevant-2", "relevant-too-many", "verdict-2", "verdict-minus-1", "chunk-verdict-3",
          "two-questions", "four-questions", "no-questions"],
 )
 def test_answers_outside_the_schema_values_are_not_scored(metric, answer, why):

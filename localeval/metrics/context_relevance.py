@@ -1,9 +1,11 @@
 """context_relevance (seeds 000, 003): the share of context sentences needed to answer the question.
 
-Departure from the seeds, on purpose: the judge picks sentences by number from the pre-split
-context instead of copying them out, so no sentence can be altered and the count cannot drift.
-The chunk level that seed 003 recommends comes from the same answer: a chunk is relevant when
-any of its sentences is.
+Departure from the seeds, on purpose: the judge gives a verdict on each sentence of the pre-split
+context instead of copying the relevant ones out, so no sentence can be altered and the count
+cannot drift. One verdict per sentence, rather than a list of the relevant sentence numbers,
+because measured against people it agrees far better: picking from a list, judges under-select,
+and without a reason first they pick nothing at all (docs/judges.md). The chunk level that seed
+003 recommends comes from the same answer: a chunk is relevant when any of its sentences is.
 """
 
 from __future__ import annotations
@@ -13,6 +15,9 @@ from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .verdicts import read_verdicts
+
+VERDICT = "relevant"
 
 
 class ContextRelevance(Metric):
@@ -22,37 +27,31 @@ class ContextRelevance(Metric):
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
-        total = sum(map(len, chunks))
-        if total == 0:  # the seed's rule: no context sentences scores 0
-            return MetricResult(0.0, self._evidence(chunks, set(), None))
-        schema = schemas.sentence_selection(total, self.settings)
+        sentences = tuple(sentence for chunk in chunks for sentence in chunk)
+        if not sentences:  # the seed's rule: no context sentences scores 0
+            return MetricResult(0.0, self._evidence(chunks, []))
+        schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_RELEVANCE.messages(
             self.settings, question=sample.user_input.strip(), sentences=prompts.numbered_chunks(chunks))
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        selected = set(answer.data["relevant_sentences"])
-        if not selected <= set(range(1, total + 1)):  # the grammar forbids it; a scripted judge might not
-            raise ValueError(f"sentence numbers {sorted(selected)} outside 1..{total}")
-        return MetricResult(len(selected) / total, self._evidence(chunks, selected, answer.data.get("reason")))
+        rows = read_verdicts(answer, VERDICT, sentences)
+        return MetricResult(sum(r[VERDICT] for r in rows) / len(rows), self._evidence(chunks, rows))
 
     @staticmethod
-    def _evidence(chunks: list[tuple[str, ...]], selected: set[int], reason: str | None) -> dict:
-        rows, per_chunk, number = [], [], 0
-        for chunk_index, sentences in enumerate(chunks):
-            hits = 0
-            for sentence in sentences:
-                number += 1
-                rows.append({"chunk": chunk_index, "sentence": sentence, "relevant": int(number in selected)})
-                hits += number in selected
-            per_chunk.append(int(hits > 0) if sentences else None)
+    def _evidence(chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
+        """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003."""
+        chunk_of = [index for index, sentences in enumerate(chunks) for _ in sentences]
+        tagged = [{"chunk": chunk, **row} for chunk, row in zip(chunk_of, rows)]
+        per_chunk = [
+            int(any(row[VERDICT] for row in tagged if row["chunk"] == index)) if sentences else None
+            for index, sentences in enumerate(chunks)
+        ]
         judged = [c for c in per_chunk if c is not None]
-        evidence = {
-            "sentences": rows,
-            "insufficient_information": not selected,
+        return {
+            "sentences": tagged,
+            "insufficient_information": not any(row[VERDICT] for row in tagged),
             "chunk_relevant": per_chunk,
             "chunk_relevance": sum(judged) / len(judged) if judged else 0.0,
         }
-        if reason is not None:
-            evidence["reason"] = reason
-        return evidence

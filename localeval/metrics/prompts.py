@@ -51,10 +51,10 @@ def passages(chunks: tuple[str, ...]) -> str:
 
 CONTEXT_RELEVANCE = Task(
     instructions="""You will read a question and numbered context sentences, grouped in passages. \
-Which of the numbered context sentences are needed to answer the question? \
-{reason}List the numbers of exactly those sentences in "relevant_sentences". \
-A sentence about something else, even a similar name or topic, is not needed. \
-If no sentence helps to answer the question (Insufficient Information), give an empty list.""",
+For each numbered context sentence, decide whether it is needed to answer the question: "relevant" \
+is 1 only if the sentence states information that answers the question or part of it; 0 if it is \
+about something else (even a similar name or topic) or is background that the question does not ask \
+about. {reason}Give one verdict per sentence, in order.""",
     sample="""Question: {question}
 
 Context sentences:

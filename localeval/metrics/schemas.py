@@ -32,12 +32,6 @@ def verdict_list(n: int, verdict: str, settings: JudgeSettings) -> dict[str, Any
     return _object({"verdicts": _exact_list(items)})
 
 
-def sentence_selection(n: int, settings: JudgeSettings) -> dict[str, Any]:
-    """`{"reason": "...", "relevant_sentences": [numbers from 1..n]}`; empty means none is needed."""
-    numbers = {"type": "array", "items": {"enum": list(range(1, n + 1))}, "maxItems": n}
-    return _object({**_reason(settings), "relevant_sentences": numbers})
-
-
 def question_list(settings: JudgeSettings) -> dict[str, Any]:
     question = _object({"question": {"type": "string", "maxLength": settings.question_chars}, "noncommittal": BINARY})
     return _object({"questions": _exact_list([question] * settings.questions)})
