@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from . import models
 from .data import load_samples, samples_from_records
@@ -19,6 +19,7 @@ from .progress import BarProgress, NoProgress
 from .results import summarize
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE
+from .tuning import metric_settings
 
 
 def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Callable[[str], None] = print) -> Judge:
@@ -70,7 +71,7 @@ def evaluate(
     language: str = DEFAULT_LANGUAGE,
     device: str = "auto",
     dtype: str = "auto",
-    settings: JudgeSettings | None = None,
+    settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None,
     limits: BatchLimits = BatchLimits(),
     cache: bool | AnswerCache = True,
     window: int = DEFAULT_WINDOW,
@@ -79,10 +80,12 @@ def evaluate(
     """Score `samples` (dicts, Samples, or a dataset path) with the given metrics (default: all).
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
-    with the Judge / Embedder interface (for instance a ScriptedJudge in tests).
+    with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
+    JudgeSettings for every metric or one per metric name; None: the judge's measured settings
+    (localeval/tuning.py).
     """
     samples = as_samples(samples)
-    chosen = resolve_metrics(metrics, settings)
+    chosen = resolve_metrics(metrics, metric_settings(judge) if settings is None else settings)
     device = choose_device(device)
     answer_cache = cache if isinstance(cache, AnswerCache) else (AnswerCache() if cache else None)
     engine = JudgeEngine(build_judge(judge, device, dtype), limits, answer_cache)

@@ -39,6 +39,7 @@ class ModelSpec:
     default: bool = False
     gguf: dict[str, Any] | None = None
     directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
+    settings: dict[str, Any] | None = None  # a judge's measured settings (localeval/tuning.py)
 
     @property
     def stored_path(self) -> Path:
@@ -65,7 +66,7 @@ def registry() -> dict[str, ModelSpec]:
         name: ModelSpec(
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
             install=e["install"], default=e.get("default", False), gguf=e.get("gguf"),
-            directory=tuple(e["directory"]) if "directory" in e else None,
+            directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
         )
         for name, e in entries.items()
     }

@@ -16,18 +16,19 @@ from .engine.cache import AnswerCache
 from .engine.scheduler import BatchLimits, JudgeEngine
 from .errors import UserError
 from .evaluation import Evaluator
-from .metrics import JudgeSettings, resolve_metrics
+from .metrics import resolve_metrics
 from .progress import BarProgress, NoProgress
 from .report import write_report
 from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
 from .text import SUPPORTED_LANGUAGES
+from .tuning import metric_settings, reasons_used
 
 
 def run_command(args) -> int:
     started = time.perf_counter()
     _check_numbers(args)
     samples = load_samples(args.data)[: args.limit]
-    settings = JudgeSettings(reasons=not args.no_reasons, questions=args.questions)
+    settings = metric_settings(args.judge, args.reasons, questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     if args.language not in SUPPORTED_LANGUAGES:
         raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
@@ -102,7 +103,8 @@ def _details(args, judge, embedder, engine, evaluator, device, n_samples, scored
         "models": {"judge": judge.identity, "embedder": embedder.identity},
         "device": describe(device),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
-                     "reasons": not args.no_reasons, "questions": args.questions, "language": args.language},
+                     "reasons": reasons_used(evaluator.metrics),
+                     "questions": args.questions, "language": args.language},
         "judge": {
             "requests": evaluator.timings.judge_requests,
             "cache_hits": engine.cache_hits,

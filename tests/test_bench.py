@@ -31,6 +31,7 @@ from localeval.errors import DataError, UserError
 from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import JudgeRequest
 from localeval.text import split_chunks
+from localeval.tuning import UNMEASURED, metric_settings
 
 SMALL = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
 METRICS = list(DEFAULT_METRICS)
@@ -220,7 +221,7 @@ class LabelJudge:
         self.answers: dict[JudgeRequest, dict] = {}
         self.requests: dict[tuple[str, str], list[JudgeRequest]] = {}  # (sample id, metric) -> its requests
         for item in labeled:
-            for metric in resolve_metrics(METRICS):
+            for metric in resolve_metrics(METRICS, metric_settings(self)):  # as its job will ask
                 requests = next(metric.steps(item.sample, item.sample.language or "en"))
                 self.requests[(item.sample.id, metric.name)] = requests
                 self.answers.update(zip(requests, self._answers(metric.name, item)))
@@ -232,8 +233,6 @@ class LabelJudge:
         if metric == "response_relevancy":
             return [self._questions(item)]
         flags = [self._verdict(metric, flag) for flag in item.sentences[metric]]
-        if metric == "context_relevance":
-            return [{"reason": "labels", "relevant_sentences": [i for i, f in enumerate(flags, 1) if f]}]
         key = SENTENCE_LABELS[metric].verdict
         if metric != "context_supported_precision":
             return [verdict_list(key, flags)]
@@ -286,7 +285,7 @@ def scripted(name: str, script) -> ScriptedJudge:
 
 def jobs_for(labeled, judges) -> list[JudgeJob]:
     samples = tuple(item.sample for item in labeled)
-    return [JudgeJob(judge, samples, tuple(METRICS), embedder=EMBEDDER) for judge in judges]
+    return [JudgeJob(judge, samples, tuple(METRICS), metric_settings(judge), embedder=EMBEDDER) for judge in judges]
 
 
 def bench_with(labeled, judges, isolate: bool, out: Path) -> dict:
@@ -353,6 +352,9 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2}}
     assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
     assert saved["settings"]["embedder"] == "lookup"
+    # a scripted judge was never measured: it gets the unmeasured choice, which mixes on and off
+    assert saved["settings"]["reasons"] == "per judge"
+    assert saved["judges"][0]["reasons"] == UNMEASURED
     measures = saved["judges"][0]["measures"]
     for key in ("samples_per_second", "valid_json_rate", "answered", "invalid", "peak_memory_mb", "wall_seconds"):
         assert measures[key] is not None
@@ -365,6 +367,9 @@ def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     text = (out / "bench.md").read_text(encoding="utf-8")
     assert "**Best judge: oracle, mean Spearman ρ = 1.000 across 5 metrics" in text
     assert "Dataset:" in text and "Device:" in text and "time taken:" in text
+    assert "Settings: reasons per judge," in text
+    assert ("Reasons for oracle: off for context_relevance, context_recall, answer_supported_precision, "
+            "on for the rest") in text
     agreement_table = text.split("## ")[1].splitlines()
     rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
     assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from localeval import models
 from localeval.cli import main
 from localeval.text import split_chunks, split_sentences
 
@@ -114,6 +115,18 @@ def test_summary_names_models_device_and_counts(cli_run):
     assert "CPU" in summary["device"] or "NVIDIA" in summary["device"]
     assert summary["metrics"]["context_recall"] == {**summary["metrics"]["context_recall"], "scored": 2, "null": 1}
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
+    # --reasons auto: the embedded judge's measured choice from the registry, per metric
+    assert summary["settings"]["reasons"] == models.registry()["smollm2-135m-instruct"].settings["reasons"]
+
+
+def test_verdicts_carry_a_reason_exactly_where_the_judge_was_asked_for_one(cli_run):
+    out, rows = cli_run
+    reasons = json.loads((out / "summary.json").read_text(encoding="utf-8"))["settings"]["reasons"]
+    assert set(reasons.values()) == {True, False}  # the embedded judge mixes them, so both are checked
+    for row in rows.values():
+        for metric, asked in reasons.items():
+            for verdict in row["evidence"][metric].get("sentences", []):
+                assert ("reason" in verdict) == asked, (metric, verdict)
 
 
 def test_resume_scores_only_what_is_missing_and_rerun_hits_the_cache(cli_run, picked_data, capsys):

@@ -15,7 +15,8 @@ from .. import __version__, models
 from ..device import choose_device, choose_dtype, describe
 from ..engine.scheduler import BatchLimits
 from ..errors import UserError
-from ..metrics import JudgeSettings, resolve_metrics
+from ..metrics import resolve_metrics
+from ..tuning import metric_settings, reasons_used
 from .compare import compare
 from .labels import LabeledSample, read_labeled
 from .report import HTML_FILE, headline, markdown_table, tables, write_reports
@@ -37,7 +38,7 @@ def bench_command(args) -> int:
     log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     jobs = [
         JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
-                 JudgeSettings(reasons=not args.no_reasons), args.embedder, device, args.dtype,
+                 metric_settings(judge, args.reasons), args.embedder, device, args.dtype,
                  BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
         for judge in judges
     ]
@@ -117,7 +118,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it."""
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
-    judges = [_judge_entry(labeled, run, metrics) for run in runs]
+    judges = [_judge_entry(labeled, run, job) for run, job in zip(runs, jobs)]
     ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["mean_spearman"] is not None]
     best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
     job = jobs[0]
@@ -127,7 +128,8 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "dataset": {"path": str(data), "samples": len(labeled),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
-        "settings": {"metrics": metrics, "reasons": job.settings.reasons, "questions": job.settings.questions,
+        "settings": {"metrics": metrics, "reasons": _reasons_mode(jobs),
+                     "questions": job.settings[metrics[0]].questions,
                      "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
                      "dtype": job.dtype, "cache": job.cache,
                      "embedder": _embedder_name(job.embedder)},
@@ -145,8 +147,22 @@ def _embedder_name(embedder: Any) -> str:
     return embedder if isinstance(embedder, str) else embedder.identity
 
 
-def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> dict[str, Any]:
+def _reasons_mode(jobs: Sequence[JudgeJob]) -> str:
+    """"on" or "off" when every judge had reasons on or off on every metric, else "per judge"."""
+    chosen = {on for job in jobs for on in _reasons(job).values()}
+    if not chosen:
+        return "not asked"  # only metrics without reasons ran
+    return "per judge" if len(chosen) > 1 else ("on" if chosen == {True} else "off")
+
+
+def _reasons(job: JudgeJob) -> dict[str, bool]:
+    return reasons_used(resolve_metrics(job.metrics, job.settings))
+
+
+def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob) -> dict[str, Any]:
+    reasons = _reasons(job)
     if not run.ok:
         return {"name": run.judge, "status": "failed", "error": run.error, "traceback": run.traceback,
-                "measures": run.measures}
-    return {"name": run.judge, "status": "ok", "measures": run.measures, **compare(labeled, run, metrics)}
+                "reasons": reasons, "measures": run.measures}
+    return {"name": run.judge, "status": "ok", "reasons": reasons, "measures": run.measures,
+            **compare(labeled, run, list(job.metrics))}

@@ -163,10 +163,22 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
     return [
         f"Dataset: {data['path']} ({data['samples']} samples: {languages})",
         f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
-        (f"Settings: reasons {'on' if settings['reasons'] else 'off'}, batch size {settings['batch_size']}, "
+        (f"Settings: reasons {settings['reasons']}, batch size {settings['batch_size']}, "
          f"max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
+        *_reasons_lines(bench),
     ]
+
+
+def _reasons_lines(bench: dict[str, Any]) -> list[str]:
+    """Which metrics each judge answered without reasons, when that differs between judges or metrics."""
+    if bench["settings"]["reasons"] != "per judge":
+        return []
+    lines = []
+    for judge in bench["judges"]:
+        off = [name for name, on in judge["reasons"].items() if not on]
+        lines.append(f"Reasons for {judge['name']}: " + (f"off for {', '.join(off)}, on for the rest" if off else "on"))
+    return lines
 
 
 def failures(bench: dict[str, Any]) -> list[str]:

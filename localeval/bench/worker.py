@@ -34,7 +34,7 @@ class JudgeJob:
     judge: Any  # a registered name, a model directory, or a Judge object (a ScriptedJudge in tests)
     samples: tuple[Sample, ...]
     metrics: tuple[str, ...]
-    settings: JudgeSettings = field(default_factory=JudgeSettings)
+    settings: dict[str, JudgeSettings]  # per metric name (localeval/tuning.py)
     embedder: Any = None  # as `judge`; None: the default embedder
     device: str = "cpu"  # already resolved by the parent (no "auto")
     dtype: str = "auto"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from ..errors import UserError
 from .base import JudgeSettings, Metric, MetricResult
 from .context_recall import ContextRecall
@@ -16,8 +18,11 @@ METRICS: dict[str, type[Metric]] = {
 DEFAULT_METRICS = tuple(METRICS)
 
 
-def resolve_metrics(names, settings: JudgeSettings | None = None) -> list[Metric]:
-    """Metric objects for `names` (names or Metric instances; None means all), in the order given."""
+def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None) -> list[Metric]:
+    """Metric objects for `names` (names or Metric instances; None means all), in the order given.
+
+    `settings` is one JudgeSettings for every metric, or one per metric name (localeval/tuning.py).
+    """
     if names is None:
         names = DEFAULT_METRICS
     if isinstance(names, str):
@@ -27,7 +32,7 @@ def resolve_metrics(names, settings: JudgeSettings | None = None) -> list[Metric
         if isinstance(item, Metric):
             metrics.append(item)
         elif item in METRICS:
-            metrics.append(METRICS[item](settings))
+            metrics.append(METRICS[item](settings.get(item) if isinstance(settings, Mapping) else settings))
         else:
             raise UserError(f"unknown metric '{item}'; choose from: {', '.join(METRICS)}")
     if not metrics:

@@ -49,6 +49,7 @@ class Metric:
     requires: ClassVar[tuple[str, ...]]  # sample fields without which the metric cannot score
     description: ClassVar[str]
     uses_embedder: ClassVar[bool] = False
+    asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
 
     def __init__(self, settings: JudgeSettings | None = None):
         self.settings = settings or JudgeSettings()

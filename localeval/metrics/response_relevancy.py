@@ -20,6 +20,7 @@ class ResponseRelevancy(Metric):
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"
     uses_embedder = True
+    asks_reasons = False  # the questions are the judge's whole answer
 
     def steps(self, sample: Sample, language: str) -> Step:
         schema = schemas.question_list(self.settings)

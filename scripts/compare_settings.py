@@ -1,0 +1,79 @@
+"""Is setting B really better than setting A? Two bench.json files of the same judges and data, compared.
+
+`python -m localeval bench` measures one setting. Choosing a judge's defaults means comparing two
+runs on the same samples, and on 30 samples a difference in Spearman ρ can be noise. For every
+judge and metric that both runs scored, this prints ρ under A and under B, ρ on each half of the
+samples (odd and even positions: does the change help on both?), and the share of paired
+bootstrap resamples of the samples in which B's ρ beats A's.
+
+    python scripts/compare_settings.py runs/reasons-on/bench.json runs/reasons-off/bench.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from localeval.bench.agreement import spearman  # noqa: E402
+
+RESAMPLES = 2000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("a", help="bench.json of setting A (the baseline)")
+    parser.add_argument("b", help="bench.json of setting B (the change)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    a, b = load(args.a), load(args.b)
+    rng = np.random.default_rng(args.seed)
+    print("| judge | metric | ρ A | ρ B | halves A | halves B | B beats A in |")
+    print("|---|---|---:|---:|---:|---:|---:|")
+    for judge in sorted(a.keys() & b.keys()):
+        for metric in [m for m in a[judge] if m in b[judge]]:
+            print(row(judge, metric, a[judge][metric], b[judge][metric], rng))
+
+
+def load(path: str) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
+    """{judge: {metric: {sample id: (judge score, human score)}}} for every scored pair."""
+    bench = json.loads(Path(path).read_text(encoding="utf-8"))
+    out: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
+    for judge in bench["judges"]:
+        if judge["status"] != "ok":
+            continue
+        per_metric = out.setdefault(judge["name"], {})
+        for sample in judge["per_sample"]:
+            for metric, pair in sample.items():
+                if metric != "id" and pair["judge"] is not None and pair["human"] is not None:
+                    per_metric.setdefault(metric, {})[sample["id"]] = (pair["judge"], pair["human"])
+    return out
+
+
+def row(judge: str, metric: str, a: dict, b: dict, rng: np.random.Generator) -> str:
+    ids = sorted(a.keys() & b.keys())
+    human = np.array([a[i][1] for i in ids])
+    score_a, score_b = np.array([a[i][0] for i in ids]), np.array([b[i][0] for i in ids])
+    halves = [np.arange(len(ids)) % 2 == parity for parity in (0, 1)]
+    if spearman(score_a, human) is None and spearman(score_b, human) is None:  # constant under both
+        return f"| {judge} | {metric} | — | — | — | — | — |"
+    wins = []
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, len(ids), len(ids))
+        rho_a, rho_b = (spearman(s[pick], human[pick]) or 0.0 for s in (score_a, score_b))
+        wins.append(rho_b > rho_a)
+    return (f"| {judge} | {metric} | {fmt(spearman(score_a, human))} | {fmt(spearman(score_b, human))} | "
+            f"{' / '.join(fmt(spearman(score_a[h], human[h])) for h in halves)} | "
+            f"{' / '.join(fmt(spearman(score_b[h], human[h])) for h in halves)} | {100 * np.mean(wins):.0f}% |")
+
+
+def fmt(value: float | None) -> str:
+    return "—" if value is None else f"{value:.3f}"
+
+
+if __name__ == "__main__":
+    main()
