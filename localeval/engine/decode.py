@@ -164,6 +164,10 @@ class Admission:
     rows: int  # most rows decoding at once; 1 decodes one request at a time
     prompt_tokens: int  # most rows x longest prompt suffix prefilled in one pass
 
+    def fits(self, rows: int, prefilling: int, widest: int) -> bool:
+        """Whether `rows` rows in all, `prefilling` of them new prompts padded to `widest` tokens, fit."""
+        return rows <= self.rows and prefilling * widest <= self.prompt_tokens
+
     def refill_at(self) -> int:
         """Free rows worth a refill: a prefill and a cache merge cost about a few decoding passes."""
         return max(1, self.rows // 4)
@@ -222,9 +226,9 @@ def _admit(queue: deque, prompts: list[Prompt], admission: Admission, decoding: 
     """The next prompts that fit beside the `decoding` rows, by row count and prefill token budget."""
     admitted = [queue.popleft()]
     longest = len(prompts[admitted[0]].suffix)
-    while queue and decoding + len(admitted) < admission.rows:
+    while queue:
         widest = max(longest, len(prompts[queue[0]].suffix))
-        if widest * (len(admitted) + 1) > admission.prompt_tokens:
+        if not admission.fits(decoding + len(admitted) + 1, len(admitted) + 1, widest):
             break
         admitted.append(queue.popleft())
         longest = widest

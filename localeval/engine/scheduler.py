@@ -62,7 +62,7 @@ class JudgeEngine:
         """All requests in one call, shortest prompt first; the judge admits rows as others finish,
         within the same limits, and each answer is cached as soon as it is done."""
         ordered = sorted(todo, key=self.judge.prompt_tokens)
-        admission = Admission(rows=self.limits.batch_size, prompt_tokens=self.limits.max_batch_tokens)
+        admission = self._admission()
 
         def done(index: int, answer: JudgeAnswer) -> None:
             self._record({ordered[index]: answer})
@@ -76,14 +76,19 @@ class JudgeEngine:
         self.answered += len(fresh)
         self.invalid += sum(answer.data is None for answer in fresh.values())
 
+    def _admission(self) -> Admission:
+        """The batch limits, as the rule both ways of decoding apply (Admission.fits)."""
+        return Admission(rows=self.limits.batch_size, prompt_tokens=self.limits.max_batch_tokens)
+
     def batches(self, requests: list[JudgeRequest]) -> list[list[JudgeRequest]]:
         """Requests by prompt length, cut where the next row would break a limit."""
         sized = sorted(((self.judge.prompt_tokens(r), r) for r in requests), key=lambda pair: pair[0])
+        admission = self._admission()
         batches: list[list[JudgeRequest]] = []
         for prompt_tokens, request in sized:
             # Sorted ascending, so the row being added is the longest: it sets the padded width.
-            if batches and len(batches[-1]) < self.limits.batch_size \
-                    and prompt_tokens * (len(batches[-1]) + 1) <= self.limits.max_batch_tokens:
+            rows = len(batches[-1]) + 1 if batches else 0
+            if batches and admission.fits(rows, rows, prompt_tokens):
                 batches[-1].append(request)
             else:
                 batches.append([request])
