@@ -7,7 +7,7 @@ import sys
 
 from . import models, offline  # noqa: F401  (offline: its switches before any HF import)
 from .errors import UserError
-from .tuning import REASONS_CHOICES
+from .tuning import CHOICES
 
 EXAMPLES = """examples:
   python -m localeval run examples/samples.jsonl
@@ -95,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
                      help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
                      help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
-    add_reasons_options(run)
+    add_judge_settings_options(run)
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
                      "response_relevancy (default: %(default)s)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the judge-answer cache "
@@ -112,13 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def add_reasons_options(parser) -> None:
-    parser.add_argument("--reasons", choices=REASONS_CHOICES, default="auto",
+def add_judge_settings_options(parser) -> None:
+    parser.add_argument("--reasons", choices=CHOICES, default="auto",
                         help="a reason before each verdict: auto = the choice measured best for the judge, per "
-                        "metric (docs/judges.md; on for judges nobody measured); on or off for every metric. "
-                        "Off is faster and leaves less evidence (default: %(default)s)")
+                        "metric (docs/judges.md; the best judge's choice for a judge nobody measured); on or "
+                        "off for every metric. Off is faster and leaves less evidence (default: %(default)s)")
     parser.add_argument("--no-reasons", dest="reasons", action="store_const", const="off",
                         help="the same as --reasons off")
+    parser.add_argument("--example", choices=CHOICES, default="auto",
+                        help="a worked example in the judge's instructions: auto = the measured choice, as for "
+                        "--reasons; on or off for every metric that has one (default: %(default)s)")
 
 
 def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens: int) -> None:
@@ -140,7 +143,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                        help="most judge requests per batch (default: %(default)s)")
     bench.add_argument("--max-batch-tokens", type=int, default=default_max_batch_tokens,
                        help="most padded prompt tokens per batch (default: %(default)s)")
-    add_reasons_options(bench)
+    add_judge_settings_options(bench)
     bench.add_argument("--cache", action="store_true", help="answer from the judge-answer cache where it can "
                        "(off by default: cached answers take no time, so speeds would be wrong)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines or bar")

@@ -21,14 +21,14 @@ from .progress import BarProgress, NoProgress
 from .report import write_report
 from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
 from .text import SUPPORTED_LANGUAGES
-from .tuning import metric_settings, reasons_used
+from .tuning import metric_settings, settings_used
 
 
 def run_command(args) -> int:
     started = time.perf_counter()
     _check_numbers(args)
     samples = load_samples(args.data)[: args.limit]
-    settings = metric_settings(args.judge, args.reasons, questions=args.questions)
+    settings = metric_settings(args.judge, args.reasons, args.example, questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     if args.language not in SUPPORTED_LANGUAGES:
         raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
@@ -103,7 +103,7 @@ def _details(args, judge, embedder, engine, evaluator, device, n_samples, scored
         "models": {"judge": judge.identity, "embedder": embedder.identity},
         "device": describe(device),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
-                     "reasons": reasons_used(evaluator.metrics),
+                     **settings_used(evaluator.metrics),
                      "questions": args.questions, "language": args.language},
         "judge": {
             "requests": evaluator.timings.judge_requests,

@@ -58,17 +58,24 @@ def row(judge: str, metric: str, a: dict, b: dict, rng: np.random.Generator) -> 
     ids = sorted(a.keys() & b.keys())
     human = np.array([a[i][1] for i in ids])
     score_a, score_b = np.array([a[i][0] for i in ids]), np.array([b[i][0] for i in ids])
-    halves = [np.arange(len(ids)) % 2 == parity for parity in (0, 1)]
     if spearman(score_a, human) is None and spearman(score_b, human) is None:  # constant under both
         return f"| {judge} | {metric} | — | — | — | — | — |"
-    wins = []
-    for _ in range(RESAMPLES):
-        pick = rng.integers(0, len(ids), len(ids))
-        rho_a, rho_b = (spearman(s[pick], human[pick]) or 0.0 for s in (score_a, score_b))
-        wins.append(rho_b > rho_a)
+    halves = [np.arange(len(ids)) % 2 == parity for parity in (0, 1)]
+    same = np.array_equal(score_a, score_b)
     return (f"| {judge} | {metric} | {fmt(spearman(score_a, human))} | {fmt(spearman(score_b, human))} | "
             f"{' / '.join(fmt(spearman(score_a[h], human[h])) for h in halves)} | "
-            f"{' / '.join(fmt(spearman(score_b[h], human[h])) for h in halves)} | {100 * np.mean(wins):.0f}% |")
+            f"{' / '.join(fmt(spearman(score_b[h], human[h])) for h in halves)} | "
+            f"{'same scores' if same else f'{100 * b_wins(score_a, score_b, human, rng):.0f}%'} |")
+
+
+def b_wins(score_a: np.ndarray, score_b: np.ndarray, human: np.ndarray, rng: np.random.Generator) -> float:
+    """Share of paired bootstrap resamples in which B's ρ beats A's (an undefined ρ counts as 0)."""
+    wins = 0
+    for _ in range(RESAMPLES):
+        pick = rng.integers(0, len(human), len(human))
+        rho_a, rho_b = (spearman(s[pick], human[pick]) or 0.0 for s in (score_a, score_b))
+        wins += rho_b > rho_a
+    return wins / RESAMPLES
 
 
 def fmt(value: float | None) -> str:

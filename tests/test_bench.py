@@ -353,8 +353,8 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
     assert saved["settings"]["embedder"] == "lookup"
     # a scripted judge was never measured: it gets the unmeasured choice, which mixes on and off
-    assert saved["settings"]["reasons"] == "per judge"
-    assert saved["judges"][0]["reasons"] == UNMEASURED
+    assert (saved["settings"]["reasons"], saved["settings"]["example"]) == ("auto", "auto")
+    assert saved["judges"][0]["settings"] == UNMEASURED
     measures = saved["judges"][0]["measures"]
     for key in ("samples_per_second", "valid_json_rate", "answered", "invalid", "peak_memory_mb", "wall_seconds"):
         assert measures[key] is not None
@@ -367,9 +367,10 @@ def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     text = (out / "bench.md").read_text(encoding="utf-8")
     assert "**Best judge: oracle, mean Spearman ρ = 1.000 across 5 metrics" in text
     assert "Dataset:" in text and "Device:" in text and "time taken:" in text
-    assert "Settings: reasons per judge," in text
-    assert ("Reasons for oracle: off for context_relevance, context_recall, answer_supported_precision, "
-            "on for the rest") in text
+    assert "Settings: reasons auto, example auto," in text
+    assert ("oracle: reasons on for context_supported_precision; off for context_relevance, context_recall, "
+            "answer_supported_precision. example on for context_recall, answer_supported_precision; off for "
+            "context_relevance") in text
     agreement_table = text.split("## ")[1].splitlines()
     rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
     assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]

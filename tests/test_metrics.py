@@ -20,7 +20,13 @@ from localeval.engine.scheduler import BatchLimits, JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import UserError
 from localeval.evaluation import Evaluator
-from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics, schemas
+from localeval.metrics import (
+    DEFAULT_METRICS,
+    JudgeSettings,
+    prompts,
+    resolve_metrics,
+    schemas,
+)
 from localeval.metrics.context_relevance import ContextRelevance
 from localeval.requests import JudgeRequest
 from localeval.samples import Sample
@@ -811,6 +817,36 @@ def test_token_bound_covers_the_longest_valid_answer(schema):
     assert json.loads(text) == longest_answer(schema)
     # a token is at least one byte, and the end-of-sequence token comes on top
     assert schemas.max_output_tokens(schema) >= len(text.encode("utf-8")) + 1
+
+
+# --- worked examples in the instructions ----------------------------------------------------
+
+
+EXAMPLED = [(prompts.CONTEXT_RELEVANCE, "relevant"), (prompts.CONTEXT_RECALL, "attributed"),
+            (prompts.ANSWER_SUPPORTED, "supported")]
+
+
+@pytest.mark.parametrize("reasons", [False, True], ids=["no-reasons", "reasons"])
+@pytest.mark.parametrize(("task", "key"), EXAMPLED, ids=["context_relevance", "context_recall",
+                                                          "answer_supported_precision"])
+def test_the_example_answer_is_what_the_grammar_would_write(task, key, reasons):
+    settings = JudgeSettings(reasons=reasons, example=True)
+    system, _ = task.messages(settings, context="c", question="q", sentences="s")
+    answer = re.search(r"^Answer: (.*)$", system, re.M).group(1)
+    schema = schemas.verdict_list(len(task.example.verdicts), key, settings)
+    assert re.fullmatch(build_regex_from_schema(json.dumps(schema), WHITESPACE), answer)
+    items = json.loads(answer)["verdicts"]
+    assert [item[key] for item in items] == list(task.example.verdicts)
+    assert all(("reason" in item) == reasons for item in items)
+
+
+@pytest.mark.parametrize("example", [False, True])
+def test_examples_are_shown_only_when_asked_and_only_in_the_shared_instructions(example):
+    for request in all_requests(JudgeSettings(example=example)):
+        system, user = system_text(request), user_text(request)
+        assert "Harbor Bridge" not in user
+        has_one = metric_of(request) in ("context_relevance", "context_recall", "answer_supported_precision")
+        assert ("Example (a different subject)" in system) == (example and has_one)
 
 
 # --- judge output that cannot be used -----------------------------------------------------

@@ -115,8 +115,10 @@ def test_summary_names_models_device_and_counts(cli_run):
     assert "CPU" in summary["device"] or "NVIDIA" in summary["device"]
     assert summary["metrics"]["context_recall"] == {**summary["metrics"]["context_recall"], "scored": 2, "null": 1}
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
-    # --reasons auto: the embedded judge's measured choice from the registry, per metric
-    assert summary["settings"]["reasons"] == models.registry()["smollm2-135m-instruct"].settings["reasons"]
+    # --reasons / --example auto: the embedded judge's measured choice from the registry, per metric
+    registered = models.registry()["smollm2-135m-instruct"].settings
+    assert summary["settings"]["reasons"] == registered["reasons"]
+    assert summary["settings"]["example"] == registered["example"]
 
 
 def test_verdicts_carry_a_reason_exactly_where_the_judge_was_asked_for_one(cli_run):

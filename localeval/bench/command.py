@@ -16,7 +16,7 @@ from ..device import choose_device, choose_dtype, describe
 from ..engine.scheduler import BatchLimits
 from ..errors import UserError
 from ..metrics import resolve_metrics
-from ..tuning import metric_settings, reasons_used
+from ..tuning import metric_settings, settings_used
 from .compare import compare
 from .labels import LabeledSample, read_labeled
 from .report import HTML_FILE, headline, markdown_table, tables, write_reports
@@ -38,7 +38,7 @@ def bench_command(args) -> int:
     log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     jobs = [
         JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
-                 metric_settings(judge, args.reasons), args.embedder, device, args.dtype,
+                 metric_settings(judge, args.reasons, args.example), args.embedder, device, args.dtype,
                  BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
         for judge in judges
     ]
@@ -47,7 +47,8 @@ def bench_command(args) -> int:
     except KeyboardInterrupt:
         print("\ninterrupted: no report written", file=sys.stderr)
         return 130
-    bench = assemble(labeled, runs, jobs, data=args.data, started=started)
+    bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
+                     example=args.example)
     out_dir = Path(args.out)
     write_reports(out_dir, bench)
     print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
@@ -114,8 +115,12 @@ def _outcome(run: JudgeRun) -> str:
 
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
-             data: str | Path, started: float) -> dict[str, Any]:
-    """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it."""
+             data: str | Path, started: float, reasons: str = "auto", example: str = "auto") -> dict[str, Any]:
+    """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
+
+    `reasons` and `example` are the choices the jobs' settings were made with (auto, on, off);
+    what each judge was then asked per metric is in its entry's "settings".
+    """
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
     judges = [_judge_entry(labeled, run, job) for run, job in zip(runs, jobs)]
@@ -128,7 +133,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "dataset": {"path": str(data), "samples": len(labeled),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
-        "settings": {"metrics": metrics, "reasons": _reasons_mode(jobs),
+        "settings": {"metrics": metrics, "reasons": reasons, "example": example,
                      "questions": job.settings[metrics[0]].questions,
                      "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
                      "dtype": job.dtype, "cache": job.cache,
@@ -147,22 +152,10 @@ def _embedder_name(embedder: Any) -> str:
     return embedder if isinstance(embedder, str) else embedder.identity
 
 
-def _reasons_mode(jobs: Sequence[JudgeJob]) -> str:
-    """"on" or "off" when every judge had reasons on or off on every metric, else "per judge"."""
-    chosen = {on for job in jobs for on in _reasons(job).values()}
-    if not chosen:
-        return "not asked"  # only metrics without reasons ran
-    return "per judge" if len(chosen) > 1 else ("on" if chosen == {True} else "off")
-
-
-def _reasons(job: JudgeJob) -> dict[str, bool]:
-    return reasons_used(resolve_metrics(job.metrics, job.settings))
-
-
 def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob) -> dict[str, Any]:
-    reasons = _reasons(job)
+    settings = settings_used(resolve_metrics(job.metrics, job.settings))
     if not run.ok:
         return {"name": run.judge, "status": "failed", "error": run.error, "traceback": run.traceback,
-                "reasons": reasons, "measures": run.measures}
-    return {"name": run.judge, "status": "ok", "reasons": reasons, "measures": run.measures,
+                "settings": settings, "measures": run.measures}
+    return {"name": run.judge, "status": "ok", "settings": settings, "measures": run.measures,
             **compare(labeled, run, list(job.metrics))}

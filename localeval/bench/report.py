@@ -163,21 +163,26 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
     return [
         f"Dataset: {data['path']} ({data['samples']} samples: {languages})",
         f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
-        (f"Settings: reasons {settings['reasons']}, batch size {settings['batch_size']}, "
-         f"max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
+        (f"Settings: reasons {settings['reasons']}, example {settings.get('example', 'off')}, "
+         f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
-        *_reasons_lines(bench),
+        *_judge_settings_lines(bench),
     ]
 
 
-def _reasons_lines(bench: dict[str, Any]) -> list[str]:
-    """Which metrics each judge answered without reasons, when that differs between judges or metrics."""
-    if bench["settings"]["reasons"] != "per judge":
-        return []
+def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:
+    """What each judge was asked with, per metric: reasons and worked example on or off."""
     lines = []
     for judge in bench["judges"]:
-        off = [name for name, on in judge["reasons"].items() if not on]
-        lines.append(f"Reasons for {judge['name']}: " + (f"off for {', '.join(off)}, on for the rest" if off else "on"))
+        parts = []
+        for option, chosen in judge.get("settings", {}).items():
+            on = [name for name, value in chosen.items() if value]
+            off = [name for name, value in chosen.items() if not value]
+            states = [f"{state} for {', '.join(names)}" for state, names in (("on", on), ("off", off)) if names]
+            if states:
+                parts.append(f"{option} {'; '.join(states)}")
+        if parts:
+            lines.append(f"{judge['name']}: {'. '.join(parts)}")
     return lines
 
 

@@ -21,7 +21,8 @@ Step = Generator[list[JudgeRequest] | list[EmbedRequest], list, "MetricResult"]
 class JudgeSettings:
     """How the judge is asked; part of every request, so changing one never hits a stale cache."""
 
-    reasons: bool = True  # a reason before each verdict: slower, and usually a better verdict
+    reasons: bool = True  # a reason before each verdict: slower; better or worse by judge and metric
+    example: bool = False  # show the metric's worked example (prompts.Example), where it has one
     reason_chars: int = 120  # bound on each reason, so the JSON always closes
     questions: int = 3  # response_relevancy: questions generated per response
     question_chars: int = 150
@@ -50,6 +51,7 @@ class Metric:
     description: ClassVar[str]
     uses_embedder: ClassVar[bool] = False
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
+    has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
 
     def __init__(self, settings: JudgeSettings | None = None):
         self.settings = settings or JudgeSettings()

@@ -24,6 +24,7 @@ class ContextRelevance(Metric):
     name = "context_relevance"
     requires = ("user_input", "retrieved_contexts")
     description = "share of context sentences needed to answer the question"
+    has_example = True
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)

@@ -8,6 +8,7 @@ almost nothing however many samples there are.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 from .base import JudgeSettings
@@ -20,14 +21,41 @@ ROLE = (
 
 
 @dataclass(frozen=True)
+class Example:
+    """A worked case on another subject, shown after the instructions.
+
+    A judge may apply a rule more reliably once it has seen it applied, or may copy the example:
+    measured against people, which one happens depends on the judge and the metric
+    (docs/judges.md), so each judge's settings choose it per metric (localeval/tuning.py). The
+    answer is rendered in the exact JSON the grammar will produce, with reasons when the judge is
+    asked for them.
+    """
+
+    sample: str  # the case, laid out like a request
+    verdicts: tuple[int, ...]
+    reasons: tuple[str, ...]  # one per verdict; shown only when reasons are on
+    note: str  # why the hard cases go the way they do
+
+    def render(self, key: str, settings: JudgeSettings) -> str:
+        items = [{"sentence": number, **({"reason": reason} if settings.reasons else {}), key: verdict}
+                 for number, (verdict, reason) in enumerate(zip(self.verdicts, self.reasons), 1)]
+        answer = json.dumps({"verdicts": items}, ensure_ascii=False, separators=(",", ":"))
+        return f"\n\nExample (a different subject):\n{self.sample}\nAnswer: {answer}\n{self.note}"
+
+
+@dataclass(frozen=True)
 class Task:
     instructions: str  # the system message; depends on the settings only ({reason}, {questions})
     sample: str  # the user message, filled from the sample's fields
+    example: Example | None = None
+    verdict: str = ""  # the verdict's key in the answer, for the example
 
     def messages(self, settings: JudgeSettings, **fields: object) -> tuple[str, str]:
         """(system, user) for one request."""
         reason = "First give a short reason, then the verdict. " if settings.reasons else ""
         instructions = self.instructions.format(reason=reason, questions=settings.questions)
+        if self.example and settings.example:
+            instructions += self.example.render(self.verdict, settings)
         return f"{ROLE}\n\n{instructions}", self.sample.format(**fields)
 
 
@@ -49,6 +77,24 @@ def passages(chunks: tuple[str, ...]) -> str:
     return "\n\n".join(f"[Passage {i}]\n{chunk.strip()}" for i, chunk in enumerate(chunks, 1))
 
 
+# Background on the right subject, and the same name for something else: the two ways a sentence
+# looks relevant and is not.
+RELEVANCE = Example(
+    sample="""Question: When did the Harbor Bridge open?
+Context sentences:
+[Passage 1]
+1. The Harbor Bridge opened in 1932.
+2. It carries eight lanes of road traffic.
+
+[Passage 2]
+3. Harbor Bridge is also the title of a 1998 film.""",
+    verdicts=(1, 0, 0),
+    reasons=("It gives the opening year.", "It does not say when the bridge opened.",
+             "It is about a film, not the bridge."),
+    note="""Sentence 2 is about the bridge but does not say when it opened. Sentence 3 is about something else \
+with the same name.""",
+)
+
 CONTEXT_RELEVANCE = Task(
     instructions="""You will read a question and numbered context sentences, grouped in passages. \
 For each numbered context sentence, decide whether it is needed to answer the question: "relevant" \
@@ -59,6 +105,24 @@ about. {reason}Give one verdict per sentence, in order.""",
 
 Context sentences:
 {sentences}""",
+    example=RELEVANCE,
+    verdict="relevant",
+)
+
+# Partly stated and true-but-absent are the two ways a sentence looks supported and is not.
+AGAINST_CONTEXT = Example(
+    sample="""Context:
+[Passage 1]
+The Harbor Bridge opened in 1932. It carries eight lanes of road traffic.
+Sentences to judge:
+1. The bridge opened in 1932.
+2. It was designed by the engineer John Bradfield.
+3. The bridge carries eight lanes of traffic and a railway line.""",
+    verdicts=(1, 0, 0),
+    reasons=("The context gives the opening year.", "The context names no designer.",
+             "The context does not mention a railway line."),
+    note="""Sentence 2 may be true, but the context does not say it. Sentence 3 is only partly in the \
+context (the railway line is not), so it is 0.""",
 )
 
 CONTEXT_RECALL = Task(
@@ -73,6 +137,8 @@ Question: {question}
 
 Reference answer, sentence by sentence:
 {sentences}""",
+    example=AGAINST_CONTEXT,
+    verdict="attributed",
 )
 
 ANSWER_SUPPORTED = Task(
@@ -89,6 +155,8 @@ Question: {question}
 
 Response, sentence by sentence:
 {sentences}""",
+    example=AGAINST_CONTEXT,
+    verdict="supported",
 )
 
 CONTEXT_SUPPORTED = Task(

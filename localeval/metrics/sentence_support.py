@@ -18,6 +18,7 @@ class SentencesAgainstContext(Metric):
     text_field: ClassVar[str]  # the sample field whose sentences are judged
     verdict: ClassVar[str]  # the verdict's key in the schema and the evidence
     task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}
+    has_example = True
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(getattr(sample, self.text_field), language)
