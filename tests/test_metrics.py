@@ -819,6 +819,13 @@ def test_token_bound_covers_the_longest_valid_answer(schema):
     assert schemas.max_output_tokens(schema) >= len(text.encode("utf-8")) + 1
 
 
+def test_every_verdict_task_names_its_verdict_key_in_its_instructions():
+    # the key the schema and evidence use is the one the judge is told about
+    for task in (prompts.CONTEXT_RELEVANCE, prompts.CONTEXT_RECALL, prompts.ANSWER_SUPPORTED,
+                 prompts.CONTEXT_SUPPORTED):
+        assert task.verdict and f'"{task.verdict}"' in task.instructions
+
+
 # --- worked examples in the instructions ----------------------------------------------------
 
 

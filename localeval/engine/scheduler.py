@@ -87,8 +87,7 @@ class JudgeEngine:
         batches: list[list[JudgeRequest]] = []
         for prompt_tokens, request in sized:
             # Sorted ascending, so the row being added is the longest: it sets the padded width.
-            rows = len(batches[-1]) + 1 if batches else 0
-            if batches and admission.fits(rows, rows, prompt_tokens):
+            if batches and admission.fits(len(batches[-1]) + 1, len(batches[-1]) + 1, prompt_tokens):
                 batches[-1].append(request)
             else:
                 batches.append([request])

@@ -10,4 +10,4 @@ class ContextRecall(SentencesAgainstContext):
     name = "context_recall"
     requires = ("user_input", "retrieved_contexts", "reference")
     description = "share of reference sentences attributable to the context"
-    text_field, verdict, task = "reference", "attributed", prompts.CONTEXT_RECALL
+    text_field, task = "reference", prompts.CONTEXT_RECALL

@@ -17,7 +17,7 @@ from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
 from .verdicts import read_verdicts
 
-VERDICT = "relevant"
+VERDICT = prompts.CONTEXT_RELEVANCE.verdict
 
 
 class ContextRelevance(Metric):

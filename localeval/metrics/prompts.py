@@ -48,7 +48,7 @@ class Task:
     instructions: str  # the system message; depends on the settings only ({reason}, {questions})
     sample: str  # the user message, filled from the sample's fields
     example: Example | None = None
-    verdict: str = ""  # the verdict's key in the answer, for the example
+    verdict: str = ""  # the verdict's key, named in the instructions: the schema and evidence use it too
 
     def messages(self, settings: JudgeSettings, **fields: object) -> tuple[str, str]:
         """(system, user) for one request."""
@@ -169,6 +169,7 @@ sentence says, 0 if the response does not mention it. {reason}Give one verdict p
 
 Passage {chunk} of the retrieved context, sentence by sentence:
 {sentences}""",
+    verdict="supported",
 )
 
 RESPONSE_QUESTIONS = Task(

@@ -16,18 +16,18 @@ from .verdicts import read_verdicts
 
 class SentencesAgainstContext(Metric):
     text_field: ClassVar[str]  # the sample field whose sentences are judged
-    verdict: ClassVar[str]  # the verdict's key in the schema and the evidence
-    task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}
+    task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}; names the verdict
     has_example = True
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(getattr(sample, self.text_field), language)
         if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
             return MetricResult.null(f"the {self.text_field} has no sentences")
-        empty = none_supported_by_empty_context(self.verdict, sentences, sample.retrieved_contexts)
+        verdict = self.task.verdict
+        empty = none_supported_by_empty_context(verdict, sentences, sample.retrieved_contexts)
         if empty:
             return empty
-        schema = schemas.verdict_list(len(sentences), self.verdict, self.settings)
+        schema = schemas.verdict_list(len(sentences), verdict, self.settings)
         system, user = self.task.messages(
             self.settings,
             context=prompts.passages(sample.retrieved_contexts),
@@ -37,8 +37,8 @@ class SentencesAgainstContext(Metric):
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        rows = read_verdicts(answer, self.verdict, sentences)
-        return MetricResult(sum(r[self.verdict] for r in rows) / len(rows), {"sentences": rows})
+        rows = read_verdicts(answer, verdict, sentences)
+        return MetricResult(sum(r[verdict] for r in rows) / len(rows), {"sentences": rows})
 
 
 def none_supported_by_empty_context(key: str, sentences: tuple[str, ...], contexts: tuple[str, ...]) -> MetricResult | None:

@@ -16,12 +16,14 @@ from .base import Metric, MetricResult, Step, judge_failure
 from .sentence_support import SentencesAgainstContext
 from .verdicts import read_verdicts
 
+VERDICT = prompts.CONTEXT_SUPPORTED.verdict  # context_supported_precision's key
+
 
 class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
     requires = ("user_input", "retrieved_contexts", "response")
     description = "share of response sentences supported by the context"
-    text_field, verdict, task = "response", "supported", prompts.ANSWER_SUPPORTED
+    text_field, task = "response", prompts.ANSWER_SUPPORTED
 
 
 def rank_weight(rank: int) -> float:
@@ -44,11 +46,11 @@ class ContextSupportedPrecision(Metric):
         failed = next((a for a in answers if a.data is None), None)
         if failed is not None:
             return judge_failure(failed)
-        per_chunk = [read_verdicts(a, "supported", s) for a, (_, s) in zip(answers, judged)]
+        per_chunk = [read_verdicts(a, VERDICT, s) for a, (_, s) in zip(answers, judged)]
         return self._result(judged, per_chunk, len(chunks))
 
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
-        schema = schemas.verdict_list(len(sentences), "supported", self.settings)
+        schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_SUPPORTED.messages(
             self.settings, response=response.strip(), chunk=rank, sentences=prompts.numbered(sentences))
         return JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))
@@ -58,8 +60,8 @@ class ContextSupportedPrecision(Metric):
         rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
         chunk_scores: list[float | None] = [None] * n_chunks
         for (rank, _), chunk_rows in zip(judged, per_chunk):
-            chunk_scores[rank - 1] = sum(r["supported"] for r in chunk_rows) / len(chunk_rows)
+            chunk_scores[rank - 1] = sum(r[VERDICT] for r in chunk_rows) / len(chunk_rows)
         weights = {rank: rank_weight(rank) for rank, _ in judged}
         weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
         evidence = {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}
-        return MetricResult(sum(r["supported"] for r in rows) / len(rows), evidence)
+        return MetricResult(sum(r[VERDICT] for r in rows) / len(rows), evidence)
