@@ -39,6 +39,22 @@ class JudgeRequest:
 
 
 @dataclass(frozen=True)
+class Choice:
+    """A value the grammar left the judge to choose (a 0/1 verdict, a flag), and how sure it was.
+
+    `key` is the JSON key whose value was chosen; `probabilities` maps each value the grammar
+    allowed, as JSON text ("0", "1"), to the model's probability of it, renormalised over the
+    allowed values. The greedy answer took the most probable one.
+    """
+
+    key: str
+    probabilities: dict[str, float]
+
+    def probability(self, value: str) -> float:
+        return self.probabilities.get(value, 0.0)
+
+
+@dataclass(frozen=True)
 class JudgeAnswer:
     """The judge's output for one request: parsed JSON, or why there is none."""
 
@@ -46,16 +62,23 @@ class JudgeAnswer:
     data: dict[str, Any] | None = None
     error: str | None = None
     output_tokens: int = 0
+    choices: tuple[Choice, ...] = ()  # in the order the values appear in `text`; empty if unknown
 
     @staticmethod
-    def parse(text: str, output_tokens: int = 0) -> "JudgeAnswer":
+    def parse(text: str, output_tokens: int = 0, choices: tuple[Choice, ...] = ()) -> "JudgeAnswer":
         try:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
-            return JudgeAnswer(text, None, f"judge output is not valid JSON ({exc.msg})", output_tokens)
+            return JudgeAnswer(text, None, f"judge output is not valid JSON ({exc.msg})", output_tokens, choices)
         if not isinstance(data, dict):
-            return JudgeAnswer(text, None, "judge output is not a JSON object", output_tokens)
-        return JudgeAnswer(text, data, None, output_tokens)
+            return JudgeAnswer(text, None, "judge output is not a JSON object", output_tokens, choices)
+        return JudgeAnswer(text, data, None, output_tokens, choices)
+
+    def probabilities(self, key: str, value: str = "1") -> list[float] | None:
+        """The probability of `value` at each choice of `key`, in order; None if none was recorded
+        (a scripted judge, or an answer that was not decoded by a model)."""
+        found = [choice.probability(value) for choice in self.choices if choice.key == key]
+        return found or None
 
 
 @dataclass(frozen=True)

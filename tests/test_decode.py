@@ -92,6 +92,47 @@ def test_batched_decoding_gives_each_row_its_plain_greedy_answer(judge, settings
     assert judge.stats.suffix_tokens < judge.stats.prompt_tokens
 
 
+@torch.inference_mode()
+def plain_verdict_probabilities(judge: TransformersJudge, request) -> list[float]:
+    """P("1") at each 0/1 choice of the plain greedy answer: the softmax of the model's logits for the
+    tokens "0" and "1", from one forward pass over the full prompt and the whole answer."""
+    zero, one = judge.tokenizer.convert_tokens_to_ids(["0", "1"])
+    answer = plain_greedy(judge, request)
+    ids = torch.tensor([judge.prompt_ids(request) + answer])
+    logits = judge._model(input_ids=ids).logits[0].float()
+    start = len(judge.prompt_ids(request))
+    found = []
+    for position, token in enumerate(answer):
+        before = judge.tokenizer.decode(answer[:position])
+        if before.endswith(('"relevant":', '"attributed":', '"supported":', '"noncommittal":')):
+            assert token in (zero, one)
+            pair = logits[start + position - 1, [zero, one]]  # the logits that chose this token
+            found.append(float(torch.softmax(pair, dim=-1)[1]))
+    return found
+
+
+def test_each_verdict_carries_the_probability_a_plain_forward_pass_gives_it(judge):
+    """The probabilities the batched decoder records (shared prefixes, padding, several rows) are the
+    plain softmax of the model's logits over the two allowed tokens, at each verdict."""
+    requests = first_requests(JudgeSettings(reason_chars=40, question_chars=40))
+    answers = judge.generate(requests, Admission(rows=4, prompt_tokens=10**6))
+    checked = 0
+    for request, answer in zip(requests, answers):
+        recorded = [(c.key, c.probability("1")) for c in answer.choices]
+        expected = plain_verdict_probabilities(judge, request)
+        assert [p for _, p in recorded] == pytest.approx(expected, abs=1e-4)
+        # one choice per verdict, under the verdict's own key, and greedy took the likelier value
+        key = {"verdicts": None, "questions": "noncommittal"}[next(iter(answer.data))]
+        items = answer.data.get("verdicts") or answer.data["questions"]
+        for item, (choice_key, p_one) in zip(items, recorded):
+            assert choice_key == (key or next(k for k in item if k not in ("sentence", "reason")))
+            assert item[choice_key] == int(p_one > 0.5)
+        assert len(recorded) == len(items)
+        checked += len(recorded)
+    assert checked >= 20
+    assert all(sum(c.probabilities.values()) == pytest.approx(1.0) for a in answers for c in a.choices)
+
+
 def test_one_request_at_a_time_matches_the_batch(judge):
     requests = first_requests(JudgeSettings(reasons=False))
     together = [a.text for a in judge.generate(requests)]

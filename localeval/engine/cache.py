@@ -1,16 +1,22 @@
 """A persistent cache of judge answers, so a re-run with the same model and prompts is free.
 
 Keyed by the judge's identity and the digest of the full request (messages, schema, token
-bound): a changed prompt, schema or model never hits a stale entry.
+bound): a changed prompt, schema or model never hits a stale entry. An answer is kept whole:
+its text and the probabilities of its choices, without which soft scoring would silently fall
+back to the greedy verdicts. Answers cached before probabilities were kept are in an older
+table, which is not read.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 from pathlib import Path
 
-from ..requests import JudgeAnswer, JudgeRequest
+from ..requests import Choice, JudgeAnswer, JudgeRequest
+
+TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
 
 
 def default_cache_dir() -> Path:
@@ -27,24 +33,31 @@ class AnswerCache:
         self.path = path
         self._db = sqlite3.connect(path)
         self._db.execute(
-            "CREATE TABLE IF NOT EXISTS answers (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
-            " PRIMARY KEY (judge, request))"
+            f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
+            " choices TEXT, PRIMARY KEY (judge, request))"
         )
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
         found = {}
         for request in requests:
             row = self._db.execute(
-                "SELECT text, output_tokens FROM answers WHERE judge = ? AND request = ?", (judge, request.key())
+                f"SELECT text, output_tokens, choices FROM {TABLE} WHERE judge = ? AND request = ?",
+                (judge, request.key()),
             ).fetchone()
             if row is not None:
-                found[request] = JudgeAnswer.parse(row[0], row[1])
+                choices = tuple(Choice(key, probabilities) for key, probabilities in json.loads(row[2]))
+                found[request] = JudgeAnswer.parse(row[0], row[1], choices)
         return found
 
     def put_many(self, judge: str, answers: dict[JudgeRequest, JudgeAnswer]) -> None:
-        rows = [(judge, r.key(), a.text, a.output_tokens) for r, a in answers.items() if a.error is None]
+        rows = [(judge, r.key(), a.text, a.output_tokens, _choices_json(a)) for r, a in answers.items()
+                if a.error is None]
         with self._db:
-            self._db.executemany("INSERT OR REPLACE INTO answers VALUES (?, ?, ?, ?)", rows)
+            self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
 
     def close(self) -> None:
         self._db.close()
+
+
+def _choices_json(answer: JudgeAnswer) -> str:
+    return json.dumps([[choice.key, choice.probabilities] for choice in answer.choices])

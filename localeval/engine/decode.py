@@ -11,6 +11,10 @@ Three things keep the work per answer small:
   while a large batch on a CPU, where each padded token costs compute, feeds one at a time.
 - **Finished rows leave.** A row whose JSON is complete is dropped from the batch, cache included.
 
+Where the grammar leaves a row only a few tokens to choose from (a 0/1 verdict, a flag), the
+model's probability of each is kept (`ChoicePoint`): a judge's uncertainty is worth as much as
+its greedy pick, and it costs no extra forward pass, only a softmax over the allowed tokens.
+
 The cache grows in place (kv_cache.py) instead of being copied on every step.
 """
 
@@ -19,7 +23,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
@@ -31,6 +35,27 @@ from .kv_cache import growing_cache
 class Prompt:
     prefix: tuple[int, ...]  # shared instructions: computed once per process, then reused
     suffix: tuple[int, ...]  # this request's own tokens; never empty, its last token gives the first logits
+
+
+# A choice among at most this many allowed tokens is a choice between values (a 0/1 verdict, a
+# flag), not free text: its probabilities are kept. Free text leaves thousands of tokens open.
+MAX_CHOICE_TOKENS = 8
+
+
+@dataclass(frozen=True)
+class ChoicePoint:
+    """Where the grammar left a row a few tokens to choose from, and what the model made of them."""
+
+    position: int  # index, in the row's output, of the token chosen here
+    probabilities: dict[int, float]  # each allowed token's probability, renormalised over the allowed ones
+
+
+@dataclass
+class RowOutput:
+    """What one row emits: its tokens, and the probabilities at its choice points."""
+
+    tokens: list[int] = field(default_factory=list)
+    choices: list[ChoicePoint] = field(default_factory=list)
 
 
 @dataclass
@@ -180,14 +205,14 @@ def _left_pad(mask: torch.Tensor, width: int) -> torch.Tensor:
 def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constraint: BatchConstraint,
                   prompts: list[Prompt], limits: list[int], admission: Admission, prefixes: PrefixCache,
                   step_budget: int, counters: DecodeCounters,
-                  on_done: Callable[[int, list[int]], None] = lambda index, tokens: None) -> list[list[int]]:
-    """The tokens each prompt's row emits, its JSON complete (or cut at its limit).
+                  on_done: Callable[[int, RowOutput], None] = lambda index, output: None) -> list[RowOutput]:
+    """What each prompt's row emits, its JSON complete (or cut at its limit).
 
     Prompts are admitted in the order given, as rows free up (continuous batching): a batch
     keeps decoding while finished rows are replaced, instead of waiting for its longest row.
     """
     queue = deque(range(len(prompts)))
-    outputs: list[list[int]] = [[] for _ in prompts]
+    outputs = [RowOutput() for _ in prompts]
     batch, logits = Batch(model, device, pad_id), None
     rows: list[int] = []  # the prompt each batch slot decodes
     pending: list[list[int]] = []  # per slot: tokens chosen or forced, not yet fed to the model
@@ -236,23 +261,43 @@ def _admit(queue: deque, prompts: list[Prompt], admission: Admission, decoding: 
 
 
 def _choose(constraint: BatchConstraint, logits: torch.Tensor, choosing: list[int], eos_id: int,
-            outputs: list[list[int]], rows: list[int], pending: list[list[int]], limits: list[int],
+            outputs: list[RowOutput], rows: list[int], pending: list[list[int]], limits: list[int],
             counters: DecodeCounters) -> set[int]:
     """Pick each choosing row's token, append what the grammar then forces; the slots that finished."""
     tick = time.perf_counter()
-    chosen = constraint.mask(logits[choosing], choosing).argmax(-1).tolist() if choosing else []
+    masked = constraint.mask(logits[choosing], choosing) if choosing else logits[:0]
+    chosen = masked.argmax(-1).tolist()
+    for slot, probabilities in zip(choosing, choice_probabilities(masked)):
+        if probabilities is not None:
+            output = outputs[rows[slot]]
+            output.choices.append(ChoicePoint(len(output.tokens), probabilities))
     emitted = {slot: token for slot, token in zip(choosing, chosen) if token != eos_id}
     constraint.consume(emitted)
     done = set(choosing) - set(emitted)
     for slot, token in emitted.items():
         forced = constraint.forced(slot)
         counters.forced_tokens += len(forced)
-        output = outputs[rows[slot]]
-        output.extend([token, *forced])
-        if constraint.finished(slot) or len(output) >= limits[rows[slot]]:
-            del output[limits[rows[slot]]:]
+        tokens = outputs[rows[slot]].tokens
+        tokens.extend([token, *forced])
+        if constraint.finished(slot) or len(tokens) >= limits[rows[slot]]:
+            del tokens[limits[rows[slot]]:]
             done.add(slot)
         else:
             pending[slot] = [token, *forced]
     counters.grammar_seconds += time.perf_counter() - tick
     return done
+
+
+def choice_probabilities(masked: torch.Tensor) -> list[dict[int, float] | None]:
+    """Per row of grammar-masked logits: {token: probability} over the allowed tokens where only a
+    few are allowed (a choice between values), else None (free text, or a single forced token)."""
+    allowed = torch.isfinite(masked)
+    counts = allowed.sum(-1).tolist()
+    found: list[dict[int, float] | None] = [None] * len(counts)
+    for row, count in enumerate(counts):
+        if 1 < count <= MAX_CHOICE_TOKENS:
+            tokens = allowed[row].nonzero().flatten()
+            # float32 whatever the model's dtype: probabilities near 0 or 1 need the precision
+            probabilities = torch.softmax(masked[row, tokens].float(), dim=-1)
+            found[row] = dict(zip(tokens.tolist(), probabilities.tolist()))
+    return found

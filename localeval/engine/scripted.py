@@ -11,11 +11,12 @@ from ..requests import JudgeAnswer, JudgeRequest
 
 
 class ScriptedJudge:
-    """Answers each request with `script(request)`: a dict (sent as JSON) or a raw string."""
+    """Answers each request with `script(request)`: a dict (sent as JSON), a raw string, or a whole
+    JudgeAnswer (to script the probabilities of its choices as well)."""
 
     identity = "scripted"
 
-    def __init__(self, script: Callable[[JudgeRequest], dict[str, Any] | str]):
+    def __init__(self, script: Callable[[JudgeRequest], dict[str, Any] | str | JudgeAnswer]):
         self.script = script
         self.batches: list[int] = []
 
@@ -24,11 +25,13 @@ class ScriptedJudge:
 
     def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]:
         self.batches.append(len(requests))
-        answers = []
-        for request in requests:
-            reply = self.script(request)
-            answers.append(JudgeAnswer.parse(reply if isinstance(reply, str) else json.dumps(reply)))
-        return answers
+        return [self._answer(self.script(request)) for request in requests]
+
+    @staticmethod
+    def _answer(reply: dict[str, Any] | str | JudgeAnswer) -> JudgeAnswer:
+        if isinstance(reply, JudgeAnswer):
+            return reply
+        return JudgeAnswer.parse(reply if isinstance(reply, str) else json.dumps(reply))
 
 
 class LookupEmbedder:
