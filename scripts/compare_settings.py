@@ -7,6 +7,11 @@ samples (odd and even positions: does the change help on both?), and the share o
 bootstrap resamples of the samples in which B's ρ beats A's.
 
     python scripts/compare_settings.py runs/reasons-on/bench.json runs/reasons-off/bench.json
+
+Each run is scored as it ran (its `--scoring`), or, with `:hard` or `:soft` after its path, under
+that scoring (bench re-scores every run both ways). Hard against soft within one run:
+
+    python scripts/compare_settings.py runs/x/bench.json:hard runs/x/bench.json:soft
 """
 
 from __future__ import annotations
@@ -26,8 +31,8 @@ RESAMPLES = 2000
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("a", help="bench.json of setting A (the baseline)")
-    parser.add_argument("b", help="bench.json of setting B (the change)")
+    parser.add_argument("a", help="bench.json of setting A (the baseline), optionally :hard or :soft")
+    parser.add_argument("b", help="bench.json of setting B (the change), optionally :hard or :soft")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
     a, b = load(args.a), load(args.b)
@@ -39,8 +44,10 @@ def main() -> None:
             print(row(judge, metric, a[judge][metric], b[judge][metric], rng))
 
 
-def load(path: str) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
-    """{judge: {metric: {sample id: (judge score, human score)}}} for every scored pair."""
+def load(spec: str) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
+    """{judge: {metric: {sample id: (judge score, human score)}}} for every scored pair; `spec` is a
+    bench.json path, optionally with :hard or :soft (default: the scores the run reported)."""
+    path, _, scoring = spec.rpartition(":") if spec.endswith((":hard", ":soft")) else (spec, "", "judge")
     bench = json.loads(Path(path).read_text(encoding="utf-8"))
     out: dict[str, dict[str, dict[str, tuple[float, float]]]] = {}
     for judge in bench["judges"]:
@@ -49,8 +56,10 @@ def load(path: str) -> dict[str, dict[str, dict[str, tuple[float, float]]]]:
         per_metric = out.setdefault(judge["name"], {})
         for sample in judge["per_sample"]:
             for metric, pair in sample.items():
-                if metric != "id" and pair["judge"] is not None and pair["human"] is not None:
-                    per_metric.setdefault(metric, {})[sample["id"]] = (pair["judge"], pair["human"])
+                if metric == "id" or scoring not in pair:  # runs before soft scoring have "judge" only
+                    continue
+                if pair[scoring] is not None and pair["human"] is not None:
+                    per_metric.setdefault(metric, {})[sample["id"]] = (pair[scoring], pair["human"])
     return out
 
 

@@ -34,3 +34,19 @@ def test_only_judges_and_metrics_in_both_runs_are_compared():
     rows = compare("11-example-qwen1.5b.json", "02-list-reasons-off.json")
     assert sorted(rows) == [("qwen2.5-coder-1.5b-instruct", "answer_supported_precision"),
                             ("qwen2.5-coder-1.5b-instruct", "context_recall")]
+
+
+def test_hard_against_soft_within_one_run(tmp_path):
+    """A run is re-scored hard and soft; `FILE:hard FILE:soft` compares the two scorings of one run."""
+    import json
+
+    bench = json.loads((TUNING / "20-probabilities.json").read_text(encoding="utf-8"))
+    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "compare_settings.py"),
+                             f"{TUNING / '20-probabilities.json'}:hard", f"{TUNING / '20-probabilities.json'}:soft"],
+                            capture_output=True, text=True, timeout=300, check=True)
+    rows = {tuple(c.strip() for c in line.strip("|").split("|")[:2]): [c.strip() for c in line.strip("|").split("|")[2:]]
+            for line in result.stdout.splitlines()[2:]}
+    judge = next(j for j in bench["judges"] if j["name"] == "qwen2.5-coder-1.5b-instruct")
+    for metric, row in judge["metrics"].items():
+        shown = rows[("qwen2.5-coder-1.5b-instruct", metric)]
+        assert shown[:2] == [f"{row['scorings'][mode]['spearman']:.3f}" for mode in ("hard", "soft")]

@@ -352,7 +352,8 @@ def test_answer_supported_precision_seed_004_all_supported_is_one():
     (request,) = script.asked("answer_supported_precision")
     expected_sentences = split_sentences(ZH_ANSWER, "zh")
     assert verdict_count(request) == len(expected_sentences) == 7
-    assert ZH_QUERY in user_text(request)
+    # seed 004's form: the context and the answer, not the question (support does not depend on it)
+    assert ZH_QUERY not in user_text(request)
     assert all(f"[Passage {i}]" in user_text(request) for i in (1, 2, 3))
 
     assert result.score == pytest.approx(1.0)
@@ -671,6 +672,16 @@ def test_response_relevancy_seed_002_example():
     sims = [float(np.dot(table[q], e_o) / (np.linalg.norm(table[q]) * np.linalg.norm(e_o))) for q in FRANCE_GENERATED]
     assert result.score == pytest.approx(sum(sims) / 3, abs=1e-6)
     assert 0.0 < result.score < 1.0
+
+
+def test_response_relevancy_asks_for_questions_in_the_language_of_a_response_not_in_english():
+    script = Script()
+    score_one(zh_sample(), ["response_relevancy"], script, language="zh")
+    score_one(make_sample(), ["response_relevancy"], script)
+    chinese, english = script.asked("response_relevancy")
+    assert user_text(chinese).endswith("Write the questions in Chinese.")
+    assert "Write the questions" not in user_text(english)  # English: the prompt as measured before
+    assert system_text(chinese) == system_text(english)  # the shared instructions stay shared
 
 
 def test_response_relevancy_question_count_follows_settings():

@@ -13,38 +13,48 @@ from localeval.metrics import DEFAULT_METRICS, resolve_metrics
 from localeval.tuning import (
     APPLIES_TO,
     UNMEASURED,
+    VALUES,
     measured_settings,
     metric_settings,
     settings_used,
 )
 
-OPTIONS = ("reasons", "example")
+OPTIONS = ("reasons", "example", "scoring")
 
 
 def registered_judges() -> dict[str, models.ModelSpec]:
     return {name: spec for name, spec in models.registry().items() if spec.kind == "judge"}
 
 
-def chosen(settings, option: str) -> dict[str, bool]:
-    """{metric: on?} for the metrics the option applies to."""
-    return {name: getattr(settings[name], option) for name in APPLIES_TO[option]}
+def chosen(settings, option: str) -> dict[str, bool | str]:
+    """{metric: on? (or the scoring's name)} for the metrics the option applies to."""
+    value = lambda s: s.scoring.name if option == "scoring" else getattr(s, option)  # noqa: E731
+    return {name: value(settings[name]) for name in APPLIES_TO[option]}
+
+
+def registered(judge: str, option: str) -> dict:
+    """The registry's choice, a metric it does not name taking the unset value (scoring: hard)."""
+    return {m: registered_judges()[judge].settings.get(option, {}).get(m, "hard" if option == "scoring" else False)
+            for m in APPLIES_TO[option]}
 
 
 def test_the_options_apply_to_the_metrics_whose_prompts_they_change():
     assert APPLIES_TO["reasons"] == [m for m in DEFAULT_METRICS if m != "response_relevancy"]
     assert APPLIES_TO["example"] == ["context_relevance", "context_recall", "answer_supported_precision"]
+    assert APPLIES_TO["scoring"] == list(DEFAULT_METRICS)  # every metric's verdicts carry probabilities
 
 
 @pytest.mark.parametrize("judge", sorted(registered_judges()))
 @pytest.mark.parametrize("option", OPTIONS)
-def test_auto_follows_the_registry_and_on_off_override_it(judge, option):
-    registered = registered_judges()[judge].settings[option]
-    assert chosen(metric_settings(judge), option) == registered
-    for choice, value in (("on", True), ("off", False)):
+def test_auto_follows_the_registry_and_each_value_overrides_it(judge, option):
+    assert chosen(metric_settings(judge), option) == registered(judge, option)
+    for choice in VALUES[option]:
         forced = metric_settings(judge, **{option: choice})
+        value = choice if option == "scoring" else choice == "on"
         assert chosen(forced, option) == dict.fromkeys(APPLIES_TO[option], value)
-        other = "example" if option == "reasons" else "reasons"
-        assert chosen(forced, other) == registered_judges()[judge].settings[other]  # left alone
+        for other in OPTIONS:
+            if other != option:
+                assert chosen(forced, other) == registered(judge, other)  # left alone
 
 
 def test_every_registered_judge_has_a_measured_choice_for_every_metric_each_option_applies_to():
@@ -52,6 +62,8 @@ def test_every_registered_judge_has_a_measured_choice_for_every_metric_each_opti
     for name, spec in registered_judges().items():
         for option in OPTIONS:
             assert sorted(spec.settings[option]) == sorted(APPLIES_TO[option]), (name, option)
+            if option == "scoring":
+                assert set(spec.settings[option].values()) <= set(VALUES["scoring"])
 
 
 def test_unmeasured_judges_get_the_best_judges_choice(tmp_path):
@@ -73,8 +85,17 @@ def test_common_settings_apply_to_every_metric():
 
 @pytest.mark.parametrize("option", OPTIONS)
 def test_unknown_choice_is_a_user_error(option):
-    with pytest.raises(UserError, match=f"--{option} sometimes: choose from auto, on, off"):
+    with pytest.raises(UserError, match=f"--{option} sometimes: choose from auto, {', '.join(VALUES[option])}"):
         metric_settings(None, **{option: "sometimes"})
+
+
+def test_calibrated_thresholds_replace_the_scoring_of_their_metrics():
+    settings = metric_settings(None, scoring="soft", thresholds={"context_recall": 0.3})
+    assert settings["context_recall"].scoring.threshold == 0.3
+    assert settings["context_recall"].scoring.name == "calibrated"
+    assert settings["answer_supported_precision"].scoring.name == "soft"
+    used = settings_used(resolve_metrics(None, settings))
+    assert used["scoring"]["context_recall"] == "calibrated" and used["thresholds"] == {"context_recall": 0.3}
 
 
 @pytest.mark.parametrize(("option", "metric"), [("reasons", "context_recal"), ("example", "response_relevancy")])
@@ -99,8 +120,9 @@ def test_each_metric_gets_its_own_settings():
 
 def test_settings_used_names_only_the_metrics_each_option_changes():
     used = settings_used(resolve_metrics(None, metric_settings(None, "off", "on")))
-    assert used == {"reasons": dict.fromkeys(APPLIES_TO["reasons"], False),
-                    "example": dict.fromkeys(APPLIES_TO["example"], True)}
+    assert used["reasons"] == dict.fromkeys(APPLIES_TO["reasons"], False)
+    assert used["example"] == dict.fromkeys(APPLIES_TO["example"], True)
+    assert set(used["scoring"]) == set(APPLIES_TO["scoring"]) and "thresholds" not in used
 
 
 @pytest.mark.parametrize("command", ["run", "bench"])
@@ -109,7 +131,8 @@ def test_the_options_on_the_command_line(command):
 
     required = ["data.jsonl"] if command == "run" else ["--data", "data.jsonl"]
     parse = lambda *extra: build_parser().parse_args([command, *required, *extra])  # noqa: E731
-    assert (parse().reasons, parse().example) == ("auto", "auto")
+    assert (parse().reasons, parse().example, parse().scoring) == ("auto", "auto", "auto")
+    assert parse("--scoring", "soft").scoring == "soft"
     assert parse("--reasons", "on", "--example", "off").reasons == "on"
     assert parse("--reasons", "on", "--example", "off").example == "off"
     assert parse("--no-reasons").reasons == "off"

@@ -1,8 +1,10 @@
 """One judge's results against the human labels: every agreement number bench reports for it.
 
 Per sentence, the judge's verdicts (read from each metric's evidence) are set beside the human
-ones; per sample, the judge's score beside the score the same formula gives on the human
-verdicts. Samples the judge could not score (null) are left out of both and counted.
+ones, and so are its probabilities (how well they rank true above false: AUC); per sample, the
+judge's score beside the score the same formula gives on the human verdicts, under the run's
+scoring and re-scored from the same evidence both hard and soft (metrics/scoring.py), so one run
+says which scoring agrees better. Samples the judge could not score (null) are left out and counted.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ from statistics import fmean
 from typing import Any
 
 from ..errors import UserError
+from ..metrics import METRICS, JudgeSettings
+from ..metrics.scoring import MODES, Scoring
 from . import agreement
 from .labels import FORMAT_DOC, RESPONSE_RELEVANCY, SENTENCE_LABELS, LabeledSample
 from .worker import JudgeRun
@@ -25,9 +29,15 @@ def compare(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> 
     verdicts = {m: sentence_verdicts(labeled, run.rows, m) for m in metrics if m in SENTENCE_LABELS}
     per_metric = {}
     for metric in metrics:
-        per_metric[metric] = {"scores": score_agreement(labeled, run.rows, metric)}
+        per_metric[metric] = {
+            "scores": score_agreement(labeled, [row[metric] for row in run.rows], metric),
+            "scorings": {mode: score_agreement(labeled, rescored(run.rows, metric, Scoring(mode)), metric)
+                         for mode in MODES},
+        }
         if metric in verdicts:
             per_metric[metric]["sentences"] = sentence_agreement(*verdicts[metric])
+            per_metric[metric]["sentences"]["probability_auc"] = agreement.roc_auc(
+                *sentence_probabilities(labeled, run.rows, metric))
         if metric == RESPONSE_RELEVANCY:
             per_metric[metric].update(relevancy_agreement(labeled, run.rows))
     pooled = [m for m in SUPPORT_METRICS if m in verdicts]
@@ -50,12 +60,55 @@ def _check_order(labeled: list[LabeledSample], run: JudgeRun) -> None:
 # --- per sentence --------------------------------------------------------------------------
 
 
-def judge_verdicts(evidence: dict[str, Any], key: str) -> list[bool]:
-    """The judge's verdict per sentence, chunks in order (rows that carry a chunk are sorted by it, stably)."""
+def rescored(rows: list[dict], metric: str, scoring: Scoring) -> list[float | None]:
+    """Each sample's score for `metric` under `scoring`, from the evidence the judge left."""
+    scorer = METRICS[metric](JudgeSettings(scoring=scoring))
+    return [scorer.score(row["evidence"][metric]) for row in rows]
+
+
+def _in_sentence_order(evidence: dict[str, Any]) -> list[dict]:
+    """The evidence rows, chunks in order (rows that carry a chunk are sorted by it, stably)."""
     rows = evidence.get("sentences", [])
-    if rows and "chunk" in rows[0]:
-        rows = sorted(rows, key=lambda row: row["chunk"])
-    return [bool(row[key]) for row in rows]
+    return sorted(rows, key=lambda row: row["chunk"]) if rows and "chunk" in rows[0] else rows
+
+
+def judge_verdicts(evidence: dict[str, Any], key: str) -> list[bool]:
+    """The judge's verdict per sentence, chunks in order."""
+    return [bool(row[key]) for row in _in_sentence_order(evidence)]
+
+
+def sentence_probabilities(labeled: list[LabeledSample], rows: list[dict], metric: str
+                           ) -> tuple[list[float], list[bool]]:
+    """(judge probability of 1, human verdict) of every sentence whose verdict carries a probability."""
+    judge, human = [], []
+    for index, probability, label in verdict_probabilities(labeled, rows, metric):
+        judge.append(probability)
+        human.append(label)
+    return judge, human
+
+
+def verdict_probabilities(labeled: list[LabeledSample], rows: list[dict], metric: str
+                          ) -> list[tuple[int, float, bool]]:
+    """(sample index, judge probability, human label) per verdict, for calibration.
+
+    A sentence metric's verdicts are its sentences. response_relevancy's is the sample's
+    noncommittal verdict, 1 when every generated question is flagged: its probability is taken as
+    the least sure flag's, so that a threshold on it decides as a threshold on each flag would.
+    """
+    triples = []
+    for index, (item, row) in enumerate(zip(labeled, rows)):
+        if row[metric] is None:
+            continue
+        evidence = row["evidence"][metric]
+        if metric == RESPONSE_RELEVANCY:
+            flags = [q.get("probability") for q in evidence.get("questions", [])]
+            if flags and None not in flags:
+                triples.append((index, min(flags), bool(item.response_noncommittal)))
+            continue
+        ordered = _in_sentence_order(evidence)
+        if ordered and all("probability" in r for r in ordered) and len(ordered) == len(item.sentences[metric]):
+            triples.extend((index, r["probability"], label) for r, label in zip(ordered, item.sentences[metric]))
+    return triples
 
 
 def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: str) -> tuple[list[bool], list[bool]]:
@@ -88,8 +141,7 @@ def sentence_agreement(judge: list[bool], human: list[bool]) -> dict[str, Any]:
 # --- per sample ------------------------------------------------------------------------------
 
 
-def score_agreement(labeled: list[LabeledSample], rows: list[dict], metric: str) -> dict[str, Any]:
-    judge = [row[metric] for row in rows]
+def score_agreement(labeled: list[LabeledSample], judge: list[float | None], metric: str) -> dict[str, Any]:
     human = [item.human_score(metric) for item in labeled]
     return {
         "samples": len(agreement.paired(judge, human)[0]),
@@ -122,23 +174,33 @@ def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[
 
 
 def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: list[str]) -> list[dict[str, Any]]:
+    """Per sample and metric: the judge's score (under the run's scoring), hard, soft, and the human one."""
+    scorings = {m: {mode: rescored(rows, m, Scoring(mode)) for mode in MODES} for m in metrics}
     return [
-        {"id": item.sample.id, **{m: {"judge": row[m], "human": item.human_score(m)} for m in metrics}}
-        for item, row in zip(labeled, rows)
+        {"id": item.sample.id,
+         **{m: {"judge": row[m], **{mode: scorings[m][mode][i] for mode in MODES}, "human": item.human_score(m)}
+            for m in metrics}}
+        for i, (item, row) in enumerate(zip(labeled, rows))
     ]
 
 
 # --- one line per judge ----------------------------------------------------------------------
 
 
+def mean_spearman(spearmans: list[float | None]) -> float | None:
+    """An undefined rho means the judge gave every sample the same score: it ranks nothing, so it
+    counts as 0. Averaging only the defined ones would let a judge that is constant on four
+    metrics and right on one outrank a judge that is good on all five."""
+    return fmean(s or 0.0 for s in spearmans) if spearmans else None
+
+
 def _summary(per_metric: dict, pooled_support: dict | None, measures: dict) -> dict[str, Any]:
     spearmans = [m["scores"]["spearman"] for m in per_metric.values()]
     balanced = [m["sentences"]["balanced_accuracy"] for m in per_metric.values() if "sentences" in m]
     return {
-        # An undefined rho means the judge gave every sample the same score: it ranks nothing, so it
-        # counts as 0. Averaging only the defined ones would let a judge that is constant on four
-        # metrics and right on one outrank a judge that is good on all five.
-        "mean_spearman": fmean(s or 0.0 for s in spearmans) if spearmans else None,
+        "mean_spearman": mean_spearman(spearmans),
+        **{f"mean_spearman_{mode}": mean_spearman([m["scorings"][mode]["spearman"] for m in per_metric.values()])
+           for mode in MODES},
         "spearman_defined": sum(s is not None for s in spearmans),
         "mean_balanced_accuracy": _mean(balanced),
         "pooled_support_balanced_accuracy": pooled_support and pooled_support["balanced_accuracy"],

@@ -13,19 +13,25 @@ from typing import Any, ClassVar, Generator
 
 from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
 from ..samples import Sample
+from .scoring import Scoring
 
 Step = Generator[list[JudgeRequest] | list[EmbedRequest], list, "MetricResult"]
 
 
 @dataclass(frozen=True)
 class JudgeSettings:
-    """How the judge is asked; part of every request, so changing one never hits a stale cache."""
+    """How the judge is asked, and how its answers are scored.
+
+    The asking settings are part of every request, so changing one never hits a stale cache;
+    `scoring` only reads the answers (scoring.py), so it changes no request.
+    """
 
     reasons: bool = True  # a reason before each verdict: slower; better or worse by judge and metric
     example: bool = False  # show the metric's worked example (prompts.Example), where it has one
     reason_chars: int = 120  # bound on each reason, so the JSON always closes
     questions: int = 3  # response_relevancy: questions generated per response
     question_chars: int = 150
+    scoring: Scoring = Scoring()
 
 
 @dataclass
@@ -58,6 +64,14 @@ class Metric:
 
     def steps(self, sample: Sample, language: str) -> Step:
         raise NotImplementedError
+
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        """The score this metric's evidence gives under `settings.scoring`: the one formula that
+        `steps` scores with and that bench re-scores the same evidence with (hard, soft, calibrated)."""
+        raise NotImplementedError
+
+    def result(self, evidence: dict[str, Any]) -> "MetricResult":
+        return MetricResult(self.score(evidence), evidence)
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

@@ -10,11 +10,14 @@ and without a reason first they pick nothing at all (docs/judges.md). The chunk 
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import Metric, Step, judge_failure
+from .scoring import any_of, mean
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CONTEXT_RELEVANCE.verdict
@@ -29,24 +32,30 @@ class ContextRelevance(Metric):
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
         sentences = tuple(sentence for chunk in chunks for sentence in chunk)
-        if not sentences:  # the seed's rule: no context sentences scores 0
-            return MetricResult(0.0, self._evidence(chunks, []))
+        if not sentences:  # the seed's rule: no context sentences scores 0 (score() below)
+            return self.result(self._evidence(chunks, []))
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_RELEVANCE.messages(
             self.settings, question=sample.user_input.strip(), sentences=prompts.numbered_chunks(chunks))
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        rows = read_verdicts(answer, VERDICT, sentences)
-        return MetricResult(sum(r[VERDICT] for r in rows) / len(rows), self._evidence(chunks, rows))
+        return self.result(self._evidence(chunks, read_verdicts(answer, VERDICT, sentences)))
 
-    @staticmethod
-    def _evidence(chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
-        """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003."""
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        rows = evidence.get("sentences")
+        if rows is None:
+            return None
+        return mean(self.settings.scoring.values(rows, VERDICT)) if rows else 0.0
+
+    def _evidence(self, chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
+        """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003: a chunk
+        is relevant when any of its sentences is (under soft scoring, the chance that one is)."""
         chunk_of = [index for index, sentences in enumerate(chunks) for _ in sentences]
         tagged = [{"chunk": chunk, **row} for chunk, row in zip(chunk_of, rows)]
         per_chunk = [
-            int(any(row[VERDICT] for row in tagged if row["chunk"] == index)) if sentences else None
+            any_of(self.settings.scoring.values([r for r in tagged if r["chunk"] == index], VERDICT))
+            if sentences else None
             for index, sentences in enumerate(chunks)
         ]
         judged = [c for c in per_chunk if c is not None]
@@ -54,5 +63,5 @@ class ContextRelevance(Metric):
             "sentences": tagged,
             "insufficient_information": not any(row[VERDICT] for row in tagged),
             "chunk_relevant": per_chunk,
-            "chunk_relevance": sum(judged) / len(judged) if judged else 0.0,
+            "chunk_relevance": mean(judged) if judged else 0.0,
         }

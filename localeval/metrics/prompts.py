@@ -141,8 +141,11 @@ Reference answer, sentence by sentence:
     verdict="attributed",
 )
 
+# No question, as in seed 004: whether the context states a sentence does not depend on what was
+# asked, and shown the question, judges marked sentences the context states but the question
+# did not ask about as unsupported (docs/judges.md).
 ANSWER_SUPPORTED = Task(
-    instructions="""You will read a context, a question and a response split into numbered sentences. \
+    instructions="""You will read a context and a response split into numbered sentences. \
 For each numbered sentence of the response, decide whether the context supports it: "supported" \
 is 1 only if everything the sentence claims is stated in the context or follows directly from \
 it; 0 if it is missing from the context, contradicts it, or only says that the information is \
@@ -150,8 +153,6 @@ not available. Facts that are true but absent from the context are 0. \
 {reason}Give one verdict per sentence, in order.""",
     sample="""Context:
 {context}
-
-Question: {question}
 
 Response, sentence by sentence:
 {sentences}""",
@@ -177,6 +178,7 @@ RESPONSE_QUESTIONS = Task(
 response answers, each a question a user could have asked to get exactly this response. For each \
 question, set "noncommittal" to 1 if the response is evasive or vague (such as "I don't know" or \
 "the documents do not say"), otherwise 0.""",
+    # {language}: for a sample not in English, a line naming its language (response_relevancy.py).
     sample="""Response:
-{response}""",
+{response}{language}""",
 )

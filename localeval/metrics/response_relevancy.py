@@ -7,12 +7,18 @@ and 0 when every generation is noncommittal (an evasive answer is not relevant).
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from ..requests import EmbedRequest, JudgeRequest
 from ..samples import Sample
+from ..text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import Metric, Step, judge_failure
+from .scoring import mean
+
+FLAG = "noncommittal"
 
 
 class ResponseRelevancy(Metric):
@@ -24,7 +30,8 @@ class ResponseRelevancy(Metric):
 
     def steps(self, sample: Sample, language: str) -> Step:
         schema = schemas.question_list(self.settings)
-        system, user = prompts.RESPONSE_QUESTIONS.messages(self.settings, response=sample.response.strip())
+        system, user = prompts.RESPONSE_QUESTIONS.messages(self.settings, response=sample.response.strip(),
+                                                          language=language_line(language))
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
@@ -33,16 +40,30 @@ class ResponseRelevancy(Metric):
             raise ValueError(f"judge gave {len(generated)} questions, {self.settings.questions} were asked for")
         questions = [g["question"] for g in generated]
         (vectors,) = yield [EmbedRequest((sample.user_input, *questions))]
-        similarities = cosine_to_first(vectors)
-        noncommittal = [int(g["noncommittal"]) for g in generated]
-        score = 0.0 if all(noncommittal) else float(np.mean(similarities))
-        evidence = {
-            "questions": [
-                {"question": q, "noncommittal": n, "similarity": s}
-                for q, n, s in zip(questions, noncommittal, similarities)
-            ],
-        }
-        return MetricResult(score, evidence)
+        probabilities = answer.probabilities(FLAG) or [None] * len(generated)
+        rows = []
+        for question, item, probability, similarity in zip(questions, generated, probabilities,
+                                                            cosine_to_first(vectors)):
+            row = {"question": question, FLAG: int(item[FLAG]), "similarity": similarity}
+            if probability is not None:
+                row["probability"] = probability  # that the flag is 1
+            rows.append(row)
+        return self.result({"questions": rows})
+
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        rows = evidence.get("questions")
+        if not rows:
+            return None
+        every_flag = float(np.prod(self.settings.scoring.values(rows, FLAG)))
+        return mean([row["similarity"] for row in rows]) * (1.0 - every_flag)
+
+
+def language_line(language: str) -> str:
+    """For a response not in English, the line that names its language. Judges write English
+    questions unless told otherwise, even for a Chinese response when asked to use its language,
+    and an English question's similarity to a Chinese user input is near zero whatever it asks.
+    English responses get no line: added to them, it changed the noncommittal flags for the worse."""
+    return "" if language == DEFAULT_LANGUAGE else f"\n\nWrite the questions in {LANGUAGE_NAMES[language]}."
 
 
 def cosine_to_first(vectors: np.ndarray) -> list[float]:

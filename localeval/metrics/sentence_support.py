@@ -4,13 +4,14 @@ share judged 1."""
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .scoring import mean
 from .verdicts import read_verdicts
 
 
@@ -24,9 +25,8 @@ class SentencesAgainstContext(Metric):
         if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
             return MetricResult.null(f"the {self.text_field} has no sentences")
         verdict = self.task.verdict
-        empty = none_supported_by_empty_context(verdict, sentences, sample.retrieved_contexts)
-        if empty:
-            return empty
+        if not any(chunk.strip() for chunk in sample.retrieved_contexts):
+            return self.result(none_supported_by_empty_context(verdict, sentences))
         schema = schemas.verdict_list(len(sentences), verdict, self.settings)
         system, user = self.task.messages(
             self.settings,
@@ -37,13 +37,13 @@ class SentencesAgainstContext(Metric):
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        rows = read_verdicts(answer, verdict, sentences)
-        return MetricResult(sum(r[verdict] for r in rows) / len(rows), {"sentences": rows})
+        return self.result({"sentences": read_verdicts(answer, verdict, sentences)})
+
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        rows = evidence.get("sentences")
+        return mean(self.settings.scoring.values(rows, self.task.verdict)) if rows else None
 
 
-def none_supported_by_empty_context(key: str, sentences: tuple[str, ...], contexts: tuple[str, ...]) -> MetricResult | None:
-    """Nothing can be supported by a retrieval that found nothing: 0, without asking the judge."""
-    if any(chunk.strip() for chunk in contexts):
-        return None
-    rows = [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]
-    return MetricResult(0.0, {"sentences": rows})
+def none_supported_by_empty_context(key: str, sentences: tuple[str, ...]) -> dict[str, Any]:
+    """Nothing can be supported by a retrieval that found nothing: every verdict 0, without asking the judge."""
+    return {"sentences": [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]}

@@ -8,11 +8,14 @@ reflection proposes (a chunk further down the ranking weighs less).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .scoring import mean
 from .sentence_support import SentencesAgainstContext
 from .verdicts import read_verdicts
 
@@ -47,7 +50,11 @@ class ContextSupportedPrecision(Metric):
         if failed is not None:
             return judge_failure(failed)
         per_chunk = [read_verdicts(a, VERDICT, s) for a, (_, s) in zip(answers, judged)]
-        return self._result(judged, per_chunk, len(chunks))
+        return self.result(self._evidence(judged, per_chunk, len(chunks)))
+
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        rows = evidence.get("sentences")
+        return mean(self.settings.scoring.values(rows, VERDICT)) if rows else None
 
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
@@ -55,13 +62,11 @@ class ContextSupportedPrecision(Metric):
             self.settings, response=response.strip(), chunk=rank, sentences=prompts.numbered(sentences))
         return JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))
 
-    @staticmethod
-    def _result(judged, per_chunk, n_chunks: int) -> MetricResult:
+    def _evidence(self, judged, per_chunk, n_chunks: int) -> dict[str, Any]:
         rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
         chunk_scores: list[float | None] = [None] * n_chunks
         for (rank, _), chunk_rows in zip(judged, per_chunk):
-            chunk_scores[rank - 1] = sum(r[VERDICT] for r in chunk_rows) / len(chunk_rows)
+            chunk_scores[rank - 1] = mean(self.settings.scoring.values(chunk_rows, VERDICT))
         weights = {rank: rank_weight(rank) for rank, _ in judged}
         weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
-        evidence = {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}
-        return MetricResult(sum(r[VERDICT] for r in rows) / len(rows), evidence)
+        return {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}
