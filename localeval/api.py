@@ -13,6 +13,8 @@ from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.scheduler import BatchLimits, JudgeEngine
+from .bench.labels import human_scores
+from .calibration import load_thresholds
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics import JudgeSettings, resolve_metrics
 from .progress import BarProgress, NoProgress
@@ -48,12 +50,15 @@ class EvaluationResult:
     samples: list[SampleResult]
     metrics: list[str]
     details: dict[str, Any] = field(default_factory=dict)
+    human: dict[str, dict[str, float | None]] | None = None  # from `labels`: people's scores by sample id
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_json() for s in self.samples]
 
     def summary(self) -> dict[str, dict[str, Any]]:
-        return summarize(self.rows(), self.metrics)
+        """Per metric: mean, 95% bootstrap interval, scored and null counts; with `labels`, the
+        mean corrected for the judge's bias on the labeled samples."""
+        return summarize(self.rows(), self.metrics, self.human)
 
     def to_pandas(self):
         """One row per sample, one column per metric score (evidence stays in `rows()`)."""
@@ -72,6 +77,9 @@ def evaluate(
     device: str = "auto",
     dtype: str = "auto",
     settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None,
+    scoring: str = "auto",
+    calibration: str | Path | None = None,
+    labels: str | Path | None = None,
     limits: BatchLimits = BatchLimits(),
     cache: bool | AnswerCache = True,
     window: int = DEFAULT_WINDOW,
@@ -82,10 +90,16 @@ def evaluate(
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
     JudgeSettings for every metric or one per metric name; None: the judge's measured settings
-    (localeval/tuning.py).
+    (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds
+    that `calibration` (a `bench --calibrate` file) gives the judge. `labels`: a labeled file in
+    bench's format for some of the samples; `summary()` then corrects each mean with them.
     """
     samples = as_samples(samples)
-    chosen = resolve_metrics(metrics, metric_settings(judge) if settings is None else settings)
+    if settings is None:
+        thresholds = load_thresholds(calibration, _judge_name(judge))[0] if calibration else None
+        settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
+    chosen = resolve_metrics(metrics, settings)
+    human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
     device = choose_device(device)
     answer_cache = cache if isinstance(cache, AnswerCache) else (AnswerCache() if cache else None)
     engine = JudgeEngine(build_judge(judge, device, dtype), limits, answer_cache)
@@ -95,4 +109,11 @@ def evaluate(
         results = list(evaluator.run(samples))
     finally:
         bar.close()
-    return EvaluationResult(results, [m.name for m in chosen], {"timings": evaluator.timings})
+    return EvaluationResult(results, [m.name for m in chosen], {"timings": evaluator.timings}, human)
+
+
+def _judge_name(judge: str | Judge | None) -> str:
+    """The name a calibration file knows the judge by: as bench names it."""
+    if judge is None:
+        return models.default_model("judge")
+    return judge if isinstance(judge, str) else judge.identity

@@ -96,6 +96,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
                      help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
     add_judge_settings_options(run)
+    run.add_argument("--calibration", default=None, metavar="FILE",
+                     help="verdict thresholds fitted against people by `bench --calibrate` (its calibration.json): "
+                     "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
+                     "threshold; summary.json names the file")
+    run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
+                     help="human labels for some of the samples, in bench's format (docs/labeled-data.md), matched "
+                     "by id: the summary then adds the judge's bias on them and each metric's mean corrected for "
+                     "it, with a 95%% interval (prediction-powered inference)")
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
                      "response_relevancy (default: %(default)s)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the judge-answer cache "
@@ -113,15 +121,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def add_judge_settings_options(parser) -> None:
-    parser.add_argument("--reasons", choices=CHOICES, default="auto",
+    parser.add_argument("--reasons", choices=CHOICES["reasons"], default="auto",
                         help="a reason before each verdict: auto = the choice measured best for the judge, per "
                         "metric (docs/judges.md; the best judge's choice for a judge nobody measured); on or "
                         "off for every metric. Off is faster and leaves less evidence (default: %(default)s)")
     parser.add_argument("--no-reasons", dest="reasons", action="store_const", const="off",
                         help="the same as --reasons off")
-    parser.add_argument("--example", choices=CHOICES, default="auto",
+    parser.add_argument("--example", choices=CHOICES["example"], default="auto",
                         help="a worked example in the judge's instructions: auto = the measured choice, as for "
                         "--reasons; on or off for every metric that has one (default: %(default)s)")
+    parser.add_argument("--scoring", choices=CHOICES["scoring"], default="auto",
+                        help="how verdicts become a score: hard = the judge's 0/1 verdicts, soft = its probability "
+                        "of 1 (the expected hard score); auto = the choice measured best for the judge, per metric, "
+                        "as for --reasons (default: %(default)s)")
 
 
 def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens: int) -> None:
@@ -144,6 +156,9 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--max-batch-tokens", type=int, default=default_max_batch_tokens,
                        help="most padded prompt tokens per batch (default: %(default)s)")
     add_judge_settings_options(bench)
+    bench.add_argument("--calibrate", action="store_true", help="also fit, per judge and metric, the verdict "
+                       "threshold on the judge's probability that best matches the labels (balanced accuracy), "
+                       "checked on each half of the samples; written to calibration.json for run --calibration")
     bench.add_argument("--cache", action="store_true", help="answer from the judge-answer cache where it can "
                        "(off by default: cached answers take no time, so speeds would be wrong)")
     bench.add_argument("--quiet", action="store_true", help="no progress lines or bar")

@@ -40,6 +40,7 @@ class ModelSpec:
     gguf: dict[str, Any] | None = None
     directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
     settings: dict[str, Any] | None = None  # a judge's measured settings (localeval/tuning.py)
+    agreement: dict[str, Any] | None = None  # a judge's measured agreement with people (localeval/trust.py)
 
     @property
     def stored_path(self) -> Path:
@@ -67,6 +68,7 @@ def registry() -> dict[str, ModelSpec]:
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
             install=e["install"], default=e.get("default", False), gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
+            agreement=e.get("agreement"),
         )
         for name, e in entries.items()
     }

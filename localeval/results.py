@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import UserError
+from .estimates import LEVEL, bootstrap_interval, corrected_mean
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -64,25 +65,60 @@ def read_results(path: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def summarize(rows: Iterable[dict[str, Any]], metrics: list[str]) -> dict[str, dict[str, Any]]:
-    """Per metric: mean of the scored samples, how many scored, how many null."""
+def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
+              human: dict[str, dict[str, float | None]] | None = None) -> dict[str, dict[str, Any]]:
+    """Per metric: mean of the scored samples with its bootstrap interval, how many scored, how many null.
+
+    `human` ({sample id: {metric: human score}}, from `--labels`) adds the mean corrected with
+    the labeled samples (estimates.corrected_mean) for every metric with labeled samples.
+    """
     rows = list(rows)
     table = {}
     for name in metrics:
         scores = [row.get(name) for row in rows]
-        scored = [s for s in scores if isinstance(s, (int, float)) and not math.isnan(s)]
+        scored = [s for s in scores if _number(s)]
+        interval = bootstrap_interval(scored)
         table[name] = {
             "mean": sum(scored) / len(scored) if scored else None,
+            "interval": list(interval) if interval else None,
             "scored": len(scored),
             "null": len(scores) - len(scored),
         }
+        labeled = [(row[name], human[str(row["id"])][name]) for row in rows
+                   if human and str(row["id"]) in human and _number(row.get(name))
+                   and _number(human[str(row["id"])].get(name))]
+        if labeled:
+            table[name]["corrected"] = corrected_mean(scored, labeled).to_json()
     return table
 
 
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+
+
 def format_table(summary: dict[str, dict[str, Any]]) -> str:
-    width = max(len("metric"), *(len(name) for name in summary))
-    lines = [f"{'metric':<{width}}  {'mean':>6}  {'scored':>6}  {'null':>4}"]
+    """The summary as a text table; with the corrected columns when some metric has labeled samples."""
+    corrected = any("corrected" in row for row in summary.values())
+    level = f"{100 * LEVEL:.0f}% CI"
+    header = ["metric", "mean", level, "scored", "null"]
+    if corrected:
+        header += ["labeled", "bias", "corrected", f"{level} (corrected)"]
+    lines = [header]
     for name, row in summary.items():
-        mean = "-" if row["mean"] is None else f"{row['mean']:.3f}"
-        lines.append(f"{name:<{width}}  {mean:>6}  {row['scored']:>6}  {row['null']:>4}")
-    return "\n".join(lines)
+        cells = [name, _fixed(row["mean"]), _interval(row.get("interval")), str(row["scored"]), str(row["null"])]
+        if corrected:
+            fix = row.get("corrected")
+            cells += (["-"] * 4 if fix is None else
+                      [str(fix["labeled"]), f"{fix['bias']:+.3f}", _fixed(fix["mean"]), _interval(fix["interval"])])
+        lines.append(cells)
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
+                               for i, (cell, w) in enumerate(zip(line, widths))) for line in lines)
+
+
+def _fixed(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _interval(interval) -> str:
+    return "-" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"

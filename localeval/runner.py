@@ -9,7 +9,10 @@ import time
 from pathlib import Path
 
 from . import __version__
+from . import models
 from .api import build_embedder, build_judge
+from .bench.labels import human_scores
+from .calibration import load_thresholds
 from .data import load_samples
 from .device import choose_device, describe
 from .engine.cache import AnswerCache
@@ -21,6 +24,7 @@ from .progress import BarProgress, NoProgress
 from .report import write_report
 from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
 from .text import SUPPORTED_LANGUAGES
+from .trust import weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 
@@ -28,8 +32,12 @@ def run_command(args) -> int:
     started = time.perf_counter()
     _check_numbers(args)
     samples = load_samples(args.data)[: args.limit]
-    settings = metric_settings(args.judge, args.reasons, args.example, questions=args.questions)
+    judge_name = args.judge or models.default_model("judge")
+    thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
+    settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
+                               questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
+    human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None  # before any work
     if args.language not in SUPPORTED_LANGUAGES:
         raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
     out_dir = Path(args.out)
@@ -69,14 +77,20 @@ def run_command(args) -> int:
 
     names = [m.name for m in metrics]
     rows = read_results(writer.path)
-    summary = summarize(rows, names)
+    summary = summarize(rows, names, human)
     details = _details(args, judge, embedder, engine, evaluator, device, len(samples), scored, started)
+    details["calibration"] = calibration
+    details["labels"] = str(args.labels) if args.labels else None
+    details["warnings"] = [w for w in [weak_judge_warning(judge_name)] if w]
     (out_dir / SUMMARY_FILE).write_text(json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
     report = write_report(out_dir, rows, summary, details)
     print(format_table(summary))
+    for warning in details["warnings"]:
+        print(f"\n{warning}")
     print(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
           f"results in {writer.path}, report in {report}")
     return 0
+
 
 
 def _check_numbers(args) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import platform
+import re
 import sys
 import time
 from collections import Counter
@@ -12,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, models
+from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
 from ..device import choose_device, choose_dtype, describe
 from ..engine.scheduler import BatchLimits
 from ..errors import UserError
 from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
-from .compare import compare
+from .compare import compare, verdict_probabilities
 from .labels import LabeledSample, read_labeled
 from .report import HTML_FILE, headline, markdown_table, tables, write_reports
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
@@ -38,7 +41,7 @@ def bench_command(args) -> int:
     log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     jobs = [
         JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
-                 metric_settings(judge, args.reasons, args.example), args.embedder, device, args.dtype,
+                 metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
                  BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
         for judge in judges
     ]
@@ -48,13 +51,34 @@ def bench_command(args) -> int:
         print("\ninterrupted: no report written", file=sys.stderr)
         return 130
     bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
-                     example=args.example)
+                     example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate)
     out_dir = Path(args.out)
     write_reports(out_dir, bench)
+    write_judge_results(out_dir, runs)
+    calibrated = ""
+    if args.calibrate:
+        fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
+        write_calibration(out_dir / CALIBRATION_FILE, fitted, str(args.data), len(labeled))
+        calibrated = f"; thresholds in {out_dir / CALIBRATION_FILE} (use with run --calibration)"
     print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
           f"{len(judges)} judge(s) on {len(labeled)} samples in {bench['total_seconds']:.1f} s; "
-          f"report in {out_dir / HTML_FILE}, every number in bench.json")
+          f"report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
     return 0 if all(run.ok for run in runs) else 1
+
+
+RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl
+
+
+def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
+    """Each judge's per-sample results with their evidence, to see why it disagrees where it does:
+    results/<n>-<judge>.jsonl, numbered in the order the judges ran."""
+    folder = out_dir / RESULTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, run in enumerate(runs, start=1):
+        if run.ok:
+            name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(run.judge).name or run.judge)
+            lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in run.rows)
+            (folder / f"{number}-{name}.jsonl").write_text("".join(lines), encoding="utf-8")
 
 
 def _check_numbers(args) -> None:
@@ -115,15 +139,17 @@ def _outcome(run: JudgeRun) -> str:
 
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
-             data: str | Path, started: float, reasons: str = "auto", example: str = "auto") -> dict[str, Any]:
+             data: str | Path, started: float, reasons: str = "auto", example: str = "auto",
+             scoring: str = "auto", calibrate_judges: bool = False) -> dict[str, Any]:
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
 
-    `reasons` and `example` are the choices the jobs' settings were made with (auto, on, off);
-    what each judge was then asked per metric is in its entry's "settings".
+    `reasons`, `example` and `scoring` are the choices the jobs' settings were made with (auto or
+    a value for every metric); what each judge was then asked per metric is in its entry's
+    "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds.
     """
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
-    judges = [_judge_entry(labeled, run, job) for run, job in zip(runs, jobs)]
+    judges = [_judge_entry(labeled, run, job, calibrate_judges) for run, job in zip(runs, jobs)]
     ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["mean_spearman"] is not None]
     best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
     job = jobs[0]
@@ -133,7 +159,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "dataset": {"path": str(data), "samples": len(labeled),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
-        "settings": {"metrics": metrics, "reasons": reasons, "example": example,
+        "settings": {"metrics": metrics, "reasons": reasons, "example": example, "scoring": scoring,
                      "questions": job.settings[metrics[0]].questions,
                      "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
                      "dtype": job.dtype, "cache": job.cache,
@@ -152,10 +178,13 @@ def _embedder_name(embedder: Any) -> str:
     return embedder if isinstance(embedder, str) else embedder.identity
 
 
-def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob) -> dict[str, Any]:
+def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob, calibrate_judge: bool) -> dict[str, Any]:
     settings = settings_used(resolve_metrics(job.metrics, job.settings))
     if not run.ok:
         return {"name": run.judge, "status": "failed", "error": run.error, "traceback": run.traceback,
                 "settings": settings, "measures": run.measures}
-    return {"name": run.judge, "status": "ok", "settings": settings, "measures": run.measures,
-            **compare(labeled, run, list(job.metrics))}
+    entry = {"name": run.judge, "status": "ok", "settings": settings, "measures": run.measures,
+             **compare(labeled, run, list(job.metrics))}
+    if calibrate_judge:
+        entry["calibration"] = calibrate({m: verdict_probabilities(labeled, run.rows, m) for m in job.metrics})
+    return entry

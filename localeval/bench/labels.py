@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import RecordError, load_samples
-from ..errors import DataError
+from ..errors import DataError, UserError
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -73,6 +73,19 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
     records = list(_raw_records(path))
     return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
+
+
+def human_scores(path: str | Path, samples: list[Sample], metrics: list[str]) -> dict[str, dict[str, float | None]]:
+    """{sample id: {metric: the score people's labels give}} for `run --labels`: every labeled
+    sample must be one of the run's `samples` (matched by id), whose judge scores it corrects."""
+    labeled = read_labeled(path, metrics)
+    ids = {sample.id for sample in samples}
+    strangers = [item.sample.id for item in labeled if item.sample.id not in ids]
+    if strangers:
+        shown = ", ".join(strangers[:5]) + (" ..." if len(strangers) > 5 else "")
+        raise UserError(f"--labels {path}: {len(strangers)} labeled sample(s) are not among the samples scored "
+                        f"(matched by id): {shown}")
+    return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
 # --- the raw records again, for their labels: the loader has already checked the JSON -------

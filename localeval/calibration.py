@@ -1,0 +1,109 @@
+"""Verdict thresholds fitted against people (`bench --calibrate`), and read back (`run --calibration`).
+
+A judge's greedy verdict is 1 when its probability of 1 passes 0.5. A small judge may be
+systematically too lenient or too strict, and then a different threshold separates the
+sentences people call true from the rest far better. `fit_threshold` picks the threshold with
+the highest balanced accuracy on labeled verdicts. Thirty samples are few, so the fit is also
+checked out of sample: fitted on one half of the samples and scored on the other, both ways; a
+threshold that only helps the half it was fitted on is noise (the report says so).
+
+The file names each judge's threshold per metric, and what fitting it did:
+
+    {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
+     "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.23, ...}}}}
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .errors import UserError
+
+CALIBRATION_FILE = "calibration.json"
+FORMAT = 1
+
+
+def balanced_accuracy_at(threshold: float, probabilities: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """Balanced accuracy of the verdicts `probability >= threshold` against the labels."""
+    p, y = np.asarray(probabilities, dtype=float), np.asarray(labels, dtype=bool)
+    recalls = [np.mean((p[y == value] >= threshold) == value) for value in (True, False) if np.any(y == value)]
+    return float(np.mean(recalls)) if recalls else None
+
+
+def fit_threshold(probabilities: Sequence[float], labels: Sequence[bool]) -> float:
+    """The threshold with the highest balanced accuracy; among equals, the one nearest 0.5.
+
+    Candidates lie midway between neighbouring distinct probabilities (and beyond both ends), so
+    every distinct way of cutting the labeled verdicts is tried once.
+    """
+    values = np.unique(np.asarray(probabilities, dtype=float))
+    if len(values) == 0:
+        return 0.5
+    candidates = np.concatenate([[values[0] / 2], (values[:-1] + values[1:]) / 2, [(values[-1] + 1) / 2], [0.5]])
+    scored = [(balanced_accuracy_at(t, probabilities, labels) or 0.0, -abs(t - 0.5), t) for t in candidates]
+    return float(max(scored)[2])
+
+
+def calibrate(verdicts: dict[str, list[tuple[int, float, bool]]]) -> dict[str, dict[str, Any]]:
+    """Per metric, from (sample index, judge probability, human label) triples: the fitted
+    threshold, balanced accuracy at 0.5 and at the threshold, and the check on halves of the samples."""
+    return {metric: _calibrate_one(triples) for metric, triples in verdicts.items() if triples}
+
+
+def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
+    samples = np.array([t[0] for t in triples])
+    p, y = np.array([t[1] for t in triples]), np.array([t[2] for t in triples])
+    threshold = fit_threshold(p, y)
+    halves = []
+    for fit_parity in (0, 1):  # samples at even positions, then odd: fit on one, test on the other
+        fit, test = samples % 2 == fit_parity, samples % 2 != fit_parity
+        fitted = fit_threshold(p[fit], y[fit])
+        halves.append({
+            "fit_on": "even" if fit_parity == 0 else "odd",
+            "threshold": fitted,
+            "test_balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p[test], y[test]),
+            "test_balanced_accuracy_fitted": balanced_accuracy_at(fitted, p[test], y[test]),
+        })
+    return {
+        "threshold": threshold,
+        "verdicts": len(y),
+        "balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p, y),
+        "balanced_accuracy_fitted": balanced_accuracy_at(threshold, p, y),
+        "halves": halves,
+        "helps_both_halves": all(
+            (h["test_balanced_accuracy_fitted"] or 0) > (h["test_balanced_accuracy_at_0.5"] or 0) for h in halves),
+    }
+
+
+def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int) -> None:
+    payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": judges}
+    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dict[str, Any]]:
+    """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
+    in a summary (its path and digest)."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+        payload = json.loads(raw)
+    except OSError as error:
+        raise UserError(f"--calibration {path}: cannot read it ({error.strerror or error})") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise UserError(f"--calibration {path}: not JSON; give the calibration.json of `bench --calibrate`") from None
+    if not isinstance(payload, dict) or payload.get("localeval_calibration") != FORMAT:
+        raise UserError(f"--calibration {path}: not a localeval calibration file (written by `bench --calibrate`)")
+    judges = payload.get("judges") or {}
+    if judge not in judges:
+        raise UserError(f"--calibration {path} has no thresholds for judge '{judge}'; it calibrates: "
+                        f"{', '.join(judges) or 'no judge'}")
+    thresholds = {metric: float(entry["threshold"]) for metric, entry in judges[judge].items()}
+    named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": judge,
+             "fitted_on": payload.get("data"), "thresholds": thresholds}
+    return thresholds, named

@@ -1,0 +1,79 @@
+"""How far a metric's mean can be trusted: a bootstrap interval, and a bias-corrected mean.
+
+- `bootstrap_interval`: the 95% percentile interval of the mean over resamples of the samples.
+  It says how much the mean would move with other samples like these; it says nothing about
+  whether the judge is right.
+- `corrected_mean`: where people have labeled some of the samples, the judge's bias on those
+  samples corrects its mean over all of them: prediction-powered inference (Angelopoulos et al.,
+  2023), as ARES uses it. The judge scores every sample; the labeled part measures how far the
+  judge is from people (the rectifier); the estimate is the judge's mean minus that bias. The
+  target is the mean people would give this dataset, and the labeled samples are drawn from it,
+  so the variance of the bias has the finite-population factor (1 - n/N): with every sample
+  labeled it is zero, as it should be. The interval uses Student's t with n - 1 degrees of
+  freedom, since a few dozen labels estimate the spread of the bias only roughly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+
+LEVEL = 0.95
+RESAMPLES = 2000
+SEED = 0  # the same results give the same interval
+
+
+def bootstrap_interval(scores: Sequence[float], level: float = LEVEL, resamples: int = RESAMPLES,
+                       seed: int = SEED) -> tuple[float, float] | None:
+    """The percentile bootstrap interval of the mean; None below two scores."""
+    values = np.asarray(scores, dtype=float)
+    if len(values) < 2:
+        return None
+    picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
+    means = values[picks].mean(axis=1)
+    tail = (1 - level) / 2
+    low, high = np.quantile(means, [tail, 1 - tail])
+    return float(low), float(high)
+
+
+@dataclass(frozen=True)
+class CorrectedMean:
+    """A metric's mean over N samples, corrected with the n of them that people labeled."""
+
+    samples: int  # N: samples the judge scored
+    labeled: int  # n: of those, samples people labeled
+    judge_mean: float  # over all N
+    judge_mean_labeled: float
+    human_mean_labeled: float
+    bias: float  # judge minus people, on the labeled samples
+    mean: float  # the estimate of the people's mean over all N: judge_mean - bias
+    interval: tuple[float, float] | None  # LEVEL interval of `mean`; None below two labels
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float, float]],
+                   level: float = LEVEL) -> CorrectedMean:
+    """`judge_scores`: the judge's score of every sample; `labeled`: (judge score, human score) of the
+    labeled ones, which are among them."""
+    f = np.asarray(judge_scores, dtype=float)
+    pairs = np.asarray(labeled, dtype=float).reshape(-1, 2)
+    n, big_n = len(pairs), len(f)
+    if n == 0 or n > big_n:
+        raise ValueError(f"{n} labeled samples for {big_n} scored ones")
+    rectifier = pairs[:, 0] - pairs[:, 1]
+    bias = float(rectifier.mean())
+    estimate = float(f.mean()) - bias
+    interval = None
+    if n >= 2:
+        from scipy.stats import t  # here, not at the top: it takes a while to import
+
+        spread = float(rectifier.std(ddof=1)) * np.sqrt((1 - n / big_n) / n)
+        half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
+        interval = (estimate - half, estimate + half)
+    return CorrectedMean(big_n, n, float(f.mean()), float(pairs[:, 0].mean()), float(pairs[:, 1].mean()),
+                         bias, estimate, interval)

@@ -1,0 +1,36 @@
+"""What is known of a judge's agreement with people, and the warning a run prints when it is weak.
+
+Each registered judge carries its measured agreement in models/registry.json (`bench` on the
+labeled development set, docs/judges.md):
+
+    "agreement": {"mean_spearman": 0.85, "measured": "docs/judges.md: bench on the dev set"}
+
+A judge below WEAK ranks samples little better than chance, so its scores must not be read as a
+quality measure; a run with it says so in one line and names the registered judge that agrees best.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import models
+
+WEAK = 0.5  # mean Spearman rho below which a judge's scores say little
+
+
+def measured_agreement(judge: Any) -> float | None:
+    """The registered judge's mean Spearman rho against people, or None if it was never measured."""
+    spec = models.registry().get(judge) if isinstance(judge, str) else None
+    return spec.agreement["mean_spearman"] if spec is not None and spec.agreement else None
+
+
+def weak_judge_warning(judge: Any) -> str | None:
+    """One line when the judge is known to agree poorly with people, naming the one to use instead."""
+    rho = measured_agreement(judge)
+    if rho is None or rho >= WEAK:
+        return None
+    best = max((name for name, spec in models.registry().items() if spec.kind == "judge" and spec.agreement),
+               key=measured_agreement)
+    return (f"warning: the judge {judge} agrees poorly with people (mean Spearman rho {rho:.2f} on labeled data, "
+            f"docs/judges.md), so read these scores as a check of the pipeline, not of your RAG system; "
+            f"for scores you can read, use --judge {best} (rho {measured_agreement(best):.2f})")

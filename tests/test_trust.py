@@ -1,0 +1,182 @@
+"""How far a mean can be trusted: bootstrap intervals, the bias-corrected mean, calibration, and the
+warning a weak judge's run carries. Every number is worked out by hand or simulated."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from localeval import models
+from localeval.calibration import balanced_accuracy_at, calibrate, fit_threshold, load_thresholds, write_calibration
+from localeval.errors import UserError
+from localeval.estimates import bootstrap_interval, corrected_mean
+from localeval.results import format_table, summarize
+from localeval.trust import WEAK, measured_agreement, weak_judge_warning
+
+# --- bootstrap interval ----------------------------------------------------------------------
+
+
+def test_bootstrap_interval_of_two_scores_spans_both():
+    # resampled means of [0, 1] are 0, 0.5 or 1 with chances 1/4, 1/2, 1/4: the 2.5% and 97.5%
+    # quantiles are 0 and 1
+    assert bootstrap_interval([0.0, 1.0]) == (0.0, 1.0)
+
+
+def test_bootstrap_interval_is_a_point_for_equal_scores_and_undefined_for_one():
+    assert bootstrap_interval([0.4] * 7) == pytest.approx((0.4, 0.4))
+    assert bootstrap_interval([0.4]) is None and bootstrap_interval([]) is None
+
+
+def test_bootstrap_interval_matches_the_normal_approximation_for_many_scores():
+    scores = np.random.default_rng(1).uniform(0, 1, 400)
+    low, high = bootstrap_interval(scores)
+    half = 1.96 * scores.std(ddof=1) / math.sqrt(len(scores))
+    assert low == pytest.approx(scores.mean() - half, abs=0.006)
+    assert high == pytest.approx(scores.mean() + half, abs=0.006)
+
+
+def test_the_same_scores_give_the_same_interval():
+    scores = [0.1, 0.5, 0.7, 0.9, 0.2]
+    assert bootstrap_interval(scores) == bootstrap_interval(list(scores))
+
+
+# --- bias-corrected mean (prediction-powered inference) --------------------------------------
+
+
+def test_corrected_mean_by_hand():
+    judge = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]  # mean 0.65
+    labeled = [(0.9, 0.5), (0.7, 0.5), (0.5, 0.4)]  # judge - human: 0.4, 0.2, 0.1
+    fix = corrected_mean(judge, labeled)
+    assert (fix.samples, fix.labeled) == (6, 3)
+    assert fix.judge_mean == pytest.approx(0.65)
+    assert fix.judge_mean_labeled == pytest.approx(0.7) and fix.human_mean_labeled == pytest.approx(1.4 / 3)
+    assert fix.bias == pytest.approx(0.7 / 3)
+    assert fix.mean == pytest.approx(0.65 - 0.7 / 3)
+    # sd of (0.4, 0.2, 0.1) = sqrt(0.07 / 3 / ... ): sum of squares about 0.2333 is 0.04667, / 2
+    sd = math.sqrt(((0.4 - 0.7 / 3) ** 2 + (0.2 - 0.7 / 3) ** 2 + (0.1 - 0.7 / 3) ** 2) / 2)
+    half = 4.302652729911275 * sd * math.sqrt((1 - 3 / 6) / 3)  # t(0.975, 2 df), finite population 3 of 6
+    assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half))
+
+
+def test_every_sample_labeled_leaves_no_uncertainty():
+    fix = corrected_mean([0.9, 0.1, 0.5], [(0.9, 1.0), (0.1, 0.0), (0.5, 1.0)])
+    assert fix.mean == pytest.approx(2 / 3)  # the people's mean, exactly
+    assert fix.interval == pytest.approx((2 / 3, 2 / 3))
+
+
+def test_one_label_gives_an_estimate_without_an_interval():
+    fix = corrected_mean([0.2, 0.4], [(0.2, 1.0)])
+    assert fix.mean == pytest.approx(0.3 + 0.8) and fix.interval is None
+    with pytest.raises(ValueError):
+        corrected_mean([0.2], [])
+
+
+def test_corrected_interval_covers_the_peoples_mean_in_most_simulated_draws():
+    """A biased, noisy judge over 30 samples; people label 10 of them, drawn at random, many times.
+    The corrected 95% interval must cover the people's mean over all 30 in at least 90% of draws,
+    while the judge's own mean is far off."""
+    rng = np.random.default_rng(7)
+    covered = draws = 0
+    for _ in range(40):  # datasets
+        human = rng.uniform(0, 1, 30)
+        judge = np.clip(0.3 + 0.7 * human + rng.normal(0, 0.15, 30), 0, 1)  # biased up, noisy
+        target = human.mean()
+        assert abs(judge.mean() - target) > 0.05
+        for _ in range(50):  # labeled thirds
+            picked = rng.choice(30, size=10, replace=False)
+            low, high = corrected_mean(judge, list(zip(judge[picked], human[picked]))).interval
+            covered += low <= target <= high
+            draws += 1
+    assert covered / draws >= 0.9
+
+
+# --- summary -----------------------------------------------------------------------------------
+
+
+def test_summary_gives_intervals_and_with_labels_the_corrected_mean():
+    rows = [{"id": str(i), "m": score} for i, score in enumerate([0.2, 0.4, 0.6, 0.8, None])]
+    human = {"0": {"m": 0.0}, "1": {"m": 0.2}, "4": {"m": 1.0}}  # sample 4 has no judge score: not used
+    summary = summarize(rows, ["m"], human)["m"]
+    assert summary["mean"] == pytest.approx(0.5) and (summary["scored"], summary["null"]) == (4, 1)
+    assert summary["interval"] == pytest.approx(list(bootstrap_interval([0.2, 0.4, 0.6, 0.8])))
+    assert summary["corrected"]["labeled"] == 2
+    assert summary["corrected"]["bias"] == pytest.approx(0.2)
+    assert summary["corrected"]["mean"] == pytest.approx(0.3)
+    table = format_table({"m": summary})
+    assert "95% CI" in table and "corrected" in table and "+0.200" in table and "0.300" in table
+    assert "corrected" not in format_table(summarize(rows, ["m"]))
+
+
+# --- calibration -------------------------------------------------------------------------------
+
+
+def test_balanced_accuracy_at_a_threshold_by_hand():
+    p, y = [0.1, 0.3, 0.35, 0.6], [False, True, True, True]
+    assert balanced_accuracy_at(0.5, p, y) == pytest.approx((1 / 3 + 1) / 2)
+    assert balanced_accuracy_at(0.2, p, y) == pytest.approx(1.0)
+
+
+def test_fitted_threshold_separates_a_too_strict_judge():
+    # true sentences get 0.3-0.4, false ones 0.05-0.2: greedy calls everything 0
+    p = [0.05, 0.1, 0.2, 0.3, 0.35, 0.4]
+    y = [False, False, False, True, True, True]
+    threshold = fit_threshold(p, y)
+    assert 0.2 < threshold <= 0.3
+    assert balanced_accuracy_at(threshold, p, y) == 1.0 and balanced_accuracy_at(0.5, p, y) == 0.5
+
+
+def test_a_threshold_that_cannot_improve_stays_at_one_half():
+    assert fit_threshold([0.1, 0.9], [False, True]) == 0.5
+    assert fit_threshold([], []) == 0.5
+
+
+def test_calibration_is_checked_on_each_half_of_the_samples():
+    # (sample, probability, label): the same strict judge on 6 samples, one true and one false each
+    triples = [(s, p, label) for s in range(6) for p, label in ((0.3 + s / 100, True), (0.1, False))]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert fitted["verdicts"] == 12 and fitted["balanced_accuracy_fitted"] == 1.0
+    assert fitted["balanced_accuracy_at_0.5"] == 0.5
+    assert [h["fit_on"] for h in fitted["halves"]] == ["even", "odd"]
+    assert all(h["test_balanced_accuracy_fitted"] == 1.0 for h in fitted["halves"])
+    assert fitted["helps_both_halves"] is True
+
+
+def test_calibration_file_round_trip_and_its_errors(tmp_path):
+    path = tmp_path / "calibration.json"
+    write_calibration(path, {"judge-a": {"context_recall": {"threshold": 0.25}}}, "dev.jsonl", 30)
+    thresholds, named = load_thresholds(path, "judge-a")
+    assert thresholds == {"context_recall": 0.25}
+    assert named["path"] == str(path) and len(named["sha256"]) == 64 and named["fitted_on"] == "dev.jsonl"
+    with pytest.raises(UserError, match="no thresholds for judge 'judge-b'; it calibrates: judge-a"):
+        load_thresholds(path, "judge-b")
+    with pytest.raises(UserError, match="cannot read"):
+        load_thresholds(tmp_path / "missing.json", "judge-a")
+    (tmp_path / "other.json").write_text(json.dumps({"judges": {}}))
+    with pytest.raises(UserError, match="not a localeval calibration file"):
+        load_thresholds(tmp_path / "other.json", "judge-a")
+    (tmp_path / "bad.json").write_text("{")
+    with pytest.raises(UserError, match="not JSON"):
+        load_thresholds(tmp_path / "bad.json", "judge-a")
+
+
+# --- the weak judge's warning --------------------------------------------------------------------
+
+
+def test_every_registered_judge_has_its_measured_agreement():
+    for name, spec in models.registry().items():
+        if spec.kind == "judge":
+            assert -1 <= measured_agreement(name) <= 1, name
+
+
+def test_a_weak_judge_is_named_with_the_judge_to_use_instead():
+    judges = {name: measured_agreement(name) for name, spec in models.registry().items() if spec.kind == "judge"}
+    best = max(judges, key=judges.get)
+    for name, rho in judges.items():
+        warning = weak_judge_warning(name)
+        assert (warning is not None) == (rho < WEAK)
+        if warning:
+            assert f"--judge {best}" in warning and f"{rho:.2f}" in warning
+    assert weak_judge_warning("/some/model/directory") is None  # never measured: nothing to say
