@@ -13,6 +13,13 @@ from pysbd.languages import LANGUAGE_CODES
 
 SUPPORTED_LANGUAGES = frozenset(LANGUAGE_CODES)
 DEFAULT_LANGUAGE = "en"
+# The names a judge is told, where it writes text of its own in the sample's language.
+LANGUAGE_NAMES = {
+    "am": "Amharic", "ar": "Arabic", "bg": "Bulgarian", "da": "Danish", "de": "German", "el": "Greek",
+    "en": "English", "es": "Spanish", "fa": "Persian", "fr": "French", "hi": "Hindi", "hy": "Armenian",
+    "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "mr": "Marathi", "my": "Burmese", "nl": "Dutch",
+    "pl": "Polish", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
+}
 
 
 @lru_cache(maxsize=None)
