@@ -4,13 +4,15 @@ A judge's greedy verdict is 1 when its probability of 1 passes 0.5. A small judg
 systematically too lenient or too strict, and then a different threshold separates the
 sentences people call true from the rest far better. `fit_threshold` picks the threshold with
 the highest balanced accuracy on labeled verdicts. Thirty samples are few, so the fit is also
-checked out of sample: fitted on one half of the samples and scored on the other, both ways; a
-threshold that only helps the half it was fitted on is noise (the report says so).
+checked out of sample: fitted on one half of the samples and scored on the other, both ways. A
+threshold that does not beat 0.5 on both held-out halves is noise: it is recorded, not applied.
 
-The file names each judge's threshold per metric, and what fitting it did:
+The file names each judge's thresholds per metric, those `run --calibration` applies under
+"judges" and the rest under "not_applied", each with what fitting it did:
 
     {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
-     "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.23, ...}}}}
+     "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
+     "not_applied": {"qwen2.5-coder-0.5b-instruct": {"answer_supported_precision": {...}}}}
 """
 
 from __future__ import annotations
@@ -82,7 +84,11 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
 
 
 def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int) -> None:
-    payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": judges}
+    """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied."""
+    applied = {judge: {m: e for m, e in fitted.items() if e["helps_both_halves"]} for judge, fitted in judges.items()}
+    rejected = {judge: {m: e for m, e in fitted.items() if not e["helps_both_halves"]} for judge, fitted in judges.items()}
+    payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": applied,
+               "not_applied": rejected}
     path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
@@ -100,10 +106,10 @@ def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dic
     if not isinstance(payload, dict) or payload.get("localeval_calibration") != FORMAT:
         raise UserError(f"--calibration {path}: not a localeval calibration file (written by `bench --calibrate`)")
     judges = payload.get("judges") or {}
-    if judge not in judges:
+    if judge not in judges and judge not in (payload.get("not_applied") or {}):
         raise UserError(f"--calibration {path} has no thresholds for judge '{judge}'; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
-    thresholds = {metric: float(entry["threshold"]) for metric, entry in judges[judge].items()}
+    thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(judge, {}).items()}
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": judge,
              "fitted_on": payload.get("data"), "thresholds": thresholds}
     return thresholds, named

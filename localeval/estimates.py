@@ -11,6 +11,15 @@
   so the variance of the bias has the finite-population factor (1 - n/N): with every sample
   labeled it is zero, as it should be. The interval uses Student's t with n - 1 degrees of
   freedom, since a few dozen labels estimate the spread of the bias only roughly.
+
+  One guard for few labels: a good judge often agrees with people exactly on every labeled
+  sample, and the spread of its bias then estimates as zero, an interval of zero width that
+  misses whatever the unlabeled samples hold. The spread is therefore shrunk towards the spread
+  of the judge's own scores (how far off it could be before any label is seen), with the weight
+  of PRIOR_WEIGHT labels; it fades as labels accumulate. Measured with scripts/check_coverage.py
+  on the dev set, 10 labels of 30: without it the best judge's interval covered the people's
+  mean in 57% of draws on one metric; with it, at least 91% on every judge and metric, at the
+  same mean width (docs/judges.md).
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ import numpy as np
 LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 0  # the same results give the same interval
+PRIOR_WEIGHT = 2  # labels' worth of weight on the judge's own spread, in the spread of its bias
 
 
 def bootstrap_interval(scores: Sequence[float], level: float = LEVEL, resamples: int = RESAMPLES,
@@ -72,7 +82,9 @@ def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float,
     if n >= 2:
         from scipy.stats import t  # here, not at the top: it takes a while to import
 
-        spread = float(rectifier.std(ddof=1)) * np.sqrt((1 - n / big_n) / n)
+        prior = float(f.var(ddof=1)) if big_n >= 2 else 0.0
+        variance = ((n - 1) * float(rectifier.var(ddof=1)) + PRIOR_WEIGHT * prior) / (n - 1 + PRIOR_WEIGHT)
+        spread = np.sqrt(variance * (1 - n / big_n) / n)
         half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
         interval = (estimate - half, estimate + half)
     return CorrectedMean(big_n, n, float(f.mean()), float(pairs[:, 0].mean()), float(pairs[:, 1].mean()),

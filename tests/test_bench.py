@@ -29,7 +29,7 @@ from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
 from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
-from localeval.requests import JudgeRequest
+from localeval.requests import Choice, JudgeAnswer, JudgeRequest
 from localeval.text import split_chunks
 from localeval.tuning import UNMEASURED, metric_settings
 
@@ -85,6 +85,11 @@ def test_spearman_with_ties_by_hand():
     assert agreement.spearman([1, 2, 2, 3], [1, 3, 2, 4]) == pytest.approx(3 / math.sqrt(10))
     assert agreement.spearman([1, 2, 3], [30, 20, 10]) == pytest.approx(-1.0)
     assert agreement.spearman([0.1, 0.2, 0.4], [1, 5, 9]) == pytest.approx(1.0)  # ranks, not values
+
+
+def test_scores_equal_but_for_float_noise_are_ties():
+    noisy = (0.1 + 0.1 + 0.1) / 3  # 0.10000000000000002
+    assert agreement.spearman([0.1, noisy, 0.1, 0.4], [0, 0, 0, 1]) == pytest.approx(1.0)
 
 
 def test_spearman_is_none_when_undefined_and_skips_missing_pairs():
@@ -370,7 +375,7 @@ def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     assert "Settings: reasons auto, example auto," in text
     assert ("oracle: reasons on for context_supported_precision; off for context_relevance, context_recall, "
             "answer_supported_precision. example on for context_recall, answer_supported_precision; off for "
-            "context_relevance") in text
+            "context_relevance. scoring soft for context_relevance; hard for context_recall") in text
     agreement_table = text.split("## ")[1].splitlines()
     rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
     assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]
@@ -406,6 +411,44 @@ def test_a_judge_that_always_says_yes_is_at_chance_and_its_mean_rho_says_over_ho
     text = (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert "mean Spearman ρ = 0.200 across 5 metrics (4 undefined, counted as 0)" in text
     assert "| yes-man | 0.200 (1 of 5) | 1.000 | — | — | — | — |" in text
+
+
+class HedgingJudge(LabelJudge):
+    """Knows every answer but never dares say 1: its probability of 1 is 0.4 where people said true
+    and 0.1 where they said false, so each greedy verdict is 0. Its questions are the oracle's."""
+
+    def __call__(self, request: JudgeRequest) -> JudgeAnswer:
+        data = self.answers[request]
+        if "questions" in data:
+            return JudgeAnswer.parse(json.dumps(data))
+        key = next(k for k in data["verdicts"][0] if k not in ("sentence", "reason"))
+        probabilities = [0.4 if item[key] else 0.1 for item in data["verdicts"]]
+        hedged = {"verdicts": [{**item, key: 0} for item in data["verdicts"]]}
+        choices = tuple(Choice(key, {"0": 1 - p, "1": p}) for p in probabilities)
+        return JudgeAnswer.parse(json.dumps(hedged), 0, choices)
+
+
+def test_bench_measures_both_scorings_and_calibrates_a_judge_that_hedges(labeled, tmp_path):
+    started = time.perf_counter()
+    jobs = jobs_for(labeled, [scripted("hedger", HedgingJudge(labeled))])
+    runs = run_judges(jobs, lambda line: None, isolate=False)
+    bench = assemble(labeled, runs, jobs, data=SMALL, started=started, calibrate_judges=True)
+    write_reports(tmp_path, bench)
+    (judge,) = bench["judges"]
+    for metric in ("context_relevance", "context_recall", "answer_supported_precision", "context_supported_precision"):
+        scorings = judge["metrics"][metric]["scorings"]
+        human = [HUMAN[i][metric] for i in sorted(HUMAN)]
+        if len(set(human)) > 1:
+            assert scorings["hard"]["spearman"] is None  # every verdict 0: the same score for every sample
+            assert scorings["soft"]["spearman"] == pytest.approx(1.0)  # 0.1 + 0.3 x the people's share
+        assert judge["metrics"][metric]["sentences"]["probability_auc"] == 1.0
+        fitted = judge["calibration"][metric]
+        assert 0.1 < fitted["threshold"] <= 0.4
+        assert fitted["balanced_accuracy_at_0.5"] == 0.5 and fitted["balanced_accuracy_fitted"] == 1.0
+    per_sample = {row["id"]: row for row in judge["per_sample"]}
+    assert per_sample["dev-029"]["context_relevance"]["soft"] == pytest.approx(0.1 + 0.3 * 2 / 3)
+    page = (tmp_path / "bench.md").read_text(encoding="utf-8")
+    assert "Spearman ρ soft" in page and "Calibration (bench --calibrate)" in page
 
 
 def test_a_judge_sentence_count_that_does_not_match_the_labels_names_the_sample(labeled):

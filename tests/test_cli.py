@@ -104,3 +104,34 @@ def test_a_changed_model_directory_changes_the_judge_identity(tmp_path):
     before = resolve(str(model), "judge").fingerprint()
     (model / "model.safetensors").write_bytes(b"weights v2, retrained")
     assert resolve(str(model), "judge").fingerprint() != before
+
+
+def test_help_teaches_scoring_calibration_and_labels():
+    run_help = run_cli("run", "--help").stdout
+    for option in ("--scoring", "--calibration", "--labels", "prediction-powered"):
+        assert option in run_help
+    assert "--calibrate" in run_cli("bench", "--help").stdout
+
+
+def test_trust_options_fail_with_one_clear_line_and_exit_2(tmp_path):
+    other = tmp_path / "calibration.json"
+    other.write_text(json.dumps({"localeval_calibration": 1, "judges": {"qwen2.5-coder-1.5b-instruct": {}}}))
+    stranger = tmp_path / "labels.jsonl"
+    record = json.loads(EXAMPLES.read_text(encoding="utf-8").splitlines()[0])
+    from localeval.text import split_sentences
+
+    attributed = [True] * len(split_sentences(record["reference"]))
+    labels = {"reference_sentences_attributed": attributed}
+    stranger.write_text(json.dumps({**record, "id": "not-in-the-data", "labels": labels}) + "\n")
+    cases = [
+        (["--calibration", str(tmp_path / "missing.json")], "cannot read"),
+        (["--calibration", str(other)], "no thresholds for judge 'smollm2-135m-instruct'"),
+        (["--labels", str(stranger), "--metrics", "context_recall"], "not among the samples scored"),
+        (["--scoring", "fuzzy"], "invalid choice: 'fuzzy'"),
+    ]
+    for extra, expected in cases:
+        out = tmp_path / "out"
+        result = run_cli("run", str(EXAMPLES), "--out", str(out), *extra)
+        assert result.returncode == 2, (extra, result.stderr)
+        assert expected in result.stderr and "Traceback" not in result.stderr
+        assert not (out / "results.jsonl").exists()  # refused before any work

@@ -18,6 +18,7 @@ from localeval.cli import main
 from localeval.text import split_chunks, split_sentences
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
+LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"  # four dev samples, labeled
 METRICS = ["context_relevance", "context_recall", "response_relevancy",
            "answer_supported_precision", "context_supported_precision"]
 PICKED = ["seed001-einstein", "zh-great-wall", "legacy-names-no-reference"]
@@ -182,3 +183,93 @@ def test_report_page_shows_every_sample_and_its_verdicts(cli_run):
     assert "null: missing reference" in page
     assert page.count("✓") + page.count("✗") >= sum(
         len(rows[i]["evidence"]["answer_supported_precision"]["sentences"]) for i in rows)
+
+
+# --- probabilities, scoring, calibration, labels: the run of a user who wants to trust the numbers ---
+
+
+def test_every_verdict_carries_a_probability_that_agrees_with_it(cli_run):
+    _, rows = cli_run
+    checked = 0
+    for row in rows.values():
+        for metric in METRICS:
+            evidence = row["evidence"][metric]
+            for item in evidence.get("sentences", []) + evidence.get("questions", []):
+                key = next(k for k in ("relevant", "attributed", "supported", "noncommittal") if k in item)
+                assert 0.0 <= item["probability"] <= 1.0
+                assert item[key] == int(item["probability"] > 0.5)  # greedy took the likelier value
+                checked += 1
+    assert checked > 20
+
+
+def test_summary_gives_every_mean_an_interval_and_warns_about_the_weak_default_judge(cli_run):
+    out, _ = cli_run
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    for metric in METRICS:
+        low, high = summary["metrics"][metric]["interval"]
+        assert low <= summary["metrics"][metric]["mean"] <= high
+    (warning,) = summary["warnings"]
+    assert "smollm2-135m-instruct agrees poorly" in warning and "--judge qwen2.5-coder-1.5b-instruct" in warning
+    assert warning in (out / "report.html").read_text(encoding="utf-8").replace("&#x27;", "'")
+
+
+def test_soft_scoring_is_the_mean_probability_of_the_same_answers(no_network, picked_data, cli_run):
+    import localeval
+
+    _, rows = cli_run
+    soft = localeval.evaluate(picked_data, metrics=["context_recall", "answer_supported_precision"], scoring="soft")
+    for result in soft.samples:
+        for metric in ("context_recall", "answer_supported_precision"):
+            if result.score(metric) is None:
+                continue
+            probabilities = [s["probability"] for s in rows[result.sample_id]["evidence"][metric]["sentences"]]
+            assert result.score(metric) == pytest.approx(sum(probabilities) / len(probabilities))
+
+
+@pytest.fixture(scope="module")
+def labeled_run(no_network, tmp_path_factory):
+    """The four labeled dev samples, scored with their own labels and a calibration for context_recall."""
+    from localeval.calibration import write_calibration
+
+    folder = tmp_path_factory.mktemp("labeled")
+    calibration = folder / "calibration.json"
+    write_calibration(calibration, {"smollm2-135m-instruct": {"context_recall": {"threshold": 0.3,
+                                                                                   "helps_both_halves": True}}},
+                      "hand-written for the test", 4)
+    out = folder / "out"
+    argv = ["run", str(LABELED), "--out", str(out), "--quiet", "--labels", str(LABELED),
+            "--calibration", str(calibration)]
+    assert main(argv) == 0
+    rows = {json.loads(line)["id"]: json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()}
+    return out, rows, calibration
+
+
+def test_labels_correct_each_mean_to_the_peoples_when_every_sample_is_labeled(labeled_run):
+    from localeval.bench.labels import read_labeled
+
+    out, _, _ = labeled_run
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    labeled = read_labeled(LABELED, METRICS)
+    for metric in METRICS:
+        corrected = summary["metrics"][metric]["corrected"]
+        people = [item.human_score(metric) for item in labeled]
+        assert corrected["labeled"] == corrected["samples"] == 4
+        # every sample labeled: the estimate is the people's mean, with no uncertainty left
+        assert corrected["mean"] == pytest.approx(sum(people) / 4)
+        assert corrected["interval"] == pytest.approx([corrected["mean"]] * 2)
+        assert corrected["bias"] == pytest.approx(summary["metrics"][metric]["mean"] - sum(people) / 4)
+    assert summary["labels"] == str(LABELED)
+
+
+def test_a_calibrated_metric_counts_verdicts_whose_probability_reaches_the_threshold(labeled_run):
+    out, rows, calibration = labeled_run
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["calibration"]["path"] == str(calibration)
+    assert summary["calibration"]["thresholds"] == {"context_recall": 0.3}
+    assert summary["settings"]["scoring"]["context_recall"] == "calibrated"
+    for row in rows.values():
+        probabilities = [s["probability"] for s in row["evidence"]["context_recall"]["sentences"]]
+        assert row["context_recall"] == pytest.approx(sum(p >= 0.3 for p in probabilities) / len(probabilities))
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert "Calibrated verdict thresholds" in page and "corrected mean" in page
+    assert "%)</span>" in page  # each verdict shows the judge's confidence in it

@@ -39,9 +39,14 @@ def f1(judge: Verdicts, human: Verdicts) -> float | None:
     return float(2 * true_pos / (2 * true_pos + wrong)) if true_pos + wrong else None
 
 
+# Scores equal to this many decimals are ties: a mean of probabilities carries float noise
+# (three sentences at 0.1 average to 0.10000000000000002), which must not rank samples apart.
+TIE_DECIMALS = 12
+
+
 def average_ranks(values: Sequence[float]) -> np.ndarray:
     """1-based ranks; tied values share the mean of the ranks they span."""
-    values = np.asarray(values, dtype=float)
+    values = np.round(np.asarray(values, dtype=float), TIE_DECIMALS)
     order = np.argsort(values, kind="stable")
     ranks = np.empty(len(values))
     ranks[order] = np.arange(1, len(values) + 1)

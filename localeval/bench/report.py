@@ -90,6 +90,12 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                          Column("noncommittal agreement", _get("metrics", RESPONSE_RELEVANCY, "noncommittal", "agreement"),
                                 _percent)]
     errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics]
+    scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
+                       note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")))
+                for m in [*metrics]]
+    scorings.append(Column("mean", _get("summary", "mean_spearman_soft"),
+                           note=_hard_note(_get("summary", "mean_spearman_hard"))))
+    probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc")) for m in sentence_metrics]
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
@@ -101,7 +107,39 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                "pooled support: the attributed/supported verdicts of " + ", ".join(SUPPORT_METRICS) + " together. "
                "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json."),
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
+        _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
+               "same answers", scorings, judges,
+               "Bold marks the best soft ρ. The run's own scores follow each judge's --scoring choice per metric "
+               "(its settings above)."),
+        _table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
+               "ones (ROC AUC; 0.5 = chance)", probability_auc, judges),
+        *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),
     ]
+
+
+def _hard_note(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
+    def note(entry: dict) -> str:
+        hard = value(entry)
+        return f" ({'—' if hard is None else f'{hard:.3f}'})"
+    return note
+
+
+def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
+    """Per judge and metric: the fitted threshold, and balanced accuracy at 0.5 -> at it on each held-out half."""
+    def cell(entry: dict | None) -> str:
+        if entry is None:
+            return "—"
+        halves = ", ".join(f"{_plain(h['test_balanced_accuracy_at_0.5'])} → {_plain(h['test_balanced_accuracy_fitted'])}"
+                           for h in entry["halves"])
+        applied = "applied" if entry["helps_both_halves"] else "not applied"
+        return f"{entry['threshold']:.2f}: {halves} ({applied})"
+
+    rows = [[(j["name"], False)] + [(cell((j.get("calibration") or {}).get(m)), False) for m in metrics]
+            for j in bench["judges"] if j["status"] == "ok"]
+    return Table("Calibration (bench --calibrate): fitted threshold, and balanced accuracy at 0.5 → at the threshold "
+                 "on each half of the samples when fitted on the other", ["judge", *metrics], rows,
+                 "A threshold is applied by run --calibration only where it raised balanced accuracy on both "
+                 "held-out halves.")
 
 
 def _defined_share(entry: dict) -> str:
@@ -164,6 +202,7 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
         f"Dataset: {data['path']} ({data['samples']} samples: {languages})",
         f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
         (f"Settings: reasons {settings['reasons']}, example {settings.get('example', 'off')}, "
+         f"scoring {settings.get('scoring', 'hard')}, "
          f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
         *_judge_settings_lines(bench),
@@ -171,14 +210,18 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
 
 
 def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:
-    """What each judge was asked with, per metric: reasons and worked example on or off."""
+    """What each judge was asked and scored with, per metric: reasons and worked example on or off,
+    scoring hard, soft or calibrated."""
     lines = []
     for judge in bench["judges"]:
         parts = []
         for option, chosen in judge.get("settings", {}).items():
-            on = [name for name, value in chosen.items() if value]
-            off = [name for name, value in chosen.items() if not value]
-            states = [f"{state} for {', '.join(names)}" for state, names in (("on", on), ("off", off)) if names]
+            if option == "thresholds":
+                continue
+            named = {True: "on", False: "off"}
+            values = sorted(dict.fromkeys(named.get(v, v) for v in chosen.values()), key=lambda v: v != "on")
+            states = [f"{value} for {', '.join(m for m, v in chosen.items() if named.get(v, v) == value)}"
+                      for value in values]
             if states:
                 parts.append(f"{option} {'; '.join(states)}")
         if parts:
