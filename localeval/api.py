@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import models
 from .data import load_samples, samples_from_records
 from .device import choose_device, choose_dtype
+from .errors import UserError
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
@@ -27,7 +28,7 @@ from .tuning import metric_settings
 def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Callable[[str], None] = print) -> Judge:
     if judge is not None and not isinstance(judge, str):
         return judge
-    resolved = models.resolve(judge or models.default_model("judge"), "judge", log)
+    resolved = models.resolve(models.judge_name(judge), "judge", log)
     return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype), resolved.fingerprint())
 
 
@@ -96,8 +97,10 @@ def evaluate(
     """
     samples = as_samples(samples)
     if settings is None:
-        thresholds = load_thresholds(calibration, _judge_name(judge))[0] if calibration else None
+        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
+    elif scoring != "auto" or calibration is not None:
+        raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
     device = choose_device(device)
@@ -111,9 +114,3 @@ def evaluate(
         bar.close()
     return EvaluationResult(results, [m.name for m in chosen], {"timings": evaluator.timings}, human)
 
-
-def _judge_name(judge: str | Judge | None) -> str:
-    """The name a calibration file knows the judge by: as bench names it."""
-    if judge is None:
-        return models.default_model("judge")
-    return judge if isinstance(judge, str) else judge.identity

@@ -58,14 +58,20 @@ def calibrate(verdicts: dict[str, list[tuple[int, float, bool]]]) -> dict[str, d
     return {metric: _calibrate_one(triples) for metric, triples in verdicts.items() if triples}
 
 
+def _both_classes(labels: np.ndarray) -> bool:
+    """Balanced accuracy compares a judge on true and on false labels: with one class it is a recall,
+    which a threshold at either end maximises, so nothing can be fitted or checked."""
+    return bool(labels.any() and not labels.all())
+
+
 def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     samples = np.array([t[0] for t in triples])
-    p, y = np.array([t[1] for t in triples]), np.array([t[2] for t in triples])
-    threshold = fit_threshold(p, y)
+    p, y = np.array([t[1] for t in triples]), np.array([t[2] for t in triples], dtype=bool)
+    threshold = fit_threshold(p, y) if _both_classes(y) else 0.5
     halves = []
     for fit_parity in (0, 1):  # samples at even positions, then odd: fit on one, test on the other
         fit, test = samples % 2 == fit_parity, samples % 2 != fit_parity
-        fitted = fit_threshold(p[fit], y[fit])
+        fitted = fit_threshold(p[fit], y[fit]) if _both_classes(y[fit]) else 0.5
         halves.append({
             "fit_on": "even" if fit_parity == 0 else "odd",
             "threshold": fitted,
@@ -78,8 +84,8 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
         "balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p, y),
         "balanced_accuracy_fitted": balanced_accuracy_at(threshold, p, y),
         "halves": halves,
-        "helps_both_halves": all(
-            (h["test_balanced_accuracy_fitted"] or 0) > (h["test_balanced_accuracy_at_0.5"] or 0) for h in halves),
+        "helps_both_halves": _both_classes(y) and all(_both_classes(y[samples % 2 == parity]) for parity in (0, 1))
+        and all((h["test_balanced_accuracy_fitted"] or 0) > (h["test_balanced_accuracy_at_0.5"] or 0) for h in halves),
     }
 
 
@@ -109,7 +115,11 @@ def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dic
     if judge not in judges and judge not in (payload.get("not_applied") or {}):
         raise UserError(f"--calibration {path} has no thresholds for judge '{judge}'; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
-    thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(judge, {}).items()}
+    try:
+        thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(judge, {}).items()}
+    except (AttributeError, KeyError, TypeError, ValueError):
+        raise UserError(f"--calibration {path}: the entry of judge '{judge}' is not a map of metric to "
+                        "{\"threshold\": number}") from None
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": judge,
              "fitted_on": payload.get("data"), "thresholds": thresholds}
     return thresholds, named

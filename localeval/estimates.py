@@ -33,6 +33,7 @@ import numpy as np
 LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 0  # the same results give the same interval
+BLOCK = 1 << 21  # resampled indices held at once
 PRIOR_WEIGHT = 2  # labels' worth of weight on the judge's own spread, in the spread of its bias
 
 
@@ -42,8 +43,12 @@ def bootstrap_interval(scores: Sequence[float], level: float = LEVEL, resamples:
     values = np.asarray(scores, dtype=float)
     if len(values) < 2:
         return None
-    picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
-    means = values[picks].mean(axis=1)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    block = max(1, BLOCK // len(values))  # resamples at a time, so 100,000 samples need no gigabytes
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        means[start:stop] = values[rng.integers(0, len(values), size=(stop - start, len(values)))].mean(axis=1)
     tail = (1 - level) / 2
     low, high = np.quantile(means, [tail, 1 - tail])
     return float(low), float(high)

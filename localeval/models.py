@@ -78,6 +78,15 @@ def default_model(kind: str) -> str:
     return next(spec.name for spec in registry().values() if spec.kind == kind and spec.default)
 
 
+def judge_name(judge: Any = None) -> str:
+    """A judge's name where settings, calibrations and measured agreement are looked up, as bench
+    names it: the default judge for None, a registered name or a directory as given, a Judge
+    object by its identity."""
+    if judge is None:
+        return default_model("judge")
+    return judge if isinstance(judge, str) else judge.identity
+
+
 def _package_dir(module: str) -> Path | None:
     # find_spec, not import: some model packages run code on import that we do not want.
     spec = importlib.util.find_spec(module)

@@ -44,7 +44,7 @@ def _score(value) -> str:
 
 
 def _calibration_note(calibration: dict[str, Any] | None) -> str:
-    if not calibration:
+    if not calibration or not calibration["thresholds"]:  # an empty one is among the warnings
         return ""
     thresholds = ", ".join(f"{escape(m)} {t:.3g}" for m, t in calibration["thresholds"].items())
     return (f"<p>Calibrated verdict thresholds from {escape(calibration['path'])} "
@@ -64,8 +64,10 @@ def _summary_table(summary) -> str:
         f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}</tr>"
         for name, row in summary.items()
     )
-    note = ("<p class='reason'>95% interval: bootstrap over samples. Corrected: the judge's mean minus its bias on "
-            "the samples people labeled (prediction-powered inference).</p>")
+    note = "<p class='reason'>95% interval: bootstrap over samples."
+    if corrected:
+        note += " Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered inference)."
+    note += "</p>"
     return head + body + "</table>" + note
 
 

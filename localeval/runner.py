@@ -32,7 +32,7 @@ def run_command(args) -> int:
     started = time.perf_counter()
     _check_numbers(args)
     samples = load_samples(args.data)[: args.limit]
-    judge_name = args.judge or models.default_model("judge")
+    judge_name = models.judge_name(args.judge)
     thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
@@ -81,7 +81,7 @@ def run_command(args) -> int:
     details = _details(args, judge, embedder, engine, evaluator, device, len(samples), scored, started)
     details["calibration"] = calibration
     details["labels"] = str(args.labels) if args.labels else None
-    details["warnings"] = [w for w in [weak_judge_warning(judge_name)] if w]
+    details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
     (out_dir / SUMMARY_FILE).write_text(json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
     report = write_report(out_dir, rows, summary, details)
     print(format_table(summary))
@@ -91,6 +91,13 @@ def run_command(args) -> int:
           f"results in {writer.path}, report in {report}")
     return 0
 
+
+
+def _unused_calibration(calibration: dict | None) -> str | None:
+    if calibration is None or calibration["thresholds"]:
+        return None
+    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both halves "
+            "of the labeled samples); every metric is scored as --scoring says")
 
 
 def _check_numbers(args) -> None:

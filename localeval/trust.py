@@ -29,8 +29,10 @@ def weak_judge_warning(judge: Any) -> str | None:
     rho = measured_agreement(judge)
     if rho is None or rho >= WEAK:
         return None
-    best = max((name for name, spec in models.registry().items() if spec.kind == "judge" and spec.agreement),
-               key=measured_agreement)
+    measured = [name for name, spec in models.registry().items() if spec.kind == "judge" and spec.agreement]
+    best = max(measured, key=measured_agreement)
+    instead = (f"; for scores you can read, use --judge {best} (rho {measured_agreement(best):.2f})"
+               if measured_agreement(best) >= WEAK else "; no registered judge does better: label a few samples "
+               "and pass --labels")
     return (f"warning: the judge {judge} agrees poorly with people (mean Spearman rho {rho:.2f} on labeled data, "
-            f"docs/judges.md), so read these scores as a check of the pipeline, not of your RAG system; "
-            f"for scores you can read, use --judge {best} (rho {measured_agreement(best):.2f})")
+            f"docs/judges.md), so read these scores as a check of the pipeline, not of your RAG system{instead}")

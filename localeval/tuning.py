@@ -33,7 +33,7 @@ from .metrics import METRICS, JudgeSettings
 from .metrics.scoring import Scoring
 
 AUTO = "auto"
-# Each option's values on the command line; the first is what a registry entry's `true` means.
+# Each option's values on the command line (the registry stores reasons and example as true/false).
 VALUES = {"reasons": ("on", "off"), "example": ("on", "off"), "scoring": ("hard", "soft")}
 CHOICES = {option: (AUTO, *values) for option, values in VALUES.items()}
 UNSET = {"reasons": False, "example": False, "scoring": "hard"}  # a metric the registry entry does not name
@@ -85,9 +85,8 @@ def metric_settings(judge: Any = None, reasons: str = AUTO, example: str = AUTO,
 
 def measured_settings(judge: Any = None) -> dict[str, dict[str, Any]]:
     """{setting: {metric: choice}}: the registry's choice for a registered judge, else UNMEASURED."""
-    if judge is None:
-        judge = models.default_model("judge")
-    spec = models.registry().get(judge) if isinstance(judge, str) else None
+    judge = models.judge_name(judge)
+    spec = models.registry().get(judge)
     if spec is None or not spec.settings:
         return {option: dict(chosen) for option, chosen in UNMEASURED.items()}
     for option, metrics in APPLIES_TO.items():

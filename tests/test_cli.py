@@ -123,10 +123,13 @@ def test_trust_options_fail_with_one_clear_line_and_exit_2(tmp_path):
     attributed = [True] * len(split_sentences(record["reference"]))
     labels = {"reference_sentences_attributed": attributed}
     stranger.write_text(json.dumps({**record, "id": "not-in-the-data", "labels": labels}) + "\n")
+    impostor = tmp_path / "impostor.jsonl"  # the right id, another sample: labels must not be paired by id alone
+    impostor.write_text(json.dumps({**record, "user_input": "Another question?", "labels": labels}) + "\n")
     cases = [
         (["--calibration", str(tmp_path / "missing.json")], "cannot read"),
         (["--calibration", str(other)], "no thresholds for judge 'smollm2-135m-instruct'"),
         (["--labels", str(stranger), "--metrics", "context_recall"], "not among the samples scored"),
+        (["--labels", str(impostor), "--metrics", "context_recall"], "has another user_input"),
         (["--scoring", "fuzzy"], "invalid choice: 'fuzzy'"),
     ]
     for extra, expected in cases:

@@ -159,6 +159,16 @@ def test_calibration_is_checked_on_each_half_of_the_samples():
     assert fitted["helps_both_halves"] is True
 
 
+def test_labels_of_one_class_fit_nothing_and_apply_nothing():
+    # every sentence true: balanced accuracy is a recall, which a threshold near 0 would "win"
+    triples = [(s, p, True) for s in range(6) for p in (0.1, 0.3)]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert fitted["threshold"] == 0.5 and fitted["helps_both_halves"] is False
+    # both classes overall, but one half has only true labels: it cannot check the threshold
+    lopsided = [(s, 0.3, True) for s in range(6)] + [(0, 0.1, False), (2, 0.1, False)]
+    assert calibrate({"context_recall": lopsided})["context_recall"]["helps_both_halves"] is False
+
+
 def test_calibration_file_round_trip_and_its_errors(tmp_path):
     path = tmp_path / "calibration.json"
     fitted = {"judge-a": {"context_recall": {"threshold": 0.25, "helps_both_halves": True},
@@ -180,6 +190,18 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(UserError, match="not JSON"):
         load_thresholds(tmp_path / "bad.json", "judge-a")
+    (tmp_path / "malformed.json").write_text(json.dumps({"localeval_calibration": 1, "judges": {"judge-a": {"m": 3}}}))
+    with pytest.raises(UserError, match="not a map of metric"):
+        load_thresholds(tmp_path / "malformed.json", "judge-a")
+
+
+def test_a_calibration_that_applies_nothing_is_said():
+    from localeval.runner import _unused_calibration
+
+    named = {"path": "c.json", "judge": "j", "thresholds": {}}
+    assert "c.json applies no threshold to j" in _unused_calibration(named)
+    assert _unused_calibration({**named, "thresholds": {"context_recall": 0.3}}) is None
+    assert _unused_calibration(None) is None
 
 
 # --- the weak judge's warning --------------------------------------------------------------------
@@ -200,6 +222,16 @@ def test_a_weak_judge_is_named_with_the_judge_to_use_instead():
         if warning:
             assert f"--judge {best}" in warning and f"{rho:.2f}" in warning
     assert weak_judge_warning("/some/model/directory") is None  # never measured: nothing to say
+
+
+def test_when_no_registered_judge_is_good_the_warning_recommends_labels_not_a_judge(monkeypatch):
+    from dataclasses import replace
+
+    weak = {name: replace(spec, agreement={"mean_spearman": 0.2}) if spec.kind == "judge" else spec
+            for name, spec in models.registry().items()}
+    monkeypatch.setattr(models, "registry", lambda: weak)
+    warning = weak_judge_warning("smollm2-135m-instruct")
+    assert "--judge" not in warning and "--labels" in warning
 
 
 def test_the_corrected_interval_covers_the_peoples_mean_for_real_judges():

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..metrics import METRICS, JudgeSettings
+from ..metrics.response_relevancy import all_noncommittal, noncommittal_probability
 from ..metrics.scoring import MODES, Scoring
 from . import agreement
 from .labels import FORMAT_DOC, RESPONSE_RELEVANCY, SENTENCE_LABELS, LabeledSample
@@ -80,20 +81,16 @@ def judge_verdicts(evidence: dict[str, Any], key: str) -> list[bool]:
 def sentence_probabilities(labeled: list[LabeledSample], rows: list[dict], metric: str
                            ) -> tuple[list[float], list[bool]]:
     """(judge probability of 1, human verdict) of every sentence whose verdict carries a probability."""
-    judge, human = [], []
-    for index, probability, label in verdict_probabilities(labeled, rows, metric):
-        judge.append(probability)
-        human.append(label)
-    return judge, human
+    triples = verdict_probabilities(labeled, rows, metric)
+    return [probability for _, probability, _ in triples], [label for _, _, label in triples]
 
 
 def verdict_probabilities(labeled: list[LabeledSample], rows: list[dict], metric: str
                           ) -> list[tuple[int, float, bool]]:
     """(sample index, judge probability, human label) per verdict, for calibration.
 
-    A sentence metric's verdicts are its sentences. response_relevancy's is the sample's
-    noncommittal verdict, 1 when every generated question is flagged: its probability is taken as
-    the least sure flag's, so that a threshold on it decides as a threshold on each flag would.
+    A sentence metric's verdicts are its sentences; response_relevancy's is the sample's
+    noncommittal verdict (response_relevancy.noncommittal_probability).
     """
     triples = []
     for index, (item, row) in enumerate(zip(labeled, rows)):
@@ -101,9 +98,9 @@ def verdict_probabilities(labeled: list[LabeledSample], rows: list[dict], metric
             continue
         evidence = row["evidence"][metric]
         if metric == RESPONSE_RELEVANCY:
-            flags = [q.get("probability") for q in evidence.get("questions", [])]
-            if flags and None not in flags:
-                triples.append((index, min(flags), bool(item.response_noncommittal)))
+            probability = noncommittal_probability(evidence.get("questions", []))
+            if probability is not None:
+                triples.append((index, probability, bool(item.response_noncommittal)))
             continue
         ordered = _in_sentence_order(evidence)
         if ordered and all("probability" in r for r in ordered) and len(ordered) == len(item.sentences[metric]):
@@ -161,7 +158,7 @@ def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[
     for item, row in zip(labeled, rows):
         questions = row["evidence"][RESPONSE_RELEVANCY].get("questions")
         if questions:  # the metric's own rule: noncommittal when every generated question is flagged
-            judge.append(all(q["noncommittal"] for q in questions))
+            judge.append(all_noncommittal(questions, Scoring("hard")) == 1.0)
             human.append(item.response_noncommittal)
     noncommittal = {
         "samples": len(human),

@@ -79,12 +79,19 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str]) ->
     """{sample id: {metric: the score people's labels give}} for `run --labels`: every labeled
     sample must be one of the run's `samples` (matched by id), whose judge scores it corrects."""
     labeled = read_labeled(path, metrics)
-    ids = {sample.id for sample in samples}
-    strangers = [item.sample.id for item in labeled if item.sample.id not in ids]
+    by_id = {sample.id: sample for sample in samples}
+    strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
         shown = ", ".join(strangers[:5]) + (" ..." if len(strangers) > 5 else "")
         raise UserError(f"--labels {path}: {len(strangers)} labeled sample(s) are not among the samples scored "
                         f"(matched by id): {shown}")
+    for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
+        data = by_id[item.sample.id]
+        differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
+                     if getattr(item.sample, f) != getattr(data, f)]
+        if differing:
+            raise UserError(f"--labels {path}: sample {item.sample.id} has another {differing[0]} than the sample "
+                            "of that id in the data; give both files the same ids")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 

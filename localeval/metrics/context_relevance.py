@@ -44,13 +44,15 @@ class ContextRelevance(Metric):
 
     def score(self, evidence: dict[str, Any]) -> float | None:
         rows = evidence.get("sentences")
-        if rows is None:
+        if rows is None:  # a null result
             return None
-        return mean(self.settings.scoring.values(rows, VERDICT)) if rows else 0.0
+        return self.settings.scoring.share(rows, VERDICT) if rows else 0.0
 
     def _evidence(self, chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
         """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003: a chunk
-        is relevant when any of its sentences is (under soft scoring, the chance that one is)."""
+        is relevant when any of its sentences is (under soft scoring, the chance that one is, so
+        `chunk_relevant` holds probabilities then). `insufficient_information` is the judge's own
+        word: no greedy verdict says relevant."""
         chunk_of = [index for index, sentences in enumerate(chunks) for _ in sentences]
         tagged = [{"chunk": chunk, **row} for chunk, row in zip(chunk_of, rows)]
         per_chunk = [

@@ -16,7 +16,8 @@ from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 from . import prompts, schemas
 from .base import Metric, Step, judge_failure
-from .scoring import mean
+from .scoring import Scoring, mean
+from .verdicts import recorded_probabilities
 
 FLAG = "noncommittal"
 
@@ -40,7 +41,7 @@ class ResponseRelevancy(Metric):
             raise ValueError(f"judge gave {len(generated)} questions, {self.settings.questions} were asked for")
         questions = [g["question"] for g in generated]
         (vectors,) = yield [EmbedRequest((sample.user_input, *questions))]
-        probabilities = answer.probabilities(FLAG) or [None] * len(generated)
+        probabilities = recorded_probabilities(answer, FLAG, len(generated))
         rows = []
         for question, item, probability, similarity in zip(questions, generated, probabilities,
                                                             cosine_to_first(vectors)):
@@ -54,8 +55,20 @@ class ResponseRelevancy(Metric):
         rows = evidence.get("questions")
         if not rows:
             return None
-        every_flag = float(np.prod(self.settings.scoring.values(rows, FLAG)))
-        return mean([row["similarity"] for row in rows]) * (1.0 - every_flag)
+        return mean([row["similarity"] for row in rows]) * (1.0 - all_noncommittal(rows, self.settings.scoring))
+
+
+def all_noncommittal(rows: list[dict[str, Any]], scoring: Scoring) -> float:
+    """That every generated question is flagged noncommittal (the response is evasive): 0 or 1 from
+    the flags, or under soft scoring the chance of it, were the flags independent."""
+    return float(np.prod(scoring.values(rows, FLAG)))
+
+
+def noncommittal_probability(rows: list[dict[str, Any]]) -> float | None:
+    """The probability a calibration threshold is compared with: all flags reach a threshold exactly
+    when the least sure one does, so a threshold on this decides as one on every flag would."""
+    flags = [row.get("probability") for row in rows]
+    return min(flags) if flags and None not in flags else None
 
 
 def language_line(language: str) -> str:

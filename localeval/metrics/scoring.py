@@ -45,8 +45,9 @@ class Scoring:
         """The value of each evidence row's verdict `key` (its probability under "probability")."""
         return [self.value(row[key], row.get("probability")) for row in rows]
 
-    def to_json(self) -> dict:
-        return {"mode": self.name, **({"threshold": self.threshold} if self.threshold is not None else {})}
+    def share(self, rows: list[dict], key: str) -> float | None:
+        """The share of the rows' verdicts that are 1, by this rule; None when there are none."""
+        return mean(self.values(rows, key)) if rows else None
 
 
 def mean(values: list[float]) -> float:

@@ -1,6 +1,6 @@
 """The shared shape of context_recall and answer_supported_precision: each sentence of one text
 (the reference, or the response) is judged against the retrieved context, and the score is the
-share judged 1."""
+share judged 1 (or, under soft scoring, the mean probability of 1: metrics/scoring.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .scoring import mean
 from .verdicts import read_verdicts
 
 
@@ -40,8 +39,7 @@ class SentencesAgainstContext(Metric):
         return self.result({"sentences": read_verdicts(answer, verdict, sentences)})
 
     def score(self, evidence: dict[str, Any]) -> float | None:
-        rows = evidence.get("sentences")
-        return mean(self.settings.scoring.values(rows, self.task.verdict)) if rows else None
+        return self.settings.scoring.share(evidence.get("sentences"), self.task.verdict)
 
 
 def none_supported_by_empty_context(key: str, sentences: tuple[str, ...]) -> dict[str, Any]:

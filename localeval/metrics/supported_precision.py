@@ -15,7 +15,6 @@ from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
-from .scoring import mean
 from .sentence_support import SentencesAgainstContext
 from .verdicts import read_verdicts
 
@@ -53,8 +52,7 @@ class ContextSupportedPrecision(Metric):
         return self.result(self._evidence(judged, per_chunk, len(chunks)))
 
     def score(self, evidence: dict[str, Any]) -> float | None:
-        rows = evidence.get("sentences")
-        return mean(self.settings.scoring.values(rows, VERDICT)) if rows else None
+        return self.settings.scoring.share(evidence.get("sentences"), VERDICT)
 
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
@@ -66,7 +64,7 @@ class ContextSupportedPrecision(Metric):
         rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
         chunk_scores: list[float | None] = [None] * n_chunks
         for (rank, _), chunk_rows in zip(judged, per_chunk):
-            chunk_scores[rank - 1] = mean(self.settings.scoring.values(chunk_rows, VERDICT))
+            chunk_scores[rank - 1] = self.settings.scoring.share(chunk_rows, VERDICT)
         weights = {rank: rank_weight(rank) for rank, _ in judged}
         weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
         return {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}

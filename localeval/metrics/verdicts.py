@@ -13,9 +13,7 @@ def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> 
     items = answer.data["verdicts"]
     if len(items) != len(sentences):  # the grammar forbids it; a scripted judge might not
         raise ValueError(f"judge gave {len(items)} verdicts for {len(sentences)} sentences")
-    probabilities = answer.probabilities(key)
-    if probabilities is not None and len(probabilities) != len(items):
-        raise ValueError(f"{len(probabilities)} recorded choices of '{key}' for {len(items)} verdicts")
+    probabilities = recorded_probabilities(answer, key, len(items))
     rows = []
     for index, (sentence, item) in enumerate(zip(sentences, items)):
         if item[key] not in (0, 1):
@@ -23,7 +21,19 @@ def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> 
         row = {"sentence": sentence, key: int(item[key])}
         if "reason" in item:
             row["reason"] = item["reason"]
-        if probabilities is not None:
+        if probabilities[index] is not None:
             row["probability"] = probabilities[index]
         rows.append(row)
     return rows
+
+
+def recorded_probabilities(answer: JudgeAnswer, key: str, count: int) -> list[float | None]:
+    """The judge's probability of 1 at each of the answer's `count` values of `key`, in order.
+
+    None for each when the model's choices were not recorded (a scripted judge) or do not line up
+    one to one with the values (a tokenizer that writes a value and the punctuation after it as one
+    token leaves no choice point of its own): those values then count as their 0/1 under every
+    scoring, rather than risk pairing a probability with another verdict.
+    """
+    found = answer.probabilities(key)
+    return list(found) if found is not None and len(found) == count else [None] * count
