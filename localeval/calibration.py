@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .errors import UserError
+from .results import write_atomically
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
@@ -95,7 +96,7 @@ def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, 
     rejected = {judge: {m: e for m, e in fitted.items() if not e["helps_both_halves"]} for judge, fitted in judges.items()}
     payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": applied,
                "not_applied": rejected}
-    path.write_text(json.dumps(payload, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_atomically(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
 def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dict[str, Any]]:

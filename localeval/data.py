@@ -2,6 +2,10 @@
 
 Every problem with the file becomes a DataError naming the file and, where known, the line (or,
 for JSON and Parquet, the record) and the field, so the user can go straight to it.
+
+Limits, each refused with a message saying so: a data file is a regular file (a pipe or a device
+would block the read forever) of at most MAX_FILE_BYTES, read whole; a JSON Lines line, or a CSV
+cell, is at most MAX_LINE_CHARS; JSON nests no deeper than Python's reader allows (about 1,000 levels).
 """
 
 from __future__ import annotations
@@ -17,8 +21,11 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
+from localeval.text import SUPPORTED_LANGUAGES
 
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
+MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
+MAX_LINE_CHARS = 16 << 20  # one sample: far beyond any real one, short of exhausting memory on parsing
 LIST_FIELD = "retrieved_contexts"
 PARQUET_HINT = "reading Parquet needs pandas and pyarrow: pip install pandas pyarrow"
 
@@ -57,6 +64,12 @@ def load_samples(path: str | os.PathLike) -> list[Sample]:
         raise DataError(path, "file not found")
     if path.is_dir():
         raise DataError(path, "is a directory, not a data file")
+    if not path.is_file():  # checked before opening: reading a pipe or a device would block
+        raise DataError(path, "not a regular file (a pipe, device or socket); save the data to a file first")
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise DataError(path, f"{size / 2**30:.1f} GiB; localeval reads files of at most {MAX_FILE_BYTES >> 30} GiB "
+                              "whole: split the data into several files")
     reader = readers.get(path.suffix.lower())
     if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
@@ -89,6 +102,9 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
 
 def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
     for number, line in enumerate(_LINE_BREAK.split(_read_text(path)), start=1):
+        if len(line) > MAX_LINE_CHARS:
+            raise DataError(path, f"{len(line):,} characters on one line; a sample may take at most "
+                                  f"{MAX_LINE_CHARS:,}", line=number)
         if line.strip():
             where = _Where(number, "line", str(number))
             yield where, _parse_json(path, line, where.number)
@@ -109,6 +125,7 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
 
 def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
     # newline="" keeps line breaks inside quoted cells intact and line_num counting physical lines.
+    csv.field_size_limit(MAX_LINE_CHARS)  # a cell may hold what a JSON Lines line may (csv's own: 128 KiB)
     reader = csv.reader(io.StringIO(_read_text(path), newline=""))
     header = next(reader, None)
     if header is None:
@@ -168,6 +185,9 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
     except json.JSONDecodeError as exc:
         # A whole .json file reports the error's own line; a .jsonl line reports itself.
         raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None
+    except RecursionError:
+        raise DataError(path, "JSON nested deeper than about 1,000 levels; no sample is shaped like that",
+                        line=line) from None
 
 
 def _csv_columns(path: Path, header: list[str]) -> list[str]:
@@ -207,6 +227,9 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
         raise where.error(path, f"expected a JSON object, got {_kind(record)}")
     fields, written = _rename_aliases(path, record, where)
     texts = {name: _text(path, fields.get(name), where, written[name]) for name in (*TEXT_FIELDS, "language")}
+    if texts["language"] is not None and texts["language"] not in SUPPORTED_LANGUAGES:
+        raise where.error(path, f"'{texts['language']}' is not a language pysbd splits; choose from "
+                                f"{', '.join(sorted(SUPPORTED_LANGUAGES))}", "language")
     return Sample(
         id=_sample_id(path, fields.get("id"), where),
         retrieved_contexts=_contexts(path, fields.get(LIST_FIELD), where, written[LIST_FIELD]),
@@ -247,8 +270,9 @@ def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
 def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if isinstance(value, str):
-        return (value,)
+    if isinstance(value, str):  # one chunk or many run together? Only the user knows
+        raise where.error(path, "expected a list of strings, got a string; a single chunk is written "
+                                '["the chunk"]', field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):

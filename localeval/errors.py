@@ -1,4 +1,9 @@
-"""Errors a user can cause. The CLI turns each into one line on stderr and exit status 2."""
+"""Errors that end a run with one clear line and a documented exit status (cli.EXIT_CODES).
+
+UserError: something the user can fix in what they asked for (exit 2). EnvironmentFailure: the
+machine stopped the run, a full disk, a read-only folder, no memory (exit 3). Neither is a bug, so
+neither shows a traceback.
+"""
 
 
 class UserError(Exception):
@@ -16,3 +21,8 @@ class DataError(UserError):
             where += f", field '{field}'"
         super().__init__(f"{where}: {message}")
         self.path, self.line, self.field = path, line, field
+
+
+class EnvironmentFailure(Exception):
+    """The machine, not the request, stopped the run: a full disk, a folder that cannot be written,
+    too little memory. What was already written is kept; the message says how to go on."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from .errors import UserError
+from .errors import EnvironmentFailure, UserError
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 REGISTRY_PATH = PROJECT_ROOT / "models" / "registry.json"
@@ -145,6 +145,18 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         raise UserError(f"{spec.name} is not installed: {spec.install}")
     parts = _gguf_parts(spec)
     log(f"preparing {spec.name}: checking and converting its GGUF once (this takes a minute)")
+    try:
+        _assemble_and_convert(spec, parts)
+    except OSError as error:  # the GGUF is assembled in the temporary folder, the model written to the store
+        raise EnvironmentFailure(f"preparing {spec.name}: {error.strerror or error}; it needs about three times "
+                                 f"its download size free in {tempfile.gettempdir()} and in the model store "
+                                 f"{store_dir()} (LOCALEVAL_MODEL_STORE)") from None
+    log(f"prepared {spec.name} in {spec.stored_path}")
+    return spec.stored_path
+
+
+def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
+    """The parts joined into one GGUF, checked by sha256, converted into the store atomically."""
     with tempfile.TemporaryDirectory(prefix="localeval-gguf-") as scratch:
         gguf = Path(scratch) / "model.gguf"
         digest = _concatenate(parts, gguf)
@@ -158,8 +170,6 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
             staging.rename(spec.stored_path)  # atomic: a half-converted model is never "ready"
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-    log(f"prepared {spec.name} in {spec.stored_path}")
-    return spec.stored_path
 
 
 def _ensure(path: Path) -> Path:

@@ -6,6 +6,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .results import write_atomically
+
 REPORT_FILE = "report.html"
 
 STYLE = """
@@ -35,7 +37,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         *(_sample_evidence(row, metrics) for row in rows),
     ]
     path = out_dir / REPORT_FILE
-    path.write_text("\n".join(parts), encoding="utf-8")
+    write_atomically(path, "\n".join(parts))
     return path
 
 

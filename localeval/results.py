@@ -1,39 +1,166 @@
 """Results on disk: one JSON line per sample, appended as samples complete, and a summary.
 
 Appending line by line is what makes a run resumable: whatever is in results.jsonl was fully
-scored, and `--resume` skips those ids.
+scored, and `--resume` skips those ids. What survives a crash, and why:
+- Nothing in the output folder is touched until the first result is written, so a run that fails
+  before (a bad option, a model that does not load) leaves a previous run's files as they were.
+- Each result is one write of one whole line; a crash in the middle of it leaves a torn last line,
+  which `--resume` cuts off before appending (that sample is scored again).
+- summary.json and report.html are written to a temporary file and renamed over the old one, so
+  each is either the old file or the new one, never half of one.
+- run.json records what the run is (data digest, judge, embedder, metrics, settings); `--resume`
+  refuses to continue a different run in the same folder.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any, Iterable
 
-from .errors import UserError
+from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
+RUN_FILE = "run.json"
+REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, "report.html")  # a previous run's, stale once its results go
 
 
 class ResultWriter:
-    def __init__(self, out_dir: Path, resume: bool):
-        self.out_dir = out_dir
-        self.path = out_dir / RESULTS_FILE
-        out_dir.mkdir(parents=True, exist_ok=True)
-        self.done_ids = read_done_ids(self.path) if resume else set()
-        if not resume and self.path.exists():
-            self.path.unlink()  # a fresh run starts a fresh file; --resume keeps it
-        self._file = self.path.open("a", encoding="utf-8")
+    """results.jsonl of one run in `out_dir`, written a line per sample as samples complete.
+
+    `identity` is what makes two runs the same run (run.json): `resume` continues only that one.
+    """
+
+    def __init__(self, out_dir: Path, resume: bool, identity: dict[str, Any]):
+        self.out_dir, self.path, self.identity = out_dir, out_dir / RESULTS_FILE, identity
+        self.written = 0
+        self._file = None
+        check_writable_folder(out_dir, "--out")
+        self.resuming = resume and self.path.exists()
+        self.done_ids: set[str] = set()
+        if self.resuming:
+            check_same_run(out_dir, identity)
+            cut_torn_tail(self.path)
+            self.done_ids = read_done_ids(self.path)
 
     def write(self, row: dict[str, Any]) -> None:
-        self._file.write(json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n")
-        self._file.flush()  # on disk now: an interrupted run keeps every finished sample
+        line = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
+        try:
+            if self._file is None:
+                self._start()
+            self._file.write(line)
+            self._file.flush()  # on disk now: an interrupted run keeps every finished sample
+        except OSError as error:
+            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); the {self.written} samples "
+                                     "before it are saved: make room and rerun with --resume") from None
+        self.written += 1
+
+    def _start(self) -> None:
+        """The first result: only now is a previous run replaced (a fresh run) or continued."""
+        if not self.resuming:
+            for name in REPLACED_BY_A_FRESH_RUN:
+                (self.out_dir / name).unlink(missing_ok=True)
+        write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
+        self._file = self.path.open("a" if self.resuming else "w", encoding="utf-8")
 
     def close(self) -> None:
-        self._file.close()
+        if self._file is not None:
+            try:
+                self._file.close()
+            except OSError:  # the write that failed already said why
+                pass
+
+
+def check_writable_folder(folder: Path, option: str) -> None:
+    """`folder` is, or can be made, a folder this process may write in; else one clear error."""
+    if folder.exists() and not folder.is_dir():
+        raise UserError(f"{option} {folder} is a file, not a folder; give a folder (it is created if missing)")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise EnvironmentFailure(f"{option} {folder}: cannot create it ({_reason(error)})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise EnvironmentFailure(f"{option} {folder}: cannot write in it (permission denied or a read-only "
+                                 "file system); choose another folder")
+
+
+def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
+    """--resume continues the run recorded in out_dir's run.json, and no other."""
+    recorded_path = out_dir / RUN_FILE
+    if not recorded_path.exists():
+        return  # results written before runs were recorded: nothing to check against
+    try:
+        recorded = json.loads(recorded_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
+                        "use another --out") from None
+    differing = [key for key in sorted(set(recorded) | set(identity)) if recorded.get(key) != identity.get(key)]
+    if differing:
+        shown = "; ".join(f"{key}: {_short(recorded.get(key))} there, {_short(identity.get(key))} now"
+                          for key in differing[:3])
+        raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
+                        "options, or score into another --out")
+
+
+def cut_torn_tail(path: Path) -> None:
+    """Drop a last line a crash left without its newline: it was never a whole result."""
+    with path.open("rb+") as results:
+        size = results.seek(0, os.SEEK_END)
+        if size == 0:
+            return
+        results.seek(max(0, size - (1 << 20)))
+        tail = results.read()
+        if tail.endswith(b"\n"):
+            return
+        cut = tail.rfind(b"\n")
+        keep = size - len(tail) + cut + 1 if cut >= 0 else _last_newline_before(results, size - len(tail))
+        results.truncate(keep)
+
+
+def _last_newline_before(results, position: int) -> int:
+    """The length to keep when a torn line is longer than the tail read: up to its line's start."""
+    results.seek(0)
+    data = results.read(position)
+    return data.rfind(b"\n") + 1
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Replace `path` with `text` whole, or leave it as it was (a temporary file, then a rename)."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, path)
+    except OSError as error:
+        temporary.unlink(missing_ok=True)
+        raise EnvironmentFailure(f"cannot write {path} ({_reason(error)}); the previous {path.name} is kept, "
+                                 "and results.jsonl has every scored sample: make room and rerun with --resume") from None
+
+
+def file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as data:
+        while block := data.read(1 << 20):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _reason(error: OSError) -> str:
+    if error.errno == errno.ENOSPC:
+        return "the disk is full"
+    if error.errno == errno.EROFS:
+        return "read-only file system"
+    return error.strerror or str(error)
+
+
+def _short(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def read_done_ids(path: Path) -> set[str]:
@@ -47,9 +174,6 @@ def read_done_ids(path: Path) -> set[str]:
             try:
                 done.add(str(json.loads(line)["id"]))
             except (json.JSONDecodeError, KeyError, TypeError):
-                # A line cut short by a crash: everything before it is kept, it is re-scored.
-                if number == 1 or not line.endswith("\n"):
-                    continue
                 raise UserError(f"{path}, line {number}: not a localeval result; use another --out or drop --resume")
     return done
 

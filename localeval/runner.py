@@ -17,63 +17,64 @@ from .data import load_samples
 from .device import choose_device, describe
 from .engine.cache import AnswerCache
 from .engine.scheduler import BatchLimits, JudgeEngine
-from .errors import UserError
+from .errors import EnvironmentFailure, UserError
 from .evaluation import Evaluator
 from .metrics import resolve_metrics
 from .progress import BarProgress, NoProgress
 from .report import write_report
-from .results import SUMMARY_FILE, ResultWriter, format_table, read_results, summarize
+from .results import SUMMARY_FILE, ResultWriter, file_digest, format_table, read_results, summarize, write_atomically
 from .text import SUPPORTED_LANGUAGES
 from .trust import weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 
 def run_command(args) -> int:
+    """Every check first (options, data, models, the output folder), then the scoring: a run that is
+    refused or fails before its first result leaves the output folder as it was."""
     started = time.perf_counter()
     _check_numbers(args)
+    if args.language not in SUPPORTED_LANGUAGES:
+        raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
     samples = load_samples(args.data)[: args.limit]
     judge_name = models.judge_name(args.judge)
     thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
-    human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None  # before any work
-    if args.language not in SUPPORTED_LANGUAGES:
-        raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
-    out_dir = Path(args.out)
-    writer = ResultWriter(out_dir, resume=args.resume)
-    todo = [s for s in samples if s.id not in writer.done_ids]
+    human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    device = choose_device(args.device)
+    judge = build_judge(args.judge, device, args.dtype, log)  # the model is found (not yet loaded)
+    embedder = build_embedder(args.embedder, device, log)
+    writer = ResultWriter(Path(args.out), args.resume, run_identity(args, judge, embedder, metrics))
+    todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
 
-    device = choose_device(args.device)
-    judge = build_judge(args.judge, device, args.dtype, log)
-    embedder = build_embedder(args.embedder, device, log)
     cache = None if args.no_cache else AnswerCache()
     engine = JudgeEngine(judge, BatchLimits(args.batch_size, args.max_batch_tokens), cache)
     bar = NoProgress() if args.quiet else BarProgress(f"judging {len(todo)} samples")
-    evaluator = Evaluator(metrics, engine, embedder, args.language, progress=bar)
-    scored = 0
+    evaluator = Evaluator(metrics, engine, embedder, args.language, args.window, progress=bar)
     try:
         for result in evaluator.run(todo):
             writer.write(result.to_json())
-            scored += 1
     except KeyboardInterrupt:
         bar.close()
-        log(f"\ninterrupted: {scored} samples saved in {writer.path}; rerun with --resume to continue")
+        log(f"\ninterrupted: {writer.written} samples saved in {writer.path}; rerun with --resume to continue")
         return 130
     except MemoryError:
-        raise UserError(f"out of memory; {scored} samples saved in {writer.path}. Lower --batch-size or "
-                        "--max-batch-tokens and rerun with --resume")
+        raise EnvironmentFailure(f"out of memory; {writer.written} samples saved in {writer.path}. Lower "
+                                 "--batch-size or --max-batch-tokens and rerun with --resume") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
-        raise UserError(f"out of memory on {device}; {scored} samples saved in {writer.path}. Lower --batch-size "
-                        "or --max-batch-tokens and rerun with --resume")
+        raise EnvironmentFailure(f"out of memory on {device}; {writer.written} samples saved in {writer.path}. "
+                                 "Lower --batch-size or --max-batch-tokens and rerun with --resume") from None
     finally:
         bar.close()
         writer.close()
+    scored = writer.written
+    out_dir = writer.out_dir
 
     names = [m.name for m in metrics]
     rows = read_results(writer.path)
@@ -82,7 +83,7 @@ def run_command(args) -> int:
     details["calibration"] = calibration
     details["labels"] = str(args.labels) if args.labels else None
     details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
-    (out_dir / SUMMARY_FILE).write_text(json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
+    write_atomically(out_dir / SUMMARY_FILE, json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
     report = write_report(out_dir, rows, summary, details)
     print(format_table(summary))
     for warning in details["warnings"]:
@@ -93,6 +94,19 @@ def run_command(args) -> int:
 
 
 
+def run_identity(args, judge, embedder, metrics) -> dict:
+    """What makes two runs the same run, whose results may go in one results.jsonl (--resume): the
+    data, the models (with their weights' digest and dtype), the metrics and how each is asked and
+    scored. Not the batch limits or --limit, which change neither a sample's requests nor its score."""
+    return {
+        "data_sha256": file_digest(Path(args.data)),
+        "judge": judge.identity,
+        "embedder": embedder.identity,
+        "metrics": [m.name for m in metrics],
+        "settings": {**settings_used(metrics), "questions": args.questions, "language": args.language},
+    }
+
+
 def _unused_calibration(calibration: dict | None) -> str | None:
     if calibration is None or calibration["thresholds"]:
         return None
@@ -101,7 +115,7 @@ def _unused_calibration(calibration: dict | None) -> str | None:
 
 
 def _check_numbers(args) -> None:
-    for name in ("batch_size", "max_batch_tokens", "questions"):
+    for name in ("batch_size", "max_batch_tokens", "questions", "window"):
         if getattr(args, name) < 1:
             raise UserError(f"--{name.replace('_', '-')} must be at least 1")
     if args.limit is not None and args.limit < 1:

@@ -46,6 +46,7 @@ class Measurement:
     stats: JudgeStats
     peak_memory_mb: float
     scores: dict[tuple[str, str], float | None]
+    verdicts: dict[tuple[str, str], list[int]]  # (sample, metric): the judge's 0/1 verdicts in order
 
     def row(self) -> dict:
         stats, decoding = self.stats, self.stats.decoding
@@ -115,7 +116,9 @@ def measure(config: str, limits: BatchLimits, judge, embedder, samples, metrics,
     if engine.invalid:
         raise SystemExit(f"{config}: {engine.invalid} of {engine.answered} judge answers were not valid JSON")
     scores = {(r.sample_id, name): m.score for r in results for name, m in r.metrics.items()}
-    return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores)
+    by_name = {metric.name: metric for metric in metrics}
+    verdicts = {(r.sample_id, name): by_name[name].verdicts(m.evidence) for r in results for name, m in r.metrics.items()}
+    return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores, verdicts)
 
 
 def largest_difference(a: Measurement, b: Measurement) -> float:
@@ -123,6 +126,12 @@ def largest_difference(a: Measurement, b: Measurement) -> float:
     if any((x is None) != (y is None) for x, y in pairs):
         return float("inf")
     return max((abs(x - y) for x, y in pairs if x is not None), default=0.0)
+
+
+def verdicts_differing(a: Measurement, b: Measurement) -> tuple[int, int]:
+    """(verdicts that differ, verdicts compared) between two runs of the same samples."""
+    pairs = [(x, y) for key in a.verdicts for x, y in zip(a.verdicts[key], b.verdicts[key])]
+    return sum(x != y for x, y in pairs), len(pairs)
 
 
 def cache_check(data: str, judge: str, limit: int) -> dict:
@@ -142,7 +151,7 @@ def cache_check(data: str, judge: str, limit: int) -> dict:
 
 
 def markdown(args, device: str, judge, load_seconds: float, rows: list[dict], ratio: float | None,
-             difference: float | None, cache: dict | None) -> str:
+             difference: float | None, differing: tuple[int, int] | None, cache: dict | None) -> str:
     columns = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
                "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
                "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb"]
@@ -159,8 +168,10 @@ def markdown(args, device: str, judge, load_seconds: float, rows: list[dict], ra
         lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
     lines.append("")
     if ratio is not None:
+        changed, compared = differing
         lines.append(f"- **default / batch-size-1 samples/s: {ratio:.2f}×**; largest score difference between "
-                     f"them: {difference:.2e}")
+                     f"them: {difference:.2e}; verdicts that differ: {changed} of {compared} "
+                     f"({100 * changed / max(compared, 1):.1f}%)")
     if cache:
         lines.append(f"- answer cache, `localeval run --limit {args.cache_check}` in fresh processes: cold "
                      f"{cache['cold']:.1f} s, warm {cache['warm']:.1f} s (**{cache['cold'] / cache['warm']:.1f}×**); "
@@ -220,14 +231,15 @@ def main() -> None:
     for name in args.configs.split(","):
         runs.append(measure(name, configs[name], judge, embedder, samples, metrics, device))
         print(json.dumps(runs[-1].row()), flush=True)
-    ratio = difference = None
+    ratio = difference = differing = None
     if len(runs) == 2:
         ratio = runs[1].row()["samples_per_s"] / runs[0].row()["samples_per_s"]
         difference = largest_difference(runs[0], runs[1])
+        differing = verdicts_differing(runs[0], runs[1])
     cache = cache_check(args.data, args.judge or "smollm2-135m-instruct", args.cache_check) if args.cache_check else None
     title = args.title or f"{describe(device)} · {judge.identity.split('|')[0]} · {Path(args.data).name}"
     body = markdown(args, describe(device), judge, load_seconds, [r.row() for r in runs], ratio, difference,
-                    cache)
+                    differing, cache)
     write_section(Path(args.out), title, body)
     print(body)
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

@@ -14,3 +14,27 @@ def isolated_cache(tmp_path_factory):
     patch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("answer-cache")))
     yield
     patch.undo()
+
+
+@pytest.fixture(scope="session")
+def tiny_judge(tmp_path_factory):
+    """A judge directory any test can run through the CLI in milliseconds: SmolLM2's architecture
+    and tokenizer with a handful of random weights. Its verdicts mean nothing; the grammar still
+    makes every answer valid JSON, so it exercises the real path (model, decoder, grammar, files)."""
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    from localeval import models
+
+    source = models.resolve("smollm2-135m-instruct", "judge", log=lambda _: None).path
+    target = tmp_path_factory.mktemp("tiny-judge")
+    config = AutoConfig.from_pretrained(source)
+    config.update({"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 2,
+                   "num_key_value_heads": 1, "head_dim": 8})
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(target)
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        shutil.copy(source / name, target / name)
+    return target

@@ -185,9 +185,10 @@ def test_bad_id(tmp_path, value, kind):
 # --- field types ----------------------------------------------------------------------------------
 
 
-def test_single_string_context_is_wrapped(tmp_path):
-    sample = load_samples(write_jsonl(tmp_path, {"retrieved_contexts": "only one"}))[0]
-    assert sample.retrieved_contexts == ("only one",)
+def test_single_string_context_is_refused_with_the_list_to_write(tmp_path):
+    # one chunk, or several run together? Only the user knows: the documented type is a list
+    message = load_error(write_jsonl(tmp_path, {"retrieved_contexts": "only one"}))
+    assert "field 'retrieved_contexts'" in message and "got a string" in message and '["the chunk"]' in message
 
 
 def test_null_fields_are_absent(tmp_path):

@@ -18,6 +18,7 @@ from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
 from ..device import choose_device, choose_dtype, describe
 from ..engine.scheduler import BatchLimits
 from ..errors import UserError
+from ..results import check_writable_folder, write_atomically
 from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -38,6 +39,7 @@ def bench_command(args) -> int:
     device = choose_device(args.device)
     choose_dtype(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     labeled = read_labeled(args.data, metrics)[: args.limit]
+    check_writable_folder(Path(args.out), "--out")  # before any judge runs for minutes
     log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
     jobs = [
         JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
@@ -78,7 +80,7 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
         if run.ok:
             name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(run.judge).name or run.judge)
             lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in run.rows)
-            (folder / f"{number}-{name}.jsonl").write_text("".join(lines), encoding="utf-8")
+            write_atomically(folder / f"{number}-{name}.jsonl", "".join(lines))
 
 
 def _check_numbers(args) -> None:

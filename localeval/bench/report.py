@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..results import write_atomically
 from . import svg
 from .compare import SUPPORT_METRICS
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
@@ -29,7 +30,7 @@ def write_reports(out_dir: Path, bench: dict[str, Any]) -> list[Path]:
         HTML_FILE: html_page(bench),
     }
     for name, text in files.items():
-        (out_dir / name).write_text(text, encoding="utf-8")
+        write_atomically(out_dir / name, text)
     return [out_dir / name for name in files]
 
 

@@ -14,6 +14,7 @@ import os
 import sqlite3
 from pathlib import Path
 
+from ..errors import EnvironmentFailure
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
@@ -29,13 +30,16 @@ def default_cache_dir() -> Path:
 class AnswerCache:
     def __init__(self, path: Path | None = None):
         path = path or default_cache_dir() / "judge-answers.sqlite"
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
-        self._db = sqlite3.connect(path)
-        self._db.execute(
-            f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
-            " choices TEXT, PRIMARY KEY (judge, request))"
-        )
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(path)
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
+                " choices TEXT, PRIMARY KEY (judge, request))"
+            )
+        except (OSError, sqlite3.Error) as error:
+            raise self._failure(error) from None
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
         found = {}
@@ -52,8 +56,16 @@ class AnswerCache:
     def put_many(self, judge: str, answers: dict[JudgeRequest, JudgeAnswer]) -> None:
         rows = [(judge, r.key(), a.text, a.output_tokens, _choices_json(a)) for r, a in answers.items()
                 if a.error is None]
-        with self._db:
-            self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
+        try:
+            with self._db:
+                self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
+        except sqlite3.Error as error:
+            raise self._failure(error) from None
+
+    def _failure(self, error: Exception) -> EnvironmentFailure:
+        return EnvironmentFailure(f"the judge-answer cache {self.path} cannot be written ({error}); free space, "
+                                  "set LOCALEVAL_CACHE_DIR to a writable folder, or run with --no-cache, and "
+                                  "rerun with --resume")
 
     def close(self) -> None:
         self._db.close()

@@ -73,6 +73,10 @@ class Metric:
     def result(self, evidence: dict[str, Any]) -> "MetricResult":
         return MetricResult(self.score(evidence), evidence)
 
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        """The judge's greedy 0/1 verdicts in this metric's evidence, in the order it gave them."""
+        raise NotImplementedError
+
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:
     return MetricResult.null(f"judge output unusable: {answer.error}", judge_output=answer.text)

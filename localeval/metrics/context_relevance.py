@@ -48,6 +48,9 @@ class ContextRelevance(Metric):
             return None
         return self.settings.scoring.share(rows, VERDICT) if rows else 0.0
 
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        return [row[VERDICT] for row in evidence.get("sentences", [])]
+
     def _evidence(self, chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
         """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003: a chunk
         is relevant when any of its sentences is (under soft scoring, the chance that one is, so

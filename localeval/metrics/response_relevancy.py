@@ -57,6 +57,9 @@ class ResponseRelevancy(Metric):
             return None
         return mean([row["similarity"] for row in rows]) * (1.0 - all_noncommittal(rows, self.settings.scoring))
 
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        return [row[FLAG] for row in evidence.get("questions", [])]
+
 
 def all_noncommittal(rows: list[dict[str, Any]], scoring: Scoring) -> float:
     """That every generated question is flagged noncommittal (the response is evasive): 0 or 1 from

@@ -41,6 +41,9 @@ class SentencesAgainstContext(Metric):
     def score(self, evidence: dict[str, Any]) -> float | None:
         return self.settings.scoring.share(evidence.get("sentences"), self.task.verdict)
 
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        return [row[self.task.verdict] for row in evidence.get("sentences", [])]
+
 
 def none_supported_by_empty_context(key: str, sentences: tuple[str, ...]) -> dict[str, Any]:
     """Nothing can be supported by a retrieval that found nothing: every verdict 0, without asking the judge."""

@@ -54,6 +54,9 @@ class ContextSupportedPrecision(Metric):
     def score(self, evidence: dict[str, Any]) -> float | None:
         return self.settings.scoring.share(evidence.get("sentences"), VERDICT)
 
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        return [row[VERDICT] for row in evidence.get("sentences", [])]
+
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_SUPPORTED.messages(

@@ -1,0 +1,386 @@
+"""A hostile but fair user: bad files, bad options, a full disk, kills at any moment.
+
+Every case ends in one line on stderr and its documented exit status (cli.EXIT_CODES): 2 for the
+user's mistakes, 3 for the machine's, never a traceback, never a hang; and nothing already written
+is destroyed. A tiny random-weight judge (conftest.tiny_judge) runs the real path in milliseconds.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from localeval import data as data_module
+from localeval.cli import EXIT_ENVIRONMENT, EXIT_USER, main
+
+GOOD = {"id": "s1", "user_input": "When did the bridge open?", "retrieved_contexts": ["The bridge opened in 1932."],
+        "response": "It opened in 1932.", "reference": "The bridge opened in 1932."}
+
+
+def jsonl(*records) -> bytes:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
+
+
+def fails(capsys, argv: list[str], status: int, expected: str) -> str:
+    """Run the CLI in this process: the exit status, and one error line on stderr (after any progress
+    line such as "resuming: ...") holding `expected`; no traceback."""
+    assert main(argv) == status
+    err = capsys.readouterr().err
+    lines = err.strip().splitlines()
+    assert [line for line in lines if line.startswith("localeval: error:")] == lines[-1:], err
+    assert expected in lines[-1] and "Traceback" not in err, err
+    return err
+
+
+# --- bad data files: (file name, content, what the message says) -----------------------------------
+
+DATA_CASES = {
+    "empty": ("d.jsonl", b"", "no samples"),
+    "blank lines only": ("d.jsonl", b"\n  \n\t\n", "no samples"),
+    "malformed line": ("d.jsonl", jsonl(GOOD) + b'{"user_input": \n', "line 2: malformed JSON"),
+    "truncated object": ("d.jsonl", b'{"id": "a", "user_input": "q"', "malformed JSON"),
+    "not UTF-8": ("d.jsonl", b'{"user_input": "caf\xe9"}\n', "not UTF-8"),
+    "UTF-16": ("d.jsonl", '{"user_input": "q"}\n'.encode("utf-16"), "not UTF-8"),
+    "json top-level number": ("d.json", b"42", "expected a list of samples"),
+    "json top-level string": ("d.json", b'"samples"', "expected a list of samples"),
+    "json object without samples": ("d.json", b'{"rows": []}', "expected a list of samples"),
+    "json samples not a list": ("d.json", b'{"samples": {"a": 1}}', "expected a list of samples"),
+    "record a list": ("d.jsonl", b'["q", "a"]\n', "expected a JSON object, got a list"),
+    "record null": ("d.jsonl", b"null\n", "expected a JSON object, got null"),
+    "record a number": ("d.jsonl", b"7\n", "expected a JSON object, got a number"),
+    "user_input a number": ("d.jsonl", jsonl({**GOOD, "user_input": 5}), "field 'user_input': expected a string"),
+    "user_input a list": ("d.jsonl", jsonl({**GOOD, "user_input": ["q"]}), "field 'user_input': expected a string"),
+    "response an object": ("d.jsonl", jsonl({**GOOD, "response": {"text": "a"}}), "field 'response'"),
+    "reference true": ("d.jsonl", jsonl({**GOOD, "reference": True}), "field 'reference'"),
+    "user_input NaN": ("d.jsonl", b'{"user_input": NaN}\n', "field 'user_input': expected a string"),
+    "contexts a number": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": 3}), "expected a list of strings"),
+    "contexts a string": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": "one"}), "got a string"),
+    "contexts with a number": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": ["a", 2]}), "at item 2"),
+    "contexts nested": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": [["a"]]}), "a list at item 1"),
+    "id empty": ("d.jsonl", jsonl({**GOOD, "id": " "}), "field 'id'"),
+    "id a float": ("d.jsonl", jsonl({**GOOD, "id": 1.5}), "field 'id'"),
+    "id an object": ("d.jsonl", jsonl({**GOOD, "id": {"n": 1}}), "field 'id'"),
+    "duplicate id": ("d.jsonl", jsonl(GOOD, GOOD), "duplicate id 's1'"),
+    "alias and name": ("d.jsonl", jsonl({**GOOD, "question": "q"}), "both 'question' and 'user_input'"),
+    "contexts alias and name": ("d.jsonl", jsonl({**GOOD, "contexts": ["c"]}), "both 'contexts'"),
+    "unknown language": ("d.jsonl", jsonl({**GOOD, "language": "xx"}), "'xx' is not a language pysbd splits"),
+    "language a number": ("d.jsonl", jsonl({**GOOD, "language": 1}), "field 'language'"),
+    "nested 200,000 deep": ("d.jsonl", b"[" * 200_000 + b"]" * 200_000 + b"\n", "nested deeper than"),
+    "nested deep in a .json": ("d.json", b'{"samples": ' + b"[" * 50_000 + b"]" * 50_000 + b"}", "nested deeper"),
+    "unsupported extension": ("d.txt", jsonl(GOOD), "unsupported file type '.txt'"),
+    "no extension": ("data", jsonl(GOOD), "unsupported file type ''"),
+    "csv duplicate column": ("d.csv", b"user_input,user_input\nq,q\n", "column 'user_input' appears twice"),
+    "csv alias and name": ("d.csv", b"question,user_input\nq,q\n", "both 'question' and 'user_input'"),
+    "csv too many cells": ("d.csv", b"user_input,response\nq,a,extra\n", "row has 3 cells"),
+    "csv contexts not JSON": ("d.csv", b"user_input,retrieved_contexts\nq,plain text\n", "expected a JSON array"),
+    "csv contexts an object": ("d.csv", b'user_input,retrieved_contexts\nq,"{""a"": 1}"\n', "got an object"),
+    "parquet garbage": ("d.parquet", b"PAR1 this is not parquet", "not a readable Parquet file"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DATA_CASES))
+def test_a_bad_data_file_is_one_line_and_exit_2(tmp_path, capsys, case):
+    name, content, expected = DATA_CASES[case]
+    path = tmp_path / name
+    path.write_bytes(content)
+    err = fails(capsys, ["run", str(path), "--out", str(tmp_path / "out")], EXIT_USER, expected)
+    assert str(path) in err
+    assert not (tmp_path / "out").exists()  # refused before --out was touched
+
+
+def test_a_line_longer_than_the_limit_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(data_module, "MAX_LINE_CHARS", 1000)
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2", "response": "x" * 2000}))
+    fails(capsys, ["run", str(path)], EXIT_USER, "line 2: 2,1")
+
+
+def test_a_csv_cell_larger_than_the_limit_is_refused(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(data_module, "MAX_LINE_CHARS", 1000)
+    path = tmp_path / "d.csv"
+    path.write_text("user_input,response\nq," + "x" * 2000 + "\n")
+    fails(capsys, ["run", str(path)], EXIT_USER, "malformed CSV: field larger than field limit (1000)")
+
+
+def test_a_file_larger_than_the_limit_is_refused_before_reading(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(data_module, "MAX_FILE_BYTES", 100)
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2"}))
+    fails(capsys, ["run", str(path)], EXIT_USER, "split the data into several files")
+
+
+@pytest.mark.parametrize("kind", ["missing", "directory", "device"])
+def test_what_is_not_a_data_file(tmp_path, capsys, kind):
+    path = {"missing": tmp_path / "nope.jsonl", "directory": tmp_path, "device": Path("/dev/null")}[kind]
+    expected = {"missing": "file not found", "directory": "is a directory", "device": "not a regular file"}[kind]
+    fails(capsys, ["run", str(path)], EXIT_USER, expected)
+
+
+def test_a_fifo_is_refused_instead_of_blocking_forever(tmp_path):
+    fifo = tmp_path / "data.jsonl"
+    os.mkfifo(fifo)  # nobody will ever write to it: reading it would wait forever
+    result = subprocess.run([sys.executable, "-m", "localeval", "run", str(fifo)], capture_output=True, text=True,
+                            timeout=60)
+    assert result.returncode == EXIT_USER and "not a regular file" in result.stderr
+
+
+# --- bad options ----------------------------------------------------------------------------------
+
+OPTION_CASES = {
+    "unknown metric": (["--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
+    "no metric": (["--metrics", ","], "no metrics chosen"),
+    "unknown judge": (["--judge", "gpt-9"], "unknown judge 'gpt-9'"),
+    "embedder as judge": (["--judge", "all-minilm-l6-v2"], "is an embedder, not a judge"),
+    "judge as embedder": (["--embedder", "smollm2-135m-instruct"], "is a judge, not an embedder"),
+    "directory without a model": (["--judge", "{tmp}"], "is not a model directory"),
+    "unknown device": (["--device", "tpu"], "unknown device 'tpu'"),
+    "unknown dtype": (["--dtype", "int3"], "unknown dtype 'int3'"),
+    "batch size 0": (["--batch-size", "0"], "--batch-size must be at least 1"),
+    "batch size negative": (["--batch-size", "-5"], "--batch-size must be at least 1"),
+    "batch tokens 0": (["--max-batch-tokens", "0"], "--max-batch-tokens must be at least 1"),
+    "questions 0": (["--questions", "0"], "--questions must be at least 1"),
+    "limit 0": (["--limit", "0"], "--limit must be at least 1"),
+    "window 0": (["--window", "0"], "--window must be at least 1"),
+    "unknown language": (["--language", "xx"], "--language xx: not supported"),
+    "calibration missing": (["--calibration", "{tmp}/none.json"], "cannot read"),
+    "calibration of another kind": (["--calibration", "{data}"], "not a localeval calibration file"),
+    "labels missing file": (["--labels", "{tmp}/none.jsonl"], "file not found"),
+    "labels without labels": (["--labels", "{data}"], "has no 'labels'"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OPTION_CASES))
+def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    extra, expected = OPTION_CASES[case]
+    argv = [arg.format(tmp=tmp_path, data=data) for arg in extra]
+    fails(capsys, ["run", str(data), "--out", str(tmp_path / "out"), *argv], EXIT_USER, expected)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("argv", [["--scoring", "fuzzy"], ["--reasons", "maybe"], ["--batch-size", "many"]])
+def test_an_option_argparse_refuses_is_exit_2(capsys, argv):
+    with pytest.raises(SystemExit) as stopped:
+        main(["run", "d.jsonl", *argv])
+    assert stopped.value.code == EXIT_USER and "invalid" in capsys.readouterr().err
+
+
+def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_judge):
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    data.write_bytes(jsonl(GOOD))
+    out.write_text("precious")
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out)], EXIT_USER, "is a file, not a folder")
+    assert out.read_text() == "precious"
+
+
+# --- a finished run is never destroyed by one that fails ------------------------------------------
+
+
+@pytest.fixture
+def finished(tmp_path, tiny_judge):
+    """A folder holding a finished two-sample run of the tiny judge."""
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    data.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2", "response": "It opened in 1930."}))
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache"]) == 0
+    return data, out, {name: (out / name).read_bytes() for name in ("results.jsonl", "summary.json", "report.html")}
+
+
+@pytest.mark.parametrize(("extra", "status", "expected"), [
+    (["--judge", "no-such-judge"], EXIT_USER, "unknown judge"),
+    (["--device", "tpu"], EXIT_USER, "unknown device"),
+    (["--dtype", "int3"], EXIT_USER, "unknown dtype"),
+    (["--metrics", "nope"], EXIT_USER, "unknown metric"),
+    (["--calibration", "/nonexistent.json"], EXIT_USER, "cannot read"),
+])
+def test_a_refused_run_leaves_a_finished_run_untouched(capsys, finished, extra, status, expected):
+    data, out, before = finished
+    capsys.readouterr()
+    fails(capsys, ["run", str(data), "--out", str(out), *extra], status, expected)
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge):
+    data, out, before = finished
+    capsys.readouterr()
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"]
+    fails(capsys, [*argv, "--metrics", "context_recall"], EXIT_USER, "holds another run (metrics:")
+    fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings:")
+    other = data.with_name("other.jsonl")
+    other.write_bytes(jsonl({**GOOD, "response": "changed"}))
+    fails(capsys, ["run", str(other), *argv[2:]], EXIT_USER, "holds another run (data_sha256:")
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_resume_with_a_line_that_is_not_a_result_is_refused(capsys, finished, tiny_judge):
+    data, out, _ = finished
+    with (out / "results.jsonl").open("a") as results:
+        results.write("this is not a result\n")
+    capsys.readouterr()
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume"], EXIT_USER,
+          "not a localeval result")
+
+
+# --- the machine: a full disk, a read-only folder, no memory (exit 3) ------------------------------
+
+
+def full_disk(*args, **kwargs):
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def test_a_disk_that_fills_while_results_are_written_keeps_what_was_saved(tmp_path, capsys, tiny_judge, monkeypatch):
+    from localeval import results
+
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    data.write_bytes(jsonl(*({**GOOD, "id": f"s{i}"} for i in range(4))))
+    original = results.ResultWriter.write
+    calls = []
+
+    def write_then_fill(self, row):
+        calls.append(row["id"])
+        if len(calls) == 3:
+            self._file.write = full_disk
+        return original(self, row)
+
+    monkeypatch.setattr(results.ResultWriter, "write", write_then_fill)
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache", "--window", "1"]
+    fails(capsys, argv, EXIT_ENVIRONMENT, "the disk is full); the 2 samples before it are saved")
+    saved = [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()]
+    assert saved == ["s0", "s1"]
+    monkeypatch.undo()
+    assert main([*argv, "--resume"]) == 0  # room again: the run goes on from there
+    assert [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()] == [
+        "s0", "s1", "s2", "s3"]
+
+
+def test_a_disk_full_at_the_summary_keeps_the_previous_summary_whole(capsys, finished, tiny_judge, monkeypatch):
+    data, out, before = finished
+    monkeypatch.setattr(Path, "write_text", full_disk)  # every sample is scored: only summary and report are written
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--quiet", "--no-cache"]
+    capsys.readouterr()
+    fails(capsys, argv, EXIT_ENVIRONMENT, "the previous summary.json is kept")
+    assert (out / "summary.json").read_bytes() == before["summary.json"]
+    assert not list(out.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("failure", [errno.EROFS, errno.EACCES])
+def test_an_out_folder_that_cannot_be_created_is_exit_3(tmp_path, capsys, tiny_judge, monkeypatch, failure):
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+
+    def refuse(*args, **kwargs):
+        raise OSError(failure, os.strerror(failure))
+
+    monkeypatch.setattr(Path, "mkdir", refuse)
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "new")], EXIT_ENVIRONMENT,
+          "cannot create it")
+
+
+def test_an_unwritable_answer_cache_is_exit_3_with_the_way_out(tmp_path, capsys, tiny_judge, monkeypatch):
+    import sqlite3
+
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+
+    def broken(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(sqlite3, "connect", broken)
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out")], EXIT_ENVIRONMENT,
+          "--no-cache")
+
+
+def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch):
+    from localeval.engine.judge import TransformersJudge
+
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+
+    def no_memory(*args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(TransformersJudge, "generate", no_memory)
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache"],
+          EXIT_ENVIRONMENT, "out of memory; 0 samples saved")
+
+
+# --- kills at any moment ----------------------------------------------------------------------------
+
+
+def kill_data(path: Path, n: int) -> None:
+    path.write_bytes(jsonl(*({**GOOD, "id": f"k{i:02d}", "response": f"It opened in {1900 + i}. It is long."}
+                             for i in range(n))))
+
+
+def cli(*argv: str) -> list[str]:
+    return [sys.executable, "-m", "localeval", "run", *argv]
+
+
+def scores_by_id(out: Path) -> dict[str, dict]:
+    lines = (out / "results.jsonl").read_text(encoding="utf-8").splitlines()
+    rows = [json.loads(line) for line in lines]
+    ids = [row["id"] for row in rows]
+    assert len(ids) == len(set(ids)), "a sample was written twice"
+    return {row["id"]: row for row in rows}
+
+
+def test_killed_at_random_moments_then_resumed_scores_every_sample_once_as_an_uninterrupted_run(tmp_path, tiny_judge):
+    """SIGKILL at random points of a run (loading, judging, writing), then --resume until it is done:
+    every sample is scored exactly once, with the scores of a run that was never interrupted. One
+    request at a time in float32, so a sample's computation is the same whatever ran beside it."""
+    data = tmp_path / "d.jsonl"
+    kill_data(data, 12)
+    common = ["--judge", str(tiny_judge), "--quiet", "--no-cache", "--window", "1", "--batch-size", "1",
+              "--dtype", "float32"]
+    reference = tmp_path / "reference"
+    started = time.perf_counter()
+    subprocess.run(cli(str(data), "--out", str(reference), *common), check=True, capture_output=True, timeout=600)
+    duration = time.perf_counter() - started
+    expected = scores_by_id(reference)
+
+    out = tmp_path / "killed"
+    rng = __import__("random").Random(7)
+    kills = 0
+    for attempt in range(40):
+        argv = cli(str(data), "--out", str(out), *common, *(["--resume"] if attempt else []))
+        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(rng.uniform(0.0, duration))
+        if process.poll() is None:
+            process.send_signal(signal.SIGKILL)
+            kills += 1
+        process.wait(timeout=600)
+        if process.returncode == 0:
+            break
+        assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()
+    else:
+        subprocess.run(cli(str(data), "--out", str(out), *common, "--resume"), check=True, capture_output=True,
+                       timeout=600)
+    assert kills >= 3
+    assert scores_by_id(out) == expected
+
+
+@pytest.mark.parametrize("cut", [1, 17, 0.5, -2, -1])
+def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge, cut):
+    """A crash in the middle of a write leaves part of a line: --resume drops it and scores that
+    sample again, and never appends to the fragment."""
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    kill_data(data, 3)
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+            "--batch-size", "1", "--dtype", "float32"]
+    assert main(argv) == 0
+    whole = scores_by_id(out)
+    results = (out / "results.jsonl").read_bytes()
+    last_start = results.rstrip(b"\n").rfind(b"\n") + 1
+    length = len(results) - last_start
+    keep = last_start + (int(cut * length) if isinstance(cut, float) else cut % length)
+    (out / "results.jsonl").write_bytes(results[:keep])
+    assert main([*argv, "--resume"]) == 0
+    assert scores_by_id(out) == whole
