@@ -60,7 +60,7 @@ class TransformersJudge:
 
     continuous = True  # takes all requests at once and admits them as rows free up (decode.py)
 
-    def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.bfloat16,
+    def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
                  fingerprint: str = "", step_budget: int | None = None):
         self.path, self.device, self.dtype = str(path), torch.device(device), dtype
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
