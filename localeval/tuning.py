@@ -8,7 +8,7 @@ on the metric (docs/judges.md has the measurements):
   raised the best judge's agreement on the sentence-against-context checks and lowered a
   smaller judge's.
 - scoring: the greedy 0/1 verdicts (hard) or the judge's probabilities (soft) (metrics/scoring.py).
-So a registered judge carries its measured choice per metric in models/registry.json:
+So a registered judge carries its measured choice per metric in localeval/registry.json:
 
     "settings": {"reasons": {"context_recall": false, ...}, "example": {"context_recall": true, ...},
                  "scoring": {"context_recall": "soft", ...}}
@@ -50,7 +50,7 @@ UNMEASURED = {
     "reasons": {"context_relevance": False, "context_recall": False, "answer_supported_precision": False,
                 "context_supported_precision": True},
     "example": {"context_relevance": False, "context_recall": True, "answer_supported_precision": True},
-    "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft"},
+    "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft", "context_recall": "soft"},
 }
 
 
@@ -93,9 +93,9 @@ def measured_settings(judge: Any = None) -> dict[str, dict[str, Any]]:
         chosen = spec.settings.get(option, {})
         unknown = sorted(set(chosen) - set(metrics))
         if unknown:  # a typo in the registry would silently do nothing
-            raise ValueError(f"models/registry.json: {judge} sets {option} for {unknown}, which it does not apply to")
+            raise ValueError(f"localeval/registry.json: {judge} sets {option} for {unknown}, which it does not apply to")
         if option == "scoring" and not set(chosen.values()) <= set(VALUES["scoring"]):
-            raise ValueError(f"models/registry.json: {judge} scoring must be one of {VALUES['scoring']}")
+            raise ValueError(f"localeval/registry.json: {judge} scoring must be one of {VALUES['scoring']}")
     return {option: dict(spec.settings.get(option, {})) for option in APPLIES_TO}
 
 

@@ -226,7 +226,8 @@ class LabelJudge:
         self.answers: dict[JudgeRequest, dict] = {}
         self.requests: dict[tuple[str, str], list[JudgeRequest]] = {}  # (sample id, metric) -> its requests
         for item in labeled:
-            for metric in resolve_metrics(METRICS, metric_settings(self)):  # as its job will ask
+            # As its job will ask: a scripted judge is unregistered, so it gets the unmeasured settings.
+            for metric in resolve_metrics(METRICS, metric_settings("scripted")):
                 requests = next(metric.steps(item.sample, item.sample.language or "en"))
                 self.requests[(item.sample.id, metric.name)] = requests
                 self.answers.update(zip(requests, self._answers(metric.name, item)))
@@ -375,7 +376,7 @@ def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     assert "Settings: reasons auto, example auto," in text
     assert ("oracle: reasons on for context_supported_precision; off for context_relevance, context_recall, "
             "answer_supported_precision. example on for context_recall, answer_supported_precision; off for "
-            "context_relevance. scoring soft for context_relevance; hard for context_recall") in text
+            "context_relevance. scoring soft for context_relevance, context_recall; hard for") in text
     agreement_table = text.split("## ")[1].splitlines()
     rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
     assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]

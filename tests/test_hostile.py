@@ -182,6 +182,22 @@ def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_j
     assert out.read_text() == "precious"
 
 
+def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, capsys):
+    labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+    out = tmp_path / "bench-out"
+    out.write_text("precious")
+    fails(capsys, ["bench", "--data", str(labeled), "--out", str(out)], EXIT_USER, "is a file, not a folder")
+    assert out.read_text() == "precious"
+
+
+def test_bench_refuses_a_fifo_as_labeled_data(tmp_path):
+    fifo = tmp_path / "labeled.jsonl"
+    os.mkfifo(fifo)
+    result = subprocess.run([sys.executable, "-m", "localeval", "bench", "--data", str(fifo)], capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode == EXIT_USER and "not a regular file" in result.stderr
+
+
 # --- a finished run is never destroyed by one that fails ------------------------------------------
 
 
