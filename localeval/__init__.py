@@ -3,12 +3,35 @@
     import localeval
     result = localeval.evaluate("data.jsonl", metrics=["context_recall"])
     result.to_pandas()
+
+Importing the package is cheap: the pipeline (and torch with it) loads on first use of a name
+below, so `localeval --help` answers at once and an application pays only for what it calls.
 """
 
-from . import offline  # noqa: F401  (first: sets the offline switches before any HF import)
-from .api import EvaluationResult, evaluate
-from .metrics import DEFAULT_METRICS, METRICS, JudgeSettings
-from .samples import Sample
+from importlib import import_module
 
-__all__ = ["evaluate", "EvaluationResult", "Sample", "JudgeSettings", "METRICS", "DEFAULT_METRICS"]
 __version__ = "0.1.0"
+
+# public name -> the module that defines it
+_EXPORTS = {
+    "evaluate": "api",
+    "EvaluationResult": "api",
+    "Sample": "samples",
+    "JudgeSettings": "metrics",
+    "METRICS": "metrics",
+    "DEFAULT_METRICS": "metrics",
+}
+
+__all__ = [*_EXPORTS, "__version__"]
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'localeval' has no attribute {name!r}")
+    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # looked up once
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_EXPORTS])

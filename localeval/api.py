@@ -4,46 +4,33 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Iterable, Mapping
 
 from . import models
-from .data import load_samples, samples_from_records
-from .device import choose_device, choose_dtype
-from .errors import UserError
-from .engine.cache import AnswerCache
-from .engine.embedder import Embedder, SentenceTransformerEmbedder
-from .engine.judge import Judge, TransformersJudge
-from .engine.scheduler import BatchLimits, JudgeEngine
 from .bench.labels import human_scores
 from .calibration import load_thresholds
-from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
+from .data import load_samples, names_a_file, samples_in_memory
+from .engine.cache import AnswerCache
+from .engine.embedder import Embedder
+from .engine.judge import Judge
+from .engine.limits import BatchLimits
+from .errors import UserError
+from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import JudgeSettings, resolve_metrics
-from .progress import BarProgress, NoProgress
-from .results import summarize
+from .pipeline import build_pipeline
+from .progress import NoProgress, progress_for
+from .results import sample_inputs, summarize
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE
 from .tuning import metric_settings
 
 
-def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Callable[[str], None] = print) -> Judge:
-    if judge is not None and not isinstance(judge, str):
-        return judge
-    resolved = models.resolve(models.judge_name(judge), "judge", log)
-    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype), resolved.fingerprint())
-
-
-def build_embedder(embedder: str | Embedder | None, device: str, log: Callable[[str], None] = print) -> Embedder:
-    if embedder is not None and not isinstance(embedder, str):
-        return embedder
-    resolved = models.resolve(embedder or models.default_model("embedder"), "embedder", log)
-    return SentenceTransformerEmbedder(str(resolved.path), resolved.name, device)
-
-
-def as_samples(samples: Iterable[Sample | dict[str, Any]] | str | Path) -> list[Sample]:
-    """A dataset path, Samples, or dicts with the dataset's field names (aliases included)."""
-    if isinstance(samples, (str, Path)):
+def as_samples(samples: Any) -> list[Sample]:
+    """A dataset path; Samples, or dicts with the dataset's field names (aliases included); a pandas
+    DataFrame; or a dataset object with to_list() (datasets.Dataset, ragas EvaluationDataset)."""
+    if isinstance(samples, Path) or (isinstance(samples, str) and names_a_file(samples)):
         return load_samples(samples)
-    return samples_from_records(samples)
+    return samples_in_memory(samples)
 
 
 @dataclass
@@ -52,6 +39,7 @@ class EvaluationResult:
     metrics: list[str]
     details: dict[str, Any] = field(default_factory=dict)
     human: dict[str, dict[str, float | None]] | None = None  # from `labels`: people's scores by sample id
+    inputs: list[Sample] = field(default_factory=list)  # the samples scored, for to_pandas()
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_json() for s in self.samples]
@@ -62,14 +50,18 @@ class EvaluationResult:
         return summarize(self.rows(), self.metrics, self.human)
 
     def to_pandas(self):
-        """One row per sample, one column per metric score (evidence stays in `rows()`)."""
+        """One row per sample, indexed by id: the inputs under ragas's column names (user_input,
+        retrieved_contexts, response, reference), then each score (evidence stays in `rows()`)."""
         import pandas as pd
 
-        return pd.DataFrame([{k: v for k, v in row.items() if k != "evidence"} for row in self.rows()]).set_index("id")
+        inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
+        return pd.DataFrame([
+            {**inputs.get(row["id"], {}), **{k: v for k, v in row.items() if k != "evidence"}} for row in self.rows()
+        ]).set_index("id")
 
 
 def evaluate(
-    samples: Iterable[Sample | dict[str, Any]] | str | Path,
+    samples: Iterable[Sample | dict[str, Any]] | str | Path | Any,
     metrics: Iterable[str] | str | None = None,
     judge: str | Judge | None = None,
     embedder: str | Embedder | None = None,
@@ -86,7 +78,9 @@ def evaluate(
     window: int = DEFAULT_WINDOW,
     progress: bool = False,
 ) -> EvaluationResult:
-    """Score `samples` (dicts, Samples, or a dataset path) with the given metrics (default: all).
+    """Score `samples` with the given metrics (default: all). `samples`: a dataset path, a list of
+    dicts or Samples, a pandas DataFrame, or a dataset with `to_list()` (a Hugging Face Dataset, a
+    ragas EvaluationDataset); ragas's field names, old and new, are read (README, "Coming from ragas").
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
@@ -103,14 +97,12 @@ def evaluate(
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
-    device = choose_device(device)
-    answer_cache = cache if isinstance(cache, AnswerCache) else (AnswerCache() if cache else None)
-    engine = JudgeEngine(build_judge(judge, device, dtype), limits, answer_cache)
-    bar = BarProgress() if progress else NoProgress()
-    evaluator = Evaluator(chosen, engine, build_embedder(embedder, device), language, window, bar)
+    pipeline = build_pipeline(chosen, judge, embedder, device=device, dtype=dtype, limits=limits, cache=cache,
+                              language=language, window=window)
+    bar = progress_for() if progress else NoProgress()
     try:
-        results = list(evaluator.run(samples))
+        results = list(pipeline.run(samples, bar))
     finally:
         bar.close()
-    return EvaluationResult(results, [m.name for m in chosen], {"timings": evaluator.timings}, human)
+    return EvaluationResult(results, [m.name for m in chosen], {"timings": pipeline.evaluator.timings}, human, samples)
 

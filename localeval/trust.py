@@ -1,6 +1,6 @@
 """What is known of a judge's agreement with people, and the warning a run prints when it is weak.
 
-Each registered judge carries its measured agreement in models/registry.json (`bench` on the
+Each registered judge carries its measured agreement in localeval/registry.json (`bench` on the
 labeled development set, docs/judges.md):
 
     "agreement": {"mean_spearman": 0.85, "measured": "docs/judges.md: bench on the dev set"}

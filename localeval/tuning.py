@@ -50,7 +50,7 @@ UNMEASURED = {
     "reasons": {"context_relevance": False, "context_recall": False, "answer_supported_precision": False,
                 "context_supported_precision": True},
     "example": {"context_relevance": False, "context_recall": True, "answer_supported_precision": True},
-    "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft", "context_recall": "soft"},
+    "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft"},
 }
 
 

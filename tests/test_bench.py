@@ -376,7 +376,7 @@ def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     assert "Settings: reasons auto, example auto," in text
     assert ("oracle: reasons on for context_supported_precision; off for context_relevance, context_recall, "
             "answer_supported_precision. example on for context_recall, answer_supported_precision; off for "
-            "context_relevance. scoring soft for context_relevance, context_recall; hard for") in text
+            "context_relevance. scoring soft for context_relevance; hard for context_recall") in text
     agreement_table = text.split("## ")[1].splitlines()
     rows = {line.split("|")[1].strip(): line for line in agreement_table if line.startswith("| ")}
     assert rows["oracle"].startswith("| oracle | **1.000** | **1.000** |") and "**1.000**" not in rows["contrarian"]

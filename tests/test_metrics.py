@@ -16,7 +16,8 @@ from outlines_core.json_schema import build_regex_from_schema
 
 from localeval.engine.cache import AnswerCache
 from localeval.engine.grammar import WHITESPACE
-from localeval.engine.scheduler import BatchLimits, JudgeEngine
+from localeval.engine.limits import BatchLimits
+from localeval.engine.scheduler import JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import UserError
 from localeval.evaluation import Evaluator

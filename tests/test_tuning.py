@@ -7,6 +7,7 @@ import json
 import pytest
 
 from localeval import models
+from localeval.engine.judge import TransformersJudge
 from localeval.engine.scripted import ScriptedJudge
 from localeval.errors import UserError
 from localeval.metrics import DEFAULT_METRICS, resolve_metrics
@@ -72,6 +73,14 @@ def test_unmeasured_judges_get_the_best_judges_choice(tmp_path):
         settings = metric_settings(judge)
         assert settings == best
         assert {option: chosen(settings, option) for option in OPTIONS} == UNMEASURED
+
+
+@pytest.mark.parametrize("name", sorted(registered_judges()))
+def test_a_loaded_judge_gets_the_settings_measured_for_its_name(tmp_path, name):
+    # Its identity also names its weights and dtype (the cache's key): the registry knows the name.
+    judge = TransformersJudge(str(tmp_path), name, fingerprint="f00d")
+    assert measured_settings(judge) == measured_settings(name)
+    assert metric_settings(judge) == metric_settings(name)
 
 
 def test_no_judge_means_the_default_judge():

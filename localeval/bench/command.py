@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
 from ..device import choose_device, choose_dtype, describe
-from ..engine.scheduler import BatchLimits
+from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, write_atomically
 from ..metrics import resolve_metrics

@@ -16,14 +16,12 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..api import build_embedder, build_judge
 from ..device import choose_dtype
-from ..engine.cache import AnswerCache
-from ..engine.scheduler import BatchLimits, JudgeEngine
+from ..engine.limits import BatchLimits
 from ..errors import UserError
-from ..evaluation import Evaluator
 from ..metrics import JudgeSettings, resolve_metrics
-from ..progress import BarProgress, NoProgress
+from ..pipeline import Pipeline, build_pipeline
+from ..progress import NoProgress, progress_for
 from ..samples import Sample
 
 
@@ -117,29 +115,23 @@ def run_judge(job: JudgeJob) -> JudgeRun:
 
 
 def _evaluate(job: JudgeJob) -> JudgeRun:
-    log = lambda message: print(message, file=sys.stderr)
+    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     _reset_peak_memory(job.device)
-    metrics = resolve_metrics(job.metrics, job.settings)
-    judge = build_judge(job.judge, job.device, job.dtype, log)
-    embedder = build_embedder(job.embedder, job.device, log) if any(m.uses_embedder for m in metrics) else None
-    # Load both models now (both load lazily), so that load time is not counted as judging time.
-    # Scripted stand-ins in tests have neither `load` nor `model`.
-    if hasattr(judge, "load"):
-        judge.load()
-    getattr(embedder, "model", None)
-    engine = JudgeEngine(judge, job.limits, AnswerCache() if job.cache else None)
-    bar = BarProgress(f"{job.name}: judging") if job.progress else NoProgress()
-    evaluator = Evaluator(metrics, engine, embedder, progress=bar)
+    pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
+                              dtype=job.dtype, limits=job.limits, cache=job.cache, log=log)
+    pipeline.load()  # now, so that load time is not counted as judging time
+    bar = progress_for(f"{job.name}: judging") if job.progress else NoProgress()
     started = time.perf_counter()
     try:
-        rows = [result.to_json() for result in evaluator.run(list(job.samples))]
+        rows = [result.to_json() for result in pipeline.run(list(job.samples), bar)]
     finally:
         bar.close()
     seconds = time.perf_counter() - started
-    return JudgeRun(job.name, rows, _measures(job, judge, embedder, engine, evaluator, seconds))
+    return JudgeRun(job.name, rows, _measures(job, pipeline, seconds))
 
 
-def _measures(job: JudgeJob, judge, embedder, engine: JudgeEngine, evaluator: Evaluator, seconds: float) -> dict:
+def _measures(job: JudgeJob, pipeline: Pipeline, seconds: float) -> dict:
+    judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
     stats = getattr(judge, "stats", None)  # a TransformersJudge's JudgeStats; a scripted judge has none
     generate_seconds = stats.generate_seconds if stats else None
     return {

@@ -14,6 +14,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+import platformdirs
+
 from ..errors import EnvironmentFailure
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
@@ -22,24 +24,31 @@ TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
 
 def default_cache_dir() -> Path:
     if os.environ.get("LOCALEVAL_CACHE_DIR"):
-        return Path(os.environ["LOCALEVAL_CACHE_DIR"])
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "localeval"
+        return Path(os.environ["LOCALEVAL_CACHE_DIR"]).expanduser()
+    return platformdirs.user_cache_path("localeval")
 
 
 class AnswerCache:
     def __init__(self, path: Path | None = None):
-        path = path or default_cache_dir() / "judge-answers.sqlite"
-        self.path = path
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(path)
-            self._db.execute(
-                f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
-                " choices TEXT, PRIMARY KEY (judge, request))"
-            )
-        except (OSError, sqlite3.Error) as error:
-            raise self._failure(error) from None
+        self.path = path or default_cache_dir() / "judge-answers.sqlite"
+        self._connection: sqlite3.Connection | None = None
+
+    @property
+    def _db(self) -> sqlite3.Connection:
+        """Opened on first use, so that a run refused before it scores (a bad option, an --out that
+        cannot be written) reports that, not the cache, and leaves the cache folder alone."""
+        if self._connection is None:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                connection = sqlite3.connect(self.path)
+                connection.execute(
+                    f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
+                    " choices TEXT, PRIMARY KEY (judge, request))"
+                )
+            except (OSError, sqlite3.Error) as error:
+                raise self._failure(error) from None
+            self._connection = connection
+        return self._connection
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
         found = {}
@@ -68,7 +77,8 @@ class AnswerCache:
                                   "rerun with --resume")
 
     def close(self) -> None:
-        self._db.close()
+        if self._connection is not None:
+            self._connection.close()
 
 
 def _choices_json(answer: JudgeAnswer) -> str:

@@ -21,18 +21,19 @@ class SentenceTransformerEmbedder:
         self.load_seconds = 0.0
         self._model = None
 
+    def load(self) -> None:
+        self.model  # noqa: B018  (the property loads it)
+
     @property
     def model(self):
         """Loaded on first use: a run whose metrics need no embeddings never pays for it."""
         if self._model is None:
             from sentence_transformers import SentenceTransformer
 
-            from ..hf import quiet
-
-            quiet()
+            from .. import hf
 
             started = time.perf_counter()
-            self._model = SentenceTransformer(self.path, device=self.device, local_files_only=True)
+            self._model = hf.load(SentenceTransformer, self.path, device=self.device)
             self.load_seconds = time.perf_counter() - started
         return self._model
 

@@ -68,6 +68,7 @@ class TransformersJudge:
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
         self.identity = f"{name or path}|{fingerprint}|{dtype}|greedy"
+        self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
         self.stats = JudgeStats()
         self._tokenizer = self._model = self._grammar = None
@@ -79,11 +80,9 @@ class TransformersJudge:
         if self._tokenizer is None:
             from transformers import AutoTokenizer
 
-            from ..hf import quiet
+            from .. import hf
 
-            quiet()
-
-            self._tokenizer = AutoTokenizer.from_pretrained(self.path)
+            self._tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
             if self._tokenizer.chat_template is None:
                 raise ValueError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
         return self._tokenizer
@@ -94,12 +93,10 @@ class TransformersJudge:
             return
         from transformers import AutoModelForCausalLM
 
-        from ..hf import quiet
-
-        quiet()
+        from .. import hf
 
         started = time.perf_counter()
-        model = AutoModelForCausalLM.from_pretrained(self.path, dtype=self.dtype, attn_implementation="sdpa")
+        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self.dtype, attn_implementation="sdpa")
         self._model = model.to(self.device).eval()
         n_logits = model.get_output_embeddings().weight.shape[0]
         self._grammar = GrammarTokenizer(self.tokenizer, n_logits)

@@ -7,26 +7,12 @@ batch may carry different schemas: each row is constrained by its own grammar.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..progress import NoProgress, Progress
 from ..requests import JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
 from .decode import Admission
 from .judge import Judge
-
-DEFAULT_BATCH_SIZE = 32
-DEFAULT_MAX_BATCH_TOKENS = 24_576
-
-
-@dataclass(frozen=True)
-class BatchLimits:
-    batch_size: int = DEFAULT_BATCH_SIZE  # rows per batch; 1 gives the one-at-a-time baseline
-    # rows x longest prompt: the padded prompt tokens one forward pass computes at once (a prompt's
-    # instructions, shared by every request of a metric, are computed once and not counted). Output
-    # bounds are not counted: they are worst cases (every string at full length in 4-byte
-    # characters) that real answers come nowhere near, and counting them would cut batches tiny.
-    max_batch_tokens: int = DEFAULT_MAX_BATCH_TOKENS
+from .limits import BatchLimits
 
 
 class JudgeEngine:

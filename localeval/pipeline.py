@@ -1,0 +1,74 @@
+"""One place that wires a scoring pipeline: the judge and the embedder (found, not yet loaded),
+the engine with its answer cache, and the evaluator over the chosen metrics.
+
+`run`, `evaluate()`, bench's judge processes and scripts/bench_speed.py all build theirs here,
+so what they measure and what they score is the same machinery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Callable
+
+from . import models
+from .device import choose_device, choose_dtype
+from .engine.cache import AnswerCache
+from .engine.embedder import Embedder, SentenceTransformerEmbedder
+from .engine.judge import Judge, TransformersJudge
+from .engine.limits import BatchLimits
+from .engine.scheduler import JudgeEngine
+from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
+from .metrics.base import Metric
+from .progress import NoProgress, Progress
+from .samples import Sample
+from .text import DEFAULT_LANGUAGE
+
+Log = Callable[[str], None]
+
+
+@dataclass
+class Pipeline:
+    metrics: list[Metric]
+    judge: Judge
+    embedder: Embedder | None  # None when no metric needs one
+    engine: JudgeEngine
+    evaluator: Evaluator
+    device: str
+
+    def load(self) -> None:
+        """Load the models now, not on first use (bench: so loading is not counted as judging).
+        Scripted stand-ins have nothing to load."""
+        for model in (self.judge, self.embedder):
+            if hasattr(model, "load"):
+                model.load()
+
+    def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
+        return self.evaluator.run(samples, progress)
+
+
+def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embedder: str | Embedder | None = None,
+                   *, device: str = "auto", dtype: str = "auto", limits: BatchLimits = BatchLimits(),
+                   cache: bool | AnswerCache = False, language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW,
+                   log: Log = print) -> Pipeline:
+    """`judge` and `embedder`: a registered name, a model directory or an object (None: the default).
+    The embedder is found only when a metric needs one: a bad --embedder cannot stop a run without."""
+    device = choose_device(device)
+    judge = build_judge(judge, device, dtype, log)
+    embedder = build_embedder(embedder, device, log) if any(m.uses_embedder for m in metrics) else None
+    engine = JudgeEngine(judge, limits, cache if isinstance(cache, AnswerCache) else AnswerCache() if cache else None)
+    return Pipeline(metrics, judge, embedder, engine, Evaluator(metrics, engine, embedder, language, window), device)
+
+
+def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = print) -> Judge:
+    if judge is not None and not isinstance(judge, str):
+        return judge
+    resolved = models.resolve(models.judge_name(judge), "judge", log)
+    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype), resolved.fingerprint())
+
+
+def build_embedder(embedder: str | Embedder | None, device: str, log: Log = print) -> Embedder:
+    if embedder is not None and not isinstance(embedder, str):
+        return embedder
+    resolved = models.resolve(embedder or models.default_model("embedder"), "embedder", log)
+    return SentenceTransformerEmbedder(str(resolved.path), resolved.name, device)

@@ -1,0 +1,145 @@
+"""A CI pipeline gating on scores: --fail-under, --json on stdout, schema versions, --with-inputs,
+assert_scores for pytest, and progress that does not fill a log."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from localeval.cli import main
+from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
+from localeval.gating import failures, parse_gates
+from localeval.progress import LineProgress, progress_for
+from localeval.results import SCHEMA_VERSION, summarize
+from localeval.testing import assert_scores
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    """Two samples with a reference and one without (its context_recall is null)."""
+    rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()]
+    with_reference = [r for r in rows if r.get("reference") or r.get("ground_truth")][:2]
+    without = {**with_reference[0], "id": "no-reference"}
+    without.pop("reference", None), without.pop("ground_truth", None)
+    path = tmp_path_factory.mktemp("data") / "data.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*with_reference, without]), encoding="utf-8")
+    return path
+
+
+def run(tmp_path, data, judge, *extra: str) -> int:
+    return main(["run", str(data), "--judge", str(judge), "--out", str(tmp_path / "out"), "--quiet", "--no-cache",
+                 "--metrics", "context_relevance,context_recall", *extra])
+
+
+def test_fail_under_exits_4_naming_the_metric_and_keeps_every_result(tmp_path, data, tiny_judge, capsys):
+    assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=1") == EXIT_BELOW_THRESHOLD
+    err = capsys.readouterr().err
+    assert "fail-under: context_relevance: mean" in err and "is below 1" in err
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 3
+
+
+def test_fail_under_passes_when_every_mean_reaches_its_value(tmp_path, data, tiny_judge, capsys):
+    assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=0") == EXIT_OK
+    assert "all 1 gates passed" in capsys.readouterr().err
+
+
+def test_a_gate_on_a_metric_nothing_could_score_fails(tmp_path, tiny_judge, capsys):
+    rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()][:2]
+    for row in rows:
+        row.pop("reference", None), row.pop("ground_truth", None)
+    data = tmp_path / "no-references.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert run(tmp_path, data, tiny_judge, "--fail-under", "context_recall=0") == EXIT_BELOW_THRESHOLD
+    assert "context_recall: no sample could be scored" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("gate, expected", [
+    ("context_recall", "write METRIC=VALUE"),
+    ("faithfulness=0.5", "not among this run's metrics"),
+    ("context_recall=high", "'high' is not a number"),
+    ("context_recall=70", "a score lies between -1 and 1"),
+    ("context_recall=nan", "a score lies between -1 and 1"),
+])
+def test_a_bad_gate_is_refused_before_anything_runs(tmp_path, data, capsys, gate, expected):
+    assert main(["run", str(data), "--out", str(tmp_path / "out"), "--metrics", "context_recall",
+                 "--fail-under", gate]) == EXIT_USER
+    assert expected in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_json_prints_the_summary_alone_on_stdout(tmp_path, data, tiny_judge, capsys):
+    assert run(tmp_path, data, tiny_judge, "--json") == EXIT_OK
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)  # nothing but the JSON
+    on_disk = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert printed["metrics"] == on_disk["metrics"] and printed["schema_version"] == SCHEMA_VERSION
+    assert "context_relevance" in captured.err  # the table went to stderr
+
+
+def test_every_results_line_has_the_schema_version_and_only_the_id_unless_asked(tmp_path, data, tiny_judge):
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    plain = [json.loads(line) for line in (tmp_path / "out" / "results.jsonl").read_text().splitlines()]
+    assert all(row["schema_version"] == SCHEMA_VERSION and "user_input" not in row for row in plain)
+    assert run(tmp_path / "inputs", data, tiny_judge, "--with-inputs") == EXIT_OK
+    rows = [json.loads(line) for line in (tmp_path / "inputs" / "out" / "results.jsonl").read_text().splitlines()]
+    given = {r["id"]: r for r in map(json.loads, data.read_text().splitlines())}
+    for row in rows:
+        assert list(row)[:3] == ["schema_version", "id", "user_input"]
+        assert row["user_input"] == given[row["id"]]["user_input"]
+        assert row["retrieved_contexts"] == given[row["id"]]["retrieved_contexts"]
+    assert rows[-1]["reference"] is None  # the sample without one
+
+
+def test_gates_read_the_corrected_mean_where_labels_gave_one():
+    # The judge says 0.9 on average; people, on the two samples they labeled, 0.3 below it.
+    rows = [{"id": str(i), "context_recall": 0.9, "context_relevance": 0.8} for i in range(4)]
+    human = {"0": {"context_recall": 0.6}, "1": {"context_recall": 0.6}}
+    summary = summarize(rows, ["context_recall", "context_relevance"], human)
+    assert summary["context_recall"]["corrected"]["mean"] == pytest.approx(0.6)
+    assert failures(summary, {"context_recall": 0.7, "context_relevance": 0.7}) == [
+        "context_recall: corrected mean 0.600 is below 0.7"]
+
+
+def test_a_metric_gated_twice_is_refused():
+    assert parse_gates(["context_recall=0.7"], ["context_recall"]) == {"context_recall": 0.7}
+    with pytest.raises(UserError, match="gated twice"):
+        parse_gates(["context_recall=0.7", "context_recall=0.8"], ["context_recall"])
+
+
+def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    assert_scores(tmp_path / "out", {"context_relevance": 0.0})
+    with pytest.raises(AssertionError, match="context_relevance: mean .* below 1.5\n  context_recall"):
+        assert_scores(tmp_path / "out", {"context_relevance": 1.5, "context_recall": 1.5})
+
+
+def test_assert_scores_takes_what_evaluate_returns():
+    from localeval import evaluate
+    from localeval.engine.scripted import ScriptedJudge
+
+    sample = {"id": "a", "user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."],
+              "response": "In France."}
+    result = evaluate([sample], ["answer_supported_precision"], ScriptedJudge(
+        lambda request: {"verdicts": [{"sentence": 1, "reason": "no", "supported": 0}]}), cache=False)
+    with pytest.raises(AssertionError, match="answer_supported_precision: mean 0.000 is below 0.5"):
+        assert_scores(result, {"answer_supported_precision": 0.5})
+
+
+def test_progress_is_plain_lines_when_not_a_terminal():
+    log = io.StringIO()
+    progress = progress_for("judging 2 samples", log)
+    assert isinstance(progress, LineProgress)
+    progress.every = 0.0  # a line at each advance, to see them
+    progress.expect(4)
+    progress.advance(2)
+    progress.advance(2)
+    progress.close()
+    lines = log.getvalue().splitlines()
+    assert lines == ["judging 2 samples: 2/4 requests, 0 s", "judging 2 samples: 4/4 requests, 0 s",
+                     "judging 2 samples: 4/4 requests, 0 s"]
+    assert "\r" not in log.getvalue()

