@@ -3,6 +3,11 @@
 Every problem with the file becomes a DataError naming the file and, where known, the line (or,
 for JSON and Parquet, the record) and the field, so the user can go straight to it.
 
+In-memory data (evaluate() from Python) is checked the same way: lists of dicts or Samples, a
+pandas DataFrame, or a dataset object with `to_list()` (a Hugging Face datasets.Dataset, a ragas
+EvaluationDataset). Fields that are read under no name are reported once per dataset with an
+IgnoredFieldsWarning, so a misnamed column is not silently left out.
+
 Limits, each refused with a message saying so: a data file is a regular file (a pipe or a device
 would block the read forever) of at most MAX_FILE_BYTES, read whole; a JSON Lines line, or a CSV
 cell, is at most MAX_LINE_CHARS; JSON nests no deeper than Python's reader allows (about 1,000 levels).
@@ -16,10 +21,14 @@ import io
 import json
 import os
 import re
+import sys
+import warnings
+from collections import Counter
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from localeval.errors import DataError
+from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import SUPPORTED_LANGUAGES
 
@@ -27,10 +36,24 @@ SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
 MAX_LINE_CHARS = 16 << 20  # one sample: far beyond any real one, short of exhausting memory on parsing
 LIST_FIELD = "retrieved_contexts"
+JOINED_ALIAS = "ground_truths"  # ragas 0.1's list of reference strings, read as one reference text
 PARQUET_HINT = "reading Parquet needs pandas and pyarrow: pip install pandas pyarrow"
+ACCEPTED_DATA = ("a dataset path (.jsonl, .json, .csv or .parquet), a list of dicts or Samples, a pandas DataFrame, "
+                 "a Hugging Face datasets.Dataset or a ragas EvaluationDataset")
+READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
+# Fields of localeval's labeled format (docs/labeled-data.md): bench and --labels read them, and the
+# same file is a valid dataset for run, so they are no surprise there.
+LABELED_FIELDS = ("labels",)
+KNOWN_FIELDS = frozenset({*READ_FIELDS, *FIELD_ALIASES, *LABELED_FIELDS})
 
 # Not str.splitlines: it also breaks on U+2028 and friends, which JSON allows raw inside strings.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A sentence that already ends, closing quotes or brackets included, needs no full stop added.
+_SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)\]」』]*$")
+
+
+class IgnoredFieldsWarning(LocalevalWarning):
+    """A dataset has fields localeval reads under no name: a column left out, perhaps misnamed."""
 
 
 class RecordError(DataError):
@@ -86,15 +109,67 @@ def samples_from_records(records: Iterable[Any], source: str = "samples") -> lis
     return _checked_samples(source, numbered)
 
 
+def names_a_file(text: str) -> bool:
+    """Whether a string given as data means a path, rather than text passed by mistake."""
+    return os.path.exists(text) or Path(text).suffix.lower() in SUPPORTED_EXTENSIONS  # exists(): never raises
+
+
+def samples_in_memory(data: Any) -> list[Sample]:
+    """Samples from Python objects: Samples or dicts, a pandas DataFrame, or a dataset object with
+    `to_list()` (datasets.Dataset, ragas EvaluationDataset). Those libraries are recognised by what
+    they offer, not imported: neither is a dependency of localeval."""
+    if isinstance(data, str):
+        shown = data if len(data) <= 60 else data[:57] + "..."
+        raise UserError(f"no data file {shown!r}; give {ACCEPTED_DATA}")
+    if isinstance(data, Mapping):  # iterating would read its keys as records
+        raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
+                        "columns is pandas.DataFrame(columns))")
+    if callable(getattr(data, "to_list", None)):  # plain Python values, unlike to_pandas()
+        return samples_from_records(map(_present_fields, data.to_list()), type(data).__name__)
+    pandas = sys.modules.get("pandas")  # a DataFrame's module is loaded already; no other caller pays for it
+    if pandas is not None and isinstance(data, pandas.DataFrame):
+        return samples_from_records(_frame_records(data, pandas), "DataFrame")
+    if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
+        return samples_from_records(data)
+    raise UserError(f"cannot read samples from {_kind(data)}; give {ACCEPTED_DATA}")
+
+
+def _present_fields(record: Any) -> Any:
+    """A column-oriented dataset gives every record every column: None there is an absent field."""
+    return {name: value for name, value in record.items() if value is not None} if isinstance(record, dict) else record
+
+
+def _frame_records(frame, pandas) -> Iterator[dict[str, Any]]:
+    """A DataFrame's rows as plain records: a missing value (NaN, None, pd.NA) is an absent field, and a
+    list held as a numpy array (as Parquet gives them) is a list. An index of ids (to_pandas() gives
+    one) is the samples' ids."""
+    if frame.index.name == "id" and "id" not in frame.columns:
+        frame = frame.reset_index()
+    for row in frame.to_dict("records"):
+        yield {name: value.tolist() if hasattr(value, "tolist") else value
+               for name, value in row.items() if not (pandas.api.types.is_scalar(value) and pandas.isna(value))}
+
+
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
-    samples, first_seen = [], {}
+    samples, first_seen, ignored = [], {}, Counter()
     for where, record in records:
         sample = _to_sample(path, record, where)
         if sample.id in first_seen:
             raise where.error(path, f"duplicate id '{sample.id}' (first used at {first_seen[sample.id]})")
         first_seen[sample.id] = f"{where.unit} {where.number}"
         samples.append(sample)
+        if isinstance(record, dict):
+            ignored.update(name for name in record if name not in KNOWN_FIELDS)
+    if ignored:
+        _warn_ignored(path, ignored, len(samples))
     return samples
+
+
+def _warn_ignored(path, ignored: Counter, total: int) -> None:
+    fields = ", ".join(f"'{name}' ({count} of {total} records)" for name, count in ignored.most_common())
+    warnings.warn(IgnoredFieldsWarning(
+        f"{path}: ignored fields, which localeval does not read: {fields}; it reads {', '.join(READ_FIELDS)} "
+        f"and the ragas names {', '.join(FIELD_ALIASES)}"))
 
 
 # --- readers: each yields (where, record) pairs -------------------------------------------------
@@ -195,9 +270,10 @@ def _csv_columns(path: Path, header: list[str]) -> list[str]:
     for name in columns:
         if name and columns.count(name) > 1:
             raise DataError(path, f"column '{name}' appears twice in the header", line=1)
-    for alias, name in FIELD_ALIASES.items():
-        if alias in columns and name in columns:
-            raise DataError(path, f"both '{alias}' and '{name}' are columns; keep only '{name}'", line=1)
+    for name in dict.fromkeys(FIELD_ALIASES.values()):
+        given = [column for column in columns if FIELD_ALIASES.get(column, column) == name]
+        if len(given) > 1:
+            raise DataError(path, f"both '{given[0]}' and '{given[1]}' are columns for {name}; keep only one", line=1)
     return columns
 
 
@@ -206,7 +282,7 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
     for name, cell in row.items():
         if not cell.strip():
             continue  # an empty cell means the field is absent
-        if FIELD_ALIASES.get(name, name) == LIST_FIELD:
+        if FIELD_ALIASES.get(name, name) == LIST_FIELD or name == JOINED_ALIAS:
             try:
                 cell = json.loads(cell)
             except json.JSONDecodeError:
@@ -226,6 +302,8 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
     if not isinstance(record, dict):
         raise where.error(path, f"expected a JSON object, got {_kind(record)}")
     fields, written = _rename_aliases(path, record, where)
+    if written["reference"] == JOINED_ALIAS:
+        fields["reference"] = _joined_sentences(path, fields["reference"], where)
     texts = {name: _text(path, fields.get(name), where, written[name]) for name in (*TEXT_FIELDS, "language")}
     if texts["language"] is not None and texts["language"] not in SUPPORTED_LANGUAGES:
         raise where.error(path, f"'{texts['language']}' is not a language pysbd splits; choose from "
@@ -245,7 +323,7 @@ def _rename_aliases(path: Path, record: dict, where: _Where) -> tuple[dict, dict
         if alias not in fields:
             continue
         if name in fields:
-            raise where.error(path, f"both '{alias}' and '{name}' are given; keep only '{name}'")
+            raise where.error(path, f"both '{alias}' and '{written[name]}' are given for {name}; keep only one")
         fields[name] = fields.pop(alias)
         written[name] = alias
     return fields, written
@@ -265,6 +343,16 @@ def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
     if value is None or isinstance(value, str):
         return value
     raise where.error(path, f"expected a string, got {_kind(value)}", field)
+
+
+def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
+    """ragas 0.1's `ground_truths` as one reference: the strings joined by spaces, each ended with a
+    full stop if it has no sentence end, so that sentence splitting keeps them apart."""
+    if isinstance(value, str):
+        raise where.error(path, "expected a list of strings, got a string; a single reference is written "
+                                "'reference' (or 'ground_truth')", JOINED_ALIAS)
+    texts = [text.strip() for text in _contexts(path, value, where, JOINED_ALIAS) or () if text.strip()]
+    return " ".join(text if _SENTENCE_END.search(text) else text + "." for text in texts) or None
 
 
 def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, ...] | None:

@@ -10,6 +10,7 @@ FIELD_ALIASES = {
     "contexts": "retrieved_contexts",
     "answer": "response",
     "ground_truth": "reference",
+    "ground_truths": "reference",  # ragas 0.1: a list of strings, joined into one text (data.py)
 }
 TEXT_FIELDS = ("user_input", "response", "reference")
 

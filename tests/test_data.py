@@ -2,15 +2,18 @@
 
 import builtins
 import json
+import warnings
 from pathlib import Path
 
 import pytest
 
-from localeval.data import PARQUET_HINT, load_samples
+from localeval.bench.labels import read_labeled
+from localeval.data import PARQUET_HINT, IgnoredFieldsWarning, load_samples
 from localeval.errors import DataError
 from localeval.samples import Sample
 
 DEV_SET = Path("/work/shared/data/dev.jsonl")
+LABELED = Path(__file__).parent / "data" / "labeled_small.jsonl"
 
 FULL = {
     "id": "q1",
@@ -120,6 +123,19 @@ def test_csv_alias_and_name_columns(tmp_path):
     assert "'question'" in message and "'user_input'" in message
 
 
+def test_csv_two_aliases_of_one_field(tmp_path):
+    message = load_error(write_csv(tmp_path, 'ground_truth,ground_truths\na,"[""b""]"\n'))
+    assert "data.csv, line 1" in message
+    assert "'ground_truth'" in message and "'ground_truths'" in message
+
+
+def test_csv_ground_truths_cell_is_a_json_array(tmp_path):
+    text = 'question,ground_truths\nq,"[""Paris is the capital"", ""It is large.""]"\n'
+    assert load_samples(write_csv(tmp_path, text)) == [
+        Sample(id="1", user_input="q", reference="Paris is the capital. It is large.")
+    ]
+
+
 def test_csv_row_with_too_many_cells(tmp_path):
     message = load_error(write_csv(tmp_path, "user_input,response\na,b\nc,d,e\n"))
     assert "data.csv, line 3" in message and "3 cells" in message
@@ -141,7 +157,7 @@ def test_aliases_map_to_current_names(tmp_path):
 
 @pytest.mark.parametrize(
     "alias, name", [("question", "user_input"), ("contexts", "retrieved_contexts"), ("answer", "response"),
-                    ("ground_truth", "reference")]
+                    ("ground_truth", "reference"), ("ground_truths", "reference")]
 )
 def test_alias_and_name_together_is_an_error(tmp_path, alias, name):
     message = load_error(write_jsonl(tmp_path, {"user_input": "q"}, {alias: None, name: None}))
@@ -149,9 +165,24 @@ def test_alias_and_name_together_is_an_error(tmp_path, alias, name):
     assert f"'{alias}'" in message and f"'{name}'" in message
 
 
-def test_extra_fields_are_ignored(tmp_path):
+def test_extra_fields_are_ignored_with_one_warning_naming_them(tmp_path):
     record = {**FULL, "labels": {"response_relevant": True}, "notes": 3}
-    assert load_samples(write_jsonl(tmp_path, record)) == [EXPECTED]
+    path = write_jsonl(tmp_path, record, {**FULL, "id": "q2", "notes": 4, "source": "web"})
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        samples = load_samples(path)
+    assert samples[0] == EXPECTED
+    (warning,) = caught
+    message = str(warning.message)
+    assert message.startswith(f"{path}: ignored fields")
+    assert "'notes' (2 of 2 records), 'source' (1 of 2 records)" in message
+    assert "labels" not in message  # a field of localeval's labeled format
+
+
+def test_labeled_data_loads_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IgnoredFieldsWarning)
+        assert load_samples(LABELED)
+        assert read_labeled(LABELED, ["context_recall"])
 
 
 def test_default_id_is_physical_line_in_jsonl(tmp_path):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Mapping
 
 from ..errors import UserError
@@ -16,6 +17,14 @@ METRICS: dict[str, type[Metric]] = {
     for m in (ContextRelevance, ContextRecall, ResponseRelevancy, AnswerSupportedPrecision, ContextSupportedPrecision)
 }
 DEFAULT_METRICS = tuple(METRICS)
+# ragas metric names -> the localeval metric that asks the closest question, for "did you mean"
+# (context_recall has the same name in both). Each comment: what ragas judges / what localeval does.
+RAGAS_EQUIVALENTS = {
+    "faithfulness": "answer_supported_precision",  # response claims / response sentences, against the context
+    "answer_relevancy": "response_relevancy",  # the same: questions generated from the response vs the input
+    "context_precision": "context_relevance",  # chunks useful for the answer, rank-weighted / sentences needed
+    "context_utilization": "context_supported_precision",  # chunks used by the response / sentences it expresses
+}
 
 
 def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None) -> list[Metric]:
@@ -34,10 +43,21 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         elif item in METRICS:
             metrics.append(METRICS[item](settings.get(item) if isinstance(settings, Mapping) else settings))
         else:
-            raise UserError(f"unknown metric '{item}'; choose from: {', '.join(METRICS)}")
+            raise UserError(f"unknown metric '{item}';{_suggestion(str(item))} choose from: {', '.join(METRICS)}")
     if not metrics:
         raise UserError("no metrics chosen")
     return metrics
+
+
+def _suggestion(name: str) -> str:
+    """' did you mean ...?' for a ragas name or a typo of one (or of a metric); empty when nothing is close."""
+    close = difflib.get_close_matches(name, [*METRICS, *RAGAS_EQUIVALENTS], n=1, cutoff=0.75)
+    if not close:
+        return ""
+    if close[0] in RAGAS_EQUIVALENTS:
+        metric = RAGAS_EQUIVALENTS[close[0]]
+        return f" did you mean '{metric}', the {METRICS[metric].description}, nearest to ragas's {close[0]}?"
+    return f" did you mean '{close[0]}'?"
 
 
 __all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics"]

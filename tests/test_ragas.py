@@ -1,0 +1,256 @@
+"""Coming from ragas: its data, its dataset objects, its result columns and its metric names work here.
+
+Neither `datasets` nor `ragas` is installed (nor a dependency), so their dataset classes are
+played by small stand-ins below that offer the same methods localeval may call; pandas is real.
+Scores come from a scripted judge and fixed embeddings: no model is loaded.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import warnings
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import localeval
+from localeval.api import as_samples
+from localeval.data import IgnoredFieldsWarning
+from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
+from localeval.errors import DataError, UserError
+from localeval.metrics import resolve_metrics
+from localeval.samples import Sample
+from localeval.text import split_sentences
+
+QUESTION = "What is the capital of France?"
+CONTEXTS = ["Paris is the capital of France.", "It lies on the Seine."]
+# ragas 0.1's column names, ground_truths a list of strings
+RAGAS_01 = {"question": QUESTION, "contexts": CONTEXTS, "answer": "Paris.",
+            "ground_truths": ["Paris is the capital of France", "It lies on the Seine!"]}
+# ragas 0.2's names, as EvaluationDataset.to_list() gives them
+RAGAS_02 = {"user_input": QUESTION, "retrieved_contexts": CONTEXTS, "response": "Paris.",
+            "reference": "Paris is the capital of France."}
+
+
+class HFDatasetStandIn:
+    """Plays datasets.Dataset: to_list() gives the rows as dicts, to_pandas() a DataFrame."""
+
+    def __init__(self, rows):
+        self.rows = rows
+
+    def to_list(self):
+        return [dict(row) for row in self.rows]
+
+    def to_pandas(self):
+        return pd.DataFrame(self.rows)
+
+
+class EvaluationDatasetStandIn:
+    """Plays ragas's EvaluationDataset: iterating gives sample objects (not dicts), and to_list()
+    gives dicts without the fields a sample leaves unset, as ragas does."""
+
+    def __init__(self, rows):
+        self.samples = [SimpleNamespace(**row) for row in rows]
+
+    def __iter__(self):
+        return iter(self.samples)
+
+    def to_list(self):
+        return [{k: v for k, v in vars(sample).items() if v is not None} for sample in self.samples]
+
+
+def every_verdict_one(asked: list):
+    """A judge script that keeps each request and answers every verdict 1 (the keys are read off the schema)."""
+
+    def answer(request):
+        asked.append(request)
+        items = json.loads(request.schema)["properties"]["verdicts"]["prefixItems"]
+        return {"verdicts": [{key: spec.get("const", 1 if "enum" in spec else "because")
+                              for key, spec in item["properties"].items()} for item in items]}
+
+    return answer
+
+
+def scripted_evaluate(data, metrics, asked=None):
+    return localeval.evaluate(data, metrics, judge=ScriptedJudge(every_verdict_one([] if asked is None else asked)),
+                              embedder=LookupEmbedder({}, default=[1.0, 0.0]), device="cpu", cache=False)
+
+
+# --- 1. ragas 0.1's ground_truths ------------------------------------------------------------
+
+
+def test_ground_truths_become_one_reference_with_each_string_a_sentence():
+    (sample,) = as_samples([RAGAS_01])
+    assert sample.reference == "Paris is the capital of France. It lies on the Seine!"
+    assert split_sentences(sample.reference, "en") == ("Paris is the capital of France.", "It lies on the Seine!")
+    assert sample.user_input == QUESTION and sample.retrieved_contexts == tuple(CONTEXTS)
+
+
+def test_ragas_01_data_scores_context_recall_instead_of_null():
+    asked = []
+    result = scripted_evaluate([RAGAS_01], ["context_recall"], asked)
+    assert result.rows()[0]["context_recall"] == 1.0
+    (request,) = asked
+    assert len(json.loads(request.schema)["properties"]["verdicts"]["prefixItems"]) == 2  # one per ground truth
+
+
+@pytest.mark.parametrize("other", ["reference", "ground_truth"])
+def test_ground_truths_beside_another_reference_is_an_error(other):
+    with pytest.raises(DataError) as info:
+        as_samples([{**RAGAS_01, other: "Paris."}])
+    assert "record 1" in str(info.value)
+    assert "'ground_truths'" in str(info.value) and f"'{other}'" in str(info.value)
+
+
+def test_ground_truths_must_be_a_list():
+    with pytest.raises(DataError, match=r"record 1, field 'ground_truths': expected a list of strings, got a string"):
+        as_samples([{**RAGAS_01, "ground_truths": "Paris is the capital."}])
+
+
+# --- 2. ignored fields are reported ---------------------------------------------------------------
+
+
+def test_fields_read_under_no_name_are_warned_once_with_their_counts():
+    rows = [{**RAGAS_02, "episode_done": True, "rubrics": {}}, {**RAGAS_02, "episode_done": False}]
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        as_samples(rows)
+    (warning,) = caught
+    message = str(warning.message)
+    assert message.startswith("samples: ignored fields")
+    assert "'episode_done' (2 of 2 records), 'rubrics' (1 of 2 records)" in message
+
+
+def test_every_name_localeval_reads_loads_without_a_warning():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IgnoredFieldsWarning)
+        as_samples([{**RAGAS_01, "id": "a", "language": "en", "labels": {}}, {**RAGAS_02, "id": "b"}])
+
+
+def test_the_command_line_shows_the_warning_and_the_metric_hint(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({**RAGAS_02, "notes": "x"}) + "\n", encoding="utf-8")
+    run = subprocess.run([sys.executable, "-m", "localeval", "run", str(data), "--metrics", "faithfulness",
+                          "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 2
+    assert "localeval: warning:" in run.stderr and "'notes' (1 of 1 records)" in run.stderr
+    assert "warnings.warn" not in run.stderr  # one line, as errors are, not Python's two
+    assert "unknown metric 'faithfulness'; did you mean 'answer_supported_precision'" in run.stderr
+
+
+# --- 3. what evaluate() takes ----------------------------------------------------------------------
+
+
+def test_a_dataframe_with_missing_values_and_legacy_names():
+    frame = pd.DataFrame({"id": [1, 2], "question": [QUESTION, "Second?"], "contexts": [CONTEXTS, None],
+                          "answer": ["Paris.", np.nan], "ground_truth": [None, "Lyon."]})
+    assert as_samples(frame) == [
+        Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris."),
+        Sample(id="2", user_input="Second?", reference="Lyon."),
+    ]
+
+
+def test_a_dataframe_read_from_parquet_holds_lists_as_numpy_arrays(tmp_path):
+    pytest.importorskip("pyarrow")
+    pd.DataFrame([RAGAS_02]).to_parquet(tmp_path / "data.parquet")
+    frame = pd.read_parquet(tmp_path / "data.parquet")
+    assert isinstance(frame["retrieved_contexts"][0], np.ndarray)
+    assert as_samples(frame) == [Sample(id="1", **{**RAGAS_02, "retrieved_contexts": tuple(CONTEXTS)})]
+
+
+def test_a_bad_dataframe_row_is_placed_by_record():
+    frame = pd.DataFrame({"user_input": [QUESTION, QUESTION], "retrieved_contexts": [CONTEXTS, "one chunk"]})
+    with pytest.raises(DataError, match=r"^DataFrame, record 2, field 'retrieved_contexts': expected a list"):
+        as_samples(frame)
+
+
+@pytest.mark.parametrize("stand_in", [HFDatasetStandIn, EvaluationDatasetStandIn])
+def test_dataset_objects_are_read_through_to_list(stand_in):
+    samples = as_samples(stand_in([RAGAS_02, {**RAGAS_02, "reference": None}]))
+    assert samples == [Sample(id="1", **{**RAGAS_02, "retrieved_contexts": tuple(CONTEXTS)}),
+                       Sample(id="2", **{**RAGAS_02, "retrieved_contexts": tuple(CONTEXTS), "reference": None})]
+
+
+def test_a_dataset_object_error_names_its_class():
+    with pytest.raises(DataError, match=r"^EvaluationDatasetStandIn, record 1, field 'response'"):
+        as_samples(EvaluationDatasetStandIn([{**RAGAS_02, "response": ["Paris."]}]))
+
+
+@pytest.mark.parametrize("data, said", [
+    ("What is the capital of France?", "no data file 'What is the capital of France?'"),
+    ({"question": [QUESTION], "answer": ["Paris."]}, "pandas.DataFrame(columns)"),
+    (42, "cannot read samples from a number"),
+])
+def test_anything_else_is_one_error_naming_what_is_accepted(data, said):
+    with pytest.raises(UserError) as info:
+        as_samples(data)
+    message = str(info.value)
+    assert said in message and not isinstance(info.value, DataError)
+    for accepted in ("dataset path", "list of dicts or Samples", "pandas DataFrame", "datasets.Dataset",
+                     "ragas EvaluationDataset"):
+        assert accepted in message
+
+
+def test_a_string_that_looks_like_a_path_is_still_read_as_one(tmp_path):
+    with pytest.raises(DataError, match="file not found"):
+        as_samples(str(tmp_path / "missing.jsonl"))
+
+
+# --- 4. to_pandas ----------------------------------------------------------------------------------
+
+
+def test_to_pandas_has_the_inputs_beside_the_scores_indexed_by_id():
+    frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b", "reference": None}])
+    table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
+    assert list(table.columns) == ["user_input", "retrieved_contexts", "response", "reference",
+                                   "context_recall", "answer_supported_precision"]
+    assert list(table.index) == ["a", "b"] and table.index.name == "id"
+    assert table.loc["a", "retrieved_contexts"] == CONTEXTS
+    assert table.loc["a", "context_recall"] == 1.0 and table.loc["b", "answer_supported_precision"] == 1.0
+    assert pd.isna(table.loc["b", "reference"]) and pd.isna(table.loc["b", "context_recall"])
+
+
+def test_to_pandas_goes_back_into_evaluate_with_its_ids():
+    frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b"}])
+    table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    with pytest.warns(IgnoredFieldsWarning, match="'context_recall'"):  # the score column is not an input
+        again = as_samples(table)
+    assert [sample.id for sample in again] == ["a", "b"] and again[0].reference == RAGAS_02["reference"]
+
+
+def test_a_datasets_empty_cells_are_absent_fields_as_in_a_dataframe():
+    """A column-oriented dataset gives every row every column: None where a row has no value."""
+    rows = [{**RAGAS_01, "reference": None}, {**RAGAS_02, "ground_truths": None}]
+    samples = as_samples(HFDatasetStandIn(rows))
+    assert samples[0].reference == "Paris is the capital of France. It lies on the Seine!"
+    assert samples[1].reference == RAGAS_02["reference"]
+
+
+# --- 5. ragas metric names -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("asked, meant", [
+    ("faithfulness", "answer_supported_precision"),
+    ("answer_relevancy", "response_relevancy"),
+    ("context_precision", "context_relevance"),
+    ("context_utilization", "context_supported_precision"),
+    ("faithfullness", "answer_supported_precision"),  # a typo of a ragas name
+    ("context_recal", "context_recall"),  # a typo of a localeval name
+])
+def test_unknown_metric_says_which_one_was_meant(asked, meant):
+    with pytest.raises(UserError, match=rf"unknown metric '{asked}'; did you mean '{meant}'"):
+        resolve_metrics([asked])
+
+
+def test_unknown_metric_with_nothing_close_lists_the_choices_only():
+    with pytest.raises(UserError) as info:
+        resolve_metrics(["bleu"])
+    assert "did you mean" not in str(info.value) and "choose from: context_relevance" in str(info.value)
+
+
+def test_evaluate_refuses_a_ragas_metric_name_with_the_hint():
+    with pytest.raises(UserError, match="did you mean 'answer_supported_precision'"):
+        scripted_evaluate([RAGAS_02], ["faithfulness"])
