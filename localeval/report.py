@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterable
 from html import escape
 from pathlib import Path
 from typing import Any
 
+from .bench import svg
 from .results import write_atomically
+from .samples import Sample
 
 REPORT_FILE = "report.html"
 
@@ -17,24 +21,86 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}.null{color:#999}
 details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{color:#b3261e}
 .reason{color:#666;font-size:12px}h3{margin-bottom:.2em}.p{color:#555;font-size:12px}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.5em 1em}
+.panels{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}.wide{overflow-x:auto}
+th{vertical-align:bottom}th[data-type]{cursor:pointer;user-select:none}th[data-type=number]{text-align:right}
+th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
+#samples td:nth-child(2){min-width:20em}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
+section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
+.inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
+.inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
+"""
+
+LOW_SCORE = 0.5  # the filter's "below" threshold: under half is where a sample most likely went wrong
+QUESTION_CHARS = 90  # of the question in the sample table; the full one is in the evidence
+
+# Sorting and filtering the sample table: a few lines inline, so the page works offline and from a file.
+# Score cells carry their exact value in data-value ('' for null, always sorted last).
+SCRIPT = """
+(() => {
+  const table = document.getElementById('samples'), body = table.tBodies[0];
+  const number = text => text === '' ? null : Number(text);
+  const key = (row, column, numeric) =>
+    numeric ? number(row.cells[column].dataset.value) : row.cells[column].textContent.toLowerCase();
+  const compare = (a, b, ascending) =>
+    a === b ? 0 : a === null ? 1 : b === null ? -1 : (a < b ? -1 : 1) * (ascending ? 1 : -1);
+  [...table.tHead.rows[0].cells].forEach((header, column) => {
+    const sort = () => {
+      const ascending = header.getAttribute('aria-sort') !== 'ascending';
+      const numeric = header.dataset.type === 'number';
+      for (const other of header.parentNode.cells) other.removeAttribute('aria-sort');
+      header.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
+      body.append(...[...body.rows].sort((a, b) =>
+        compare(key(a, column, numeric), key(b, column, numeric), ascending)));
+    };
+    header.tabIndex = 0;
+    header.addEventListener('click', sort);
+    header.addEventListener('keydown', event => {
+      if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); sort(); }
+    });
+  });
+  const find = document.getElementById('find'), below = document.getElementById('below');
+  const filter = () => {
+    const text = find.value.trim().toLowerCase();
+    let shown = 0;
+    for (const row of body.rows) {
+      const lowest = number(row.dataset.lowest);
+      const visible = (row.textContent + ' ' + row.cells[1].title).toLowerCase().includes(text)
+        && (!below.checked || (lowest !== null && lowest < Number(below.value)));
+      row.hidden = !visible;
+      shown += visible;
+    }
+    document.getElementById('shown').textContent = `${shown} of ${body.rows.length} samples shown`;
+  };
+  find.addEventListener('input', filter);
+  below.addEventListener('change', filter);
+  document.querySelector('.filters').hidden = false;  // useless without this script, so hidden until it runs
+  filter();
+})();
 """
 
 VERDICT_KEYS = ("relevant", "attributed", "supported")
 
 
-def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any]) -> Path:
+def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any],
+                 samples: Iterable[Sample] = ()) -> Path:
+    """The page for `rows` (results.jsonl); `samples` are the run's inputs, shown with each sample's
+    evidence (a row whose sample is not among them shows the inputs it carries, if any)."""
     metrics = list(summary)
+    given = {str(sample.id): sample for sample in samples}
+    inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>localeval report</title><style>{STYLE}</style>",
         "<h1>localeval report</h1>",
         f"<p>{escape(str(details.get('data', '')))}: {len(rows)} samples; judge <b>{escape(details['models']['judge'])}</b>, "
-        f"embedder <b>{escape(details['models']['embedder'])}</b>, on {escape(details['device'])}.</p>",
+        f"embedder <b>{escape(details['models']['embedder'] or 'none (no metric needs one)')}</b>, on {escape(details['device'])}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
         _summary_table(summary),
+        _histograms(rows, metrics),
         "<h2>Samples</h2>",
-        _sample_table(rows, metrics),
-        *(_sample_evidence(row, metrics) for row in rows),
+        _sample_table(rows, metrics, inputs),
+        *(_sample_evidence(row, metrics, inputs.get(str(row["id"]))) for row in rows),
+        f"<script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE
     write_atomically(path, "\n".join(parts))
@@ -83,23 +149,108 @@ def _corrected_cells(row: dict[str, Any], shown: bool) -> str:
             f"{_interval(fix['interval'])}")
 
 
-def _sample_table(rows, metrics) -> str:
-    head = "<table><tr><th>id</th>" + "".join(f"<th>{escape(m)}</th>" for m in metrics) + "</tr>"
-    body = "".join(
-        f"<tr><td><a href='#s-{escape(str(row['id']))}'>{escape(str(row['id']))}</a></td>"
-        + "".join(_score(row.get(m)) for m in metrics) + "</tr>"
-        for row in rows
-    )
-    return head + body + "</table>"
+def breakable(name: str) -> str:
+    """`name` escaped, with a line-break opportunity after each underscore, so a table of long metric
+    names can narrow its headers instead of overflowing the page."""
+    return escape(name).replace("_", "_<wbr>")
 
 
-def _sample_evidence(row, metrics) -> str:
-    blocks = [f"<h3 id='s-{escape(str(row['id']))}'>{escape(str(row['id']))}</h3>"]
+def _histograms(rows: list[dict[str, Any]], metrics: list[str]) -> str:
+    figures = "".join(_histogram(metric, [row.get(metric) for row in rows]) for metric in metrics)
+    return f"<h2>Score distributions</h2><div class='panels'>{figures}</div>"
+
+
+def _histogram(metric: str, values: list[Any]) -> str:
+    scores = [v for v in values if _is_score(v)]
+    # Bins of 0.1 from 0, or from below 0 when a score is (a cosine similarity can be negative).
+    low = min(0.0, math.floor(min(scores, default=0.0) * 10) / 10)
+    note = f"{len(scores)} scored, {len(values) - len(scores)} null"
+    chart = svg.histogram(metric, scores, low, 1.0, 0.1, note, unit="samples")
+    return f"<figure class='histogram' data-metric='{escape(metric)}'>{chart}</figure>"
+
+
+def _is_score(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _lowest(row: dict[str, Any], metrics: list[str]) -> float | None:
+    """A sample's lowest score: how far its weakest metric says it went wrong. None when all are null."""
+    return min((row[m] for m in metrics if _is_score(row.get(m))), default=None)
+
+
+def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
+    """Lowest-scoring samples first (the ones to look at); null-only samples last."""
+    def lowest_first(row):
+        lowest = _lowest(row, metrics)
+        return (lowest is None, lowest or 0.0)
+
+    head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
+            "<th data-type='number' aria-sort='ascending'>lowest</th>"
+            + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
+    body = "".join(_sample_row(row, metrics, inputs.get(str(row["id"]))) for row in sorted(rows, key=lowest_first))
+    return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
+            f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
+            f"only samples with a score below {LOW_SCORE}</label><span id='shown'></span></p>"
+            "<p class='reason'>Ordered by each sample's lowest score, lowest first (all null: last). "
+            "Click a column header to sort by it; an id opens the sample's evidence.</p>"
+            f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
+
+
+def _sample_row(row, metrics, sample: Sample | None) -> str:
+    sample_id = escape(str(row["id"]))
+    question = sample.user_input if sample is not None and sample.user_input else ""
+    short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
+    lowest = _lowest(row, metrics)
+    return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
+            f"<td><a href='#s-{sample_id}'>{sample_id}</a></td><td title='{escape(question)}'>{escape(short)}</td>"
+            + "".join(_sortable_score(value) for value in [lowest, *(row.get(m) for m in metrics)]) + "</tr>")
+
+
+def _sortable_score(value) -> str:
+    """A score cell that also carries its exact value, which the table sorts by."""
+    if not _is_score(value):
+        return "<td class='num null' data-value=''>null</td>"
+    return f"<td class='num' data-value='{value!r}'>{value:.3f}</td>"
+
+
+def _sample_evidence(row, metrics, sample: Sample | None) -> str:
+    sample_id = escape(str(row["id"]))
+    blocks = [f"<section class='sample' id='s-{sample_id}'><h3>{sample_id}</h3>", _inputs(sample)]
     for metric in metrics:
         evidence = row["evidence"].get(metric, {})
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{_evidence_body(evidence)}</details>")
+    blocks.append("</section>")
     return "\n".join(blocks)
+
+
+def _carried_sample(row: dict[str, Any]) -> Sample | None:
+    """The inputs a results line carries itself (run --with-inputs); None when it has none."""
+    if "user_input" not in row:
+        return None
+    contexts = row.get("retrieved_contexts")
+    return Sample(str(row["id"]), row.get("user_input"), None if contexts is None else tuple(contexts),
+                  row.get("response"), row.get("reference"))
+
+
+def _inputs(sample: Sample | None) -> str:
+    """What the sample asked, retrieved, answered and expected: what every verdict below is about."""
+    if sample is None:
+        return "<p class='null'>This sample is not in the run's data, so its question and answer are not known.</p>"
+    if sample.retrieved_contexts is None:
+        contexts = "<span class='null'>none given</span>"
+    elif not sample.retrieved_contexts:
+        contexts = "<span class='null'>none retrieved</span>"
+    else:
+        contexts = "<ol>" + "".join(f"<li>{escape(chunk)}</li>" for chunk in sample.retrieved_contexts) + "</ol>"
+    return ("<dl class='inputs'>" + _input("question", sample.user_input)
+            + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
+            + _input("response", sample.response) + _input("reference", sample.reference) + "</dl>")
+
+
+def _input(label: str, text: str | None) -> str:
+    shown = "<span class='null'>none given</span>" if text is None else escape(text)
+    return f"<dt>{label}</dt><dd>{shown}</dd>"
 
 
 def _evidence_body(evidence: dict[str, Any]) -> str:

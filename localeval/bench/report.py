@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from ..report import breakable
 from ..results import write_atomically
 from . import svg
 from .compare import SUPPORT_METRICS
@@ -270,6 +271,7 @@ td{text-align:right;font-variant-numeric:tabular-nums}td:first-child,th:first-ch
 td.best{font-weight:bold;background:#eaf4ea}.winner{font-size:1.35em;padding:.6em .9em;background:#eef5ff;
 border-left:5px solid #1f77b4;margin:1em 0}.note{color:#666;font-size:12px}.failed{color:#b3261e}
 .panels{display:flex;flex-wrap:wrap;gap:8px}svg{max-width:100%;height:auto}details{margin:.5em 0}
+th{vertical-align:bottom;text-align:right}td:first-child{white-space:nowrap}.wide{overflow-x:auto;max-width:100%}
 """
 
 
@@ -293,12 +295,14 @@ def html_page(bench: dict[str, Any]) -> str:
 
 
 def html_table(table: Table) -> str:
-    head = "<tr>" + "".join(f"<th>{escape(h)}</th>" for h in table.headers) + "</tr>"
+    # Headers break at underscores: the widest table has a column per metric, and whole metric names
+    # side by side are wider than the page. The scrolling box is for what still does not fit.
+    head = "<tr>" + "".join(f"<th>{breakable(h)}</th>" for h in table.headers) + "</tr>"
     body = "".join(
         "<tr>" + "".join(f"<td{' class=best' if best else ''}>{escape(text)}</td>" for text, best in row) + "</tr>"
         for row in table.rows
     )
-    return f"<table>{head}{body}</table>"
+    return f"<div class='wide'><table>{head}{body}</table></div>"
 
 
 def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
@@ -342,14 +346,15 @@ def _scatter(metric: str, ok: list[dict]) -> str:
 
 def _details(judge: dict[str, Any], metrics: list[str]) -> str:
     measures = "".join(f"<tr><td>{escape(k)}</td><td>{escape(_plain(v))}</td></tr>" for k, v in judge["measures"].items())
-    head = "<tr><th>sample</th>" + "".join(f"<th>{escape(m)}<br>judge / human</th>" for m in metrics) + "</tr>"
+    head = "<tr><th>sample</th>" + "".join(f"<th>{breakable(m)}<br>judge / human</th>" for m in metrics) + "</tr>"
     rows = "".join(
         f"<tr><td>{escape(str(row['id']))}</td>"
         + "".join(f"<td>{_plain(row[m]['judge'])} / {_plain(row[m]['human'])}</td>" for m in metrics) + "</tr>"
         for row in judge["per_sample"]
     )
     return (f"<details><summary>{escape(judge['name'])}: how it ran, and every sample's scores</summary>"
-            f"<table>{measures}</table><table>{head}{rows}</table></details>")
+            f"<div class='wide'><table>{measures}</table></div><div class='wide'><table>{head}{rows}</table></div>"
+            "</details>")
 
 
 def _plain(value: Any) -> str:

@@ -1,7 +1,8 @@
 """Charts as inline SVG, drawn here: the bench page must open offline, with no plotting library.
 
-Two kinds: grouped bars (one group per metric, one bar per judge) and a scatter panel (human
-score across, judge score up, one colour per judge). Every mark carries a <title>, so hovering
+Three kinds: grouped bars (one group per metric, one bar per judge), a scatter panel (human
+score across, judge score up, one colour per judge), and a histogram (how many scores fall in each bin;
+the run report draws one per metric). Every mark carries a <title>, so hovering
 shows the exact number without any script.
 """
 
@@ -96,6 +97,34 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
             tip = f"{name} · {sample_id}: judge {judge:.3f}, human {human:.3f}"
             parts.append(f"<circle cx='{x(human) + shift:.1f}' cy='{y(judge):.1f}' r='3.5' fill='{colour(s)}' "
                          f"fill-opacity='.7'><title>{escape(tip)}</title></circle>")
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def histogram(title: str, values: Sequence[float], low: float, high: float, step: float, note: str = "",
+              unit: str = "values") -> str:
+    """Counts of `values` in bins of width `step` from `low` to `high` (the last bin includes `high`)."""
+    bins = max(1, round((high - low) / step))
+    counts = [0] * bins
+    for value in values:
+        # The tolerance puts a value on a bin's edge in the bin it starts, despite float error (0.3 / 0.1 < 3).
+        counts[min(max(math.floor((value - low) / step + 1e-9), 0), bins - 1)] += 1
+    width, left, top, plot_height, bottom = 210, 24, 38, 80, 22  # five fit side by side in the report
+    x = _scale(low, high, left, width - 10)
+    y = _scale(0, max(max(counts), 1), top + plot_height, top)
+    # Title and note from the left edge, not the axis: a long metric name needs the whole width.
+    parts = [_open(width, top + plot_height + bottom), _text(2, 14, title, weight="bold", size=12),
+             _text(2, 28, note, size=10, fill="#666")]
+    parts += _y_axis(sorted({0, max(counts)}), y, left, width - 10)
+    for i, count in enumerate(counts):
+        start, end = low + i * step, low + (i + 1) * step
+        tip = f"{start:.2g} to {end:.2g}: {count} {unit}"
+        parts.append(f"<rect x='{x(start) + 1:.1f}' y='{y(count):.1f}' width='{x(end) - x(start) - 2:.1f}' "
+                     f"height='{y(0) - y(count):.1f}' fill='{colour(0)}'><title>{escape(tip)}</title></rect>")
+        if count:
+            parts.append(_text((x(start) + x(end)) / 2, y(count) - 3, str(count), size=9, anchor="middle"))
+    for tick in sorted({low, (low + high) / 2, high}):
+        parts.append(_text(x(tick), top + plot_height + 13, f"{tick:g}", size=9, anchor="middle", fill="#555"))
     parts.append("</svg>")
     return "".join(parts)
 

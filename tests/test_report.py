@@ -1,0 +1,222 @@
+"""report.html and the bench page as a person sees them: the structure of the HTML, and (where a
+Chromium is installed) the page rendered headless at 1400 px wide, its own script run.
+
+The run is real but cheap: every metric through localeval.evaluate, with a scripted judge that
+calls every sentence of a request wrong when the request mentions Mars, and flat embeddings.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from html import escape, unescape
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from localeval import DEFAULT_METRICS, JudgeSettings, Sample, evaluate
+from localeval.bench.report import html_page
+from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
+from localeval.report import write_report
+from localeval.results import summarize
+
+DEV_BENCH = Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-bench.json"
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
+WIDTH = 1400
+
+MARS_QUESTION = "Is <b>Mars</b> & the Moon one planet?"  # markup in it must show as text
+SAMPLES = [  # in this order in the data; "mars" scores lowest, "seine" has no reference (context_recall null)
+    Sample("paris", "What is the capital of France?", ("Paris is the capital of France. It lies on the Seine.",),
+           "The capital of France is Paris.", "Paris is the capital of France."),
+    Sample("seine", "How long is the Seine?", ("The Seine is 777 km long.",), "It is 777 km long.", None),
+    Sample("mars", MARS_QUESTION, ("Mars is the fourth planet. Its moons are Phobos and Deimos.",),
+           "Yes, Mars is the Moon.", "Mars is a planet; the Moon orbits the Earth."),
+]
+
+
+def mars_is_wrong(request) -> dict:
+    """Every verdict 0 when the request mentions Mars, else 1; three committal questions."""
+    schema = json.loads(request.schema)["properties"]
+    if "questions" in schema:
+        count = len(schema["questions"]["prefixItems"])
+        return {"questions": [{"question": f"question {i}?", "noncommittal": 0} for i in range(1, count + 1)]}
+    items = schema["verdicts"]["prefixItems"]
+    key = next(k for k in ("relevant", "attributed", "supported") if k in items[0]["properties"])
+    verdict = 0 if "Mars" in dict(request.messages)["user"] else 1
+    return {"verdicts": [{"sentence": i, "reason": "scripted", key: verdict} for i in range(1, len(items) + 1)]}
+
+
+def scored_rows() -> list[dict]:
+    """SAMPLES scored by every metric: their lines of results.jsonl."""
+    return evaluate(SAMPLES, DEFAULT_METRICS, ScriptedJudge(mars_is_wrong), LookupEmbedder({}, default=[1.0, 0.0]),
+                    device="cpu", settings=JudgeSettings(), cache=False).rows()
+
+
+def write_run_report(out: Path, rows: list[dict], samples: list[Sample]) -> Path:
+    """The report of `rows`, written as the runner writes it."""
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None}
+    return write_report(out, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples)
+
+
+class Page(HTMLParser):
+    """What the tests read off a page: its URLs, element ids, histograms and the sample table's row order."""
+
+    def __init__(self, html: str):
+        super().__init__()
+        self.urls: list[str] = []
+        self.ids: set[str] = set()
+        self.histograms: list[str] = []
+        self.sample_links: list[str] = []  # each row's link to its evidence, in table order
+        self._in_samples = False
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        self.urls += [attrs[name] for name in ("src", "href") if attrs.get(name)]
+        self.ids.add(attrs.get("id"))
+        if tag == "figure" and attrs.get("class") == "histogram":
+            self.histograms.append(attrs["data-metric"])
+        self._in_samples = self._in_samples or (tag == "table" and attrs.get("id") == "samples")
+        if tag == "a" and self._in_samples:
+            self.sample_links.append(attrs["href"])
+
+    def handle_endtag(self, tag):
+        self._in_samples = self._in_samples and tag != "table"
+
+
+def external(urls: list[str]) -> list[str]:
+    return [url for url in urls if re.match(r"\s*(https?:)?//", url, re.I)]
+
+
+def render(page: Path, probe: str, tmp_path: Path) -> dict:
+    """Open `page` in headless Chromium, WIDTH px wide; after the page's own scripts, run `probe` (a JS
+    function body that returns what it measured) and return that, read back from the dumped DOM."""
+    probed = tmp_path / f"probed-{page.name}"
+    recorder = ("const out = document.createElement('pre'); out.id = 'probe';"
+                f"out.textContent = JSON.stringify((() => {{ {probe} }})()); document.body.append(out);")
+    probed.write_text(page.read_text(encoding="utf-8") + f"<script>{recorder}</script>", encoding="utf-8")
+    # --no-sandbox: Chromium refuses to run as root with its sandbox; the page is our own local file.
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+               f"--window-size={WIDTH},1000", "--dump-dom", probed.as_uri()]
+    dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+    found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
+    assert found, f"no probe result in Chromium's DOM: {dom[:500]!r}"
+    return json.loads(unescape(found.group(1)))
+
+
+def needs_chromium():
+    if CHROMIUM is None:
+        pytest.skip("no chromium binary found")
+
+
+@pytest.fixture(scope="module")
+def report(tmp_path_factory) -> Path:
+    return write_run_report(tmp_path_factory.mktemp("report"), scored_rows(), SAMPLES)
+
+
+# --- the HTML itself (no browser needed) ---------------------------------------------------------
+
+
+def test_report_shows_each_samples_inputs_with_its_evidence(report):
+    html = report.read_text(encoding="utf-8")
+    assert escape(MARS_QUESTION) in html and "<b>Mars</b>" not in html
+    for sample in SAMPLES:
+        evidence = html.split(f"id='s-{sample.id}'", 1)[1].split("<section", 1)[0]
+        assert escape(sample.user_input) in evidence and escape(sample.response) in evidence
+        assert all(f"<li>{escape(chunk)}</li>" in evidence for chunk in sample.retrieved_contexts)
+        reference = "<span class='null'>none given</span>" if sample.reference is None else escape(sample.reference)
+        assert f"<dt>reference</dt><dd>{reference}" in evidence
+
+
+def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_url(report):
+    page = Page(report.read_text(encoding="utf-8"))
+    assert page.sample_links == ["#s-mars", "#s-paris", "#s-seine"]  # mars scores 0; ties keep the data's order
+    assert all(link[1:] in page.ids for link in page.sample_links)  # every row links to its evidence
+    assert page.histograms == list(DEFAULT_METRICS)
+    assert external(page.urls) == []
+    assert "<link" not in report.read_text(encoding="utf-8")
+
+
+def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_unknown(tmp_path):
+    rows = scored_rows()
+    paris = SAMPLES[0]
+    rows[0].update(user_input=paris.user_input, retrieved_contexts=list(paris.retrieved_contexts),
+                   response=paris.response, reference=paris.reference)  # as `run --with-inputs` writes it
+    html = write_run_report(tmp_path, rows, samples=[]).read_text(encoding="utf-8")
+    assert escape(paris.user_input) in html.split("id='s-paris'", 1)[1]
+    assert html.count("is not in the run's data") == len(SAMPLES) - 1
+    assert Page(html).sample_links[0] == "#s-mars"  # their scores are still ordered and linked
+
+
+def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
+    html = html_page(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
+    assert html.count("<table>") == html.count("<div class='wide'><table>") > 0
+    assert ".wide{overflow-x:auto" in html
+    assert "context_<wbr>supported_<wbr>precision" in html
+
+
+# --- rendered in headless Chromium ---------------------------------------------------------------
+
+
+def test_rendered_report_shows_the_question_lowest_first_and_every_histogram(report, tmp_path):
+    needs_chromium()
+    seen = render(report, """
+        const ids = () => [...document.querySelectorAll('#samples tbody tr')].filter(r => !r.hidden)
+                                                                            .map(r => r.cells[0].textContent);
+        return {
+          text: document.body.innerText,
+          rows: ids(),
+          histograms: [...document.querySelectorAll('figure.histogram svg')]
+                        .filter(chart => chart.getBoundingClientRect().width > 0).length,
+          filters: !document.querySelector('.filters').hidden,
+          external: [...document.querySelectorAll('[src], [href]')]
+                      .map(e => e.getAttribute('src') || e.getAttribute('href')),
+        };""", tmp_path)
+    assert MARS_QUESTION in seen["text"] and "Phobos and Deimos" in seen["text"]
+    assert seen["rows"][0] == "mars"
+    assert seen["histograms"] == len(DEFAULT_METRICS)
+    assert seen["filters"]  # the script ran: the filter controls are shown
+    assert external(seen["external"]) == []
+
+
+def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report, tmp_path):
+    needs_chromium()
+    seen = render(report, """
+        const ids = () => [...document.querySelectorAll('#samples tbody tr')].filter(r => !r.hidden)
+                                                                            .map(r => r.cells[0].textContent);
+        const click = name => [...document.querySelectorAll('#samples th')].find(th => th.textContent === name).click();
+        const seen = {};
+        click('context_recall'); seen.recall_up = ids();
+        click('context_recall'); seen.recall_down = ids();
+        const below = document.getElementById('below');
+        below.checked = true; below.dispatchEvent(new Event('change')); seen.below = ids();
+        below.checked = false; below.dispatchEvent(new Event('change'));
+        const find = document.getElementById('find');
+        find.value = 'SEINE'; find.dispatchEvent(new Event('input')); seen.found = ids();
+        seen.shown = document.getElementById('shown').textContent;
+        return seen;""", tmp_path)
+    assert seen["recall_up"] == ["mars", "paris", "seine"]  # seine's recall is null: last either way
+    assert seen["recall_down"] == ["paris", "mars", "seine"]
+    assert seen["below"] == ["mars"]
+    assert seen["found"] == ["seine"] and seen["shown"] == "1 of 3 samples shown"
+
+
+def test_bench_page_tables_fit_1400_px(tmp_path):
+    needs_chromium()
+    page = tmp_path / "bench.html"
+    page.write_text(html_page(json.loads(DEV_BENCH.read_text(encoding="utf-8"))), encoding="utf-8")
+    seen = render(page, """
+        document.querySelectorAll('details').forEach(d => { d.open = true; });
+        return {
+          viewport: window.innerWidth,
+          page: document.documentElement.scrollWidth,
+          overflowing: [...document.querySelectorAll('table')]
+                         .filter(t => t.getBoundingClientRect().width > t.parentElement.clientWidth + 0.5)
+                         .map(t => t.rows[0].textContent.slice(0, 80)),
+        };""", tmp_path)
+    assert seen["viewport"] == WIDTH
+    assert seen["page"] <= WIDTH and seen["overflowing"] == []
