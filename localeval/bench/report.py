@@ -266,7 +266,7 @@ def markdown_table(table: Table) -> str:
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-table{border-collapse:collapse;margin:.6em 0}td,th{border-bottom:1px solid #ddd;padding:4px 9px}
+table{border-collapse:collapse;margin:.6em 0}td,th{border-bottom:1px solid #ddd;padding:4px 7px}
 td{text-align:right;font-variant-numeric:tabular-nums}td:first-child,th:first-child{text-align:left}
 td.best{font-weight:bold;background:#eaf4ea}.winner{font-size:1.35em;padding:.6em .9em;background:#eef5ff;
 border-left:5px solid #1f77b4;margin:1em 0}.note{color:#666;font-size:12px}.failed{color:#b3261e}
