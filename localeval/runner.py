@@ -118,7 +118,6 @@ def _gate(summary: dict, gates: dict[str, float]) -> int:
     return EXIT_OK
 
 
-
 def run_identity(args, pipeline) -> dict:
     """What makes two runs the same run, whose results may go in one results.jsonl (--resume): the
     data, the models (with their weights' digest and dtype), the metrics and how each is asked and
@@ -128,8 +127,13 @@ def run_identity(args, pipeline) -> dict:
         "judge": pipeline.judge.identity,
         "embedder": _identity(pipeline.embedder),
         "metrics": [m.name for m in pipeline.metrics],
-        "settings": {**settings_used(pipeline.metrics), "questions": args.questions, "language": args.language},
+        "settings": _asked(args, pipeline.metrics),
     }
+
+
+def _asked(args, metrics) -> dict:
+    """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
+    return {**settings_used(metrics), "questions": args.questions, "language": args.language}
 
 
 def _identity(model) -> str | None:
@@ -168,8 +172,7 @@ def _details(args, pipeline, n_samples, scored, started) -> dict:
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},
         "device": describe(pipeline.device),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
-                     **settings_used(evaluator.metrics),
-                     "questions": args.questions, "language": args.language},
+                     **_asked(args, evaluator.metrics)},
         "judge": {
             "requests": evaluator.timings.judge_requests,
             "cache_hits": engine.cache_hits,

@@ -289,45 +289,42 @@ def test_a_disk_full_at_the_summary_keeps_the_previous_summary_whole(capsys, fin
     assert not list(out.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("failure", [errno.EROFS, errno.EACCES])
-def test_an_out_folder_that_cannot_be_created_is_exit_3(tmp_path, capsys, tiny_judge, monkeypatch, failure):
+def one_sample_run(tmp_path: Path, judge: Path, *extra: str, out: str = "out") -> list[str]:
+    """The command line of a run of `judge` over one good sample, into tmp_path/out."""
     data = tmp_path / "d.jsonl"
     data.write_bytes(jsonl(GOOD))
+    return ["run", str(data), "--judge", str(judge), "--out", str(tmp_path / out), *extra]
 
-    def refuse(*args, **kwargs):
-        raise OSError(failure, os.strerror(failure))
 
-    monkeypatch.setattr(Path, "mkdir", refuse)
-    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "new")], EXIT_ENVIRONMENT,
-          "cannot create it")
+def raising(error: BaseException):
+    """A stand-in for whatever the machine fails in: it raises `error` however it is called."""
+    def fail(*args, **kwargs):
+        raise error
+
+    return fail
+
+
+@pytest.mark.parametrize("failure", [errno.EROFS, errno.EACCES])
+def test_an_out_folder_that_cannot_be_created_is_exit_3(tmp_path, capsys, tiny_judge, monkeypatch, failure):
+    argv = one_sample_run(tmp_path, tiny_judge, out="new")
+    monkeypatch.setattr(Path, "mkdir", raising(OSError(failure, os.strerror(failure))))
+    fails(capsys, argv, EXIT_ENVIRONMENT, "cannot create it")
 
 
 def test_an_unwritable_answer_cache_is_exit_3_with_the_way_out(tmp_path, capsys, tiny_judge, monkeypatch):
     import sqlite3
 
-    data = tmp_path / "d.jsonl"
-    data.write_bytes(jsonl(GOOD))
-
-    def broken(*args, **kwargs):
-        raise sqlite3.OperationalError("attempt to write a readonly database")
-
-    monkeypatch.setattr(sqlite3, "connect", broken)
-    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out")], EXIT_ENVIRONMENT,
-          "--no-cache")
+    argv = one_sample_run(tmp_path, tiny_judge)
+    monkeypatch.setattr(sqlite3, "connect", raising(sqlite3.OperationalError("attempt to write a readonly database")))
+    fails(capsys, argv, EXIT_ENVIRONMENT, "--no-cache")
 
 
 def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch):
     from localeval.engine.judge import TransformersJudge
 
-    data = tmp_path / "d.jsonl"
-    data.write_bytes(jsonl(GOOD))
-
-    def no_memory(*args, **kwargs):
-        raise MemoryError
-
-    monkeypatch.setattr(TransformersJudge, "generate", no_memory)
-    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache"],
-          EXIT_ENVIRONMENT, "out of memory; 0 samples saved")
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
+    monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
+    fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; 0 samples saved")
 
 
 # --- kills at any moment ----------------------------------------------------------------------------
