@@ -63,6 +63,24 @@ def test_corrected_mean_by_hand():
     assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half), abs=1e-4)
 
 
+def test_exact_agreements_lend_the_judges_own_spread_more_weight():
+    judge = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]  # variance 0.3 (squares sum to 1.5, over 5 df)
+    fix = corrected_mean(judge, [(1.0, 1.0), (0.0, 0.0), (1.0, 0.4)])  # judge - human: 0, 0, 0.6
+    # the bias spreads 0.12 (squares about 0.2 sum to 0.24, over 2 df); two of three labels agree
+    # exactly, so the prior weighs 2 * (1 + 2/3) labels: (2 * 0.12 + 10/3 * 0.3) / (2 + 10/3)
+    variance = (0.24 + 10 / 3 * 0.3) / (2 + 10 / 3)
+    half = 4.302652729911275 * math.sqrt(variance * (1 - 3 / 6) / 3)
+    assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half), abs=1e-9)
+
+
+def test_the_judges_own_spread_never_narrows_the_interval():
+    judge = [0.5, 0.5, 0.5, 0.5, 0.5, 0.6]  # a judge that barely varies: variance 0.00167
+    fix = corrected_mean(judge, [(0.5, 0.0), (0.5, 1.0), (0.5, 0.0)])  # people disagree widely
+    # the bias (0.5, -0.5, 0.5) spreads 0.3333 over 2 df, far above the prior: it stands alone
+    half = 4.302652729911275 * math.sqrt(1 / 3 * (1 - 3 / 6) / 3)
+    assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half), abs=1e-9)
+
+
 def test_every_sample_labeled_leaves_no_uncertainty():
     fix = corrected_mean([0.9, 0.1, 0.5], [(0.9, 1.0), (0.1, 0.0), (0.5, 1.0)])
     assert fix.mean == pytest.approx(2 / 3)  # the people's mean, exactly
@@ -235,22 +253,24 @@ def test_when_no_registered_judge_is_good_the_warning_recommends_labels_not_a_ju
 
 
 def test_the_corrected_interval_covers_the_peoples_mean_for_real_judges():
-    """scripts/check_coverage.py on the recorded dev-set bench (docs/judges/dev-bench.json): a third of
-    the 30 samples labeled, drawn 2,000 times (the script's seed makes it exact), for each of the
-    three judges and five metrics. The target is 90%; it is met on 14 of 15, and Qwen-1.5B's hard
-    context_recall falls short at 87.8% (docs/judges.md): this keeps that shortfall from growing."""
+    """scripts/check_coverage.py on the recorded dev-set bench (docs/judges/dev-bench.json): 8 and 10
+    of the 30 samples labeled, drawn 1,000 times (the script's seed makes it exact), for the hard
+    and the soft scores of each of the three judges on five metrics. The target is 90% everywhere
+    (docs/judges.md); Qwen-1.5B's hard context_recall, whose errors are rare and large, fell to
+    87.8% before the interval's second guard."""
     import subprocess
     import sys
     from pathlib import Path
 
     root = Path(__file__).resolve().parent.parent
     result = subprocess.run([sys.executable, str(root / "scripts" / "check_coverage.py"),
-                             str(root / "docs" / "judges" / "dev-bench.json"), "--draws", "2000"],
+                             str(root / "docs" / "judges" / "dev-bench.json"), "--draws", "1000",
+                             "--labeled", "8,10", "--scorings", "hard,soft"],
                             capture_output=True, text=True, timeout=300, check=True)
-    rows = [line.strip("|").split("|") for line in result.stdout.splitlines()[2:]]
-    assert len(rows) == 15
-    coverage = {(r[0].strip(), r[1].strip()): float(r[7].strip().rstrip("%")) for r in rows}
-    assert min(coverage.values()) >= 87.5, coverage
-    assert sorted(coverage.values())[1] >= 90.0, coverage  # every other judge and metric meets the target
+    rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in result.stdout.splitlines()[2:]]
+    assert len(rows) == 3 * 5 * 2 * 2
+    coverage = {(r[0], r[1], r[2], r[4]): float(r[8].rstrip("%")) for r in rows}
+    assert min(coverage.values()) >= 90.0, {k: v for k, v in coverage.items() if v < 90}
+    assert coverage["qwen2.5-coder-1.5b-instruct", "context_recall", "hard", "10"] >= 90.0
     # and the judges' own intervals, around their biased means, miss the people's mean somewhere
-    assert any(r[6].strip() == "no" for r in rows)
+    assert any(r[7] == "no" for r in rows)
