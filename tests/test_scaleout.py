@@ -1,0 +1,196 @@
+"""`run --ray`: the same run on a local Ray cluster, with the embedded models, offline, surviving a
+killed worker. Skipped where Ray is not installed (it is an extra: pip install 'localeval[ray]';
+CI installs it)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'localeval[ray]'); CI installs it")
+
+from localeval import evaluate  # noqa: E402
+from localeval.cli import main  # noqa: E402
+from localeval.engine.scripted import LookupEmbedder, ScriptedJudge  # noqa: E402
+from localeval.scaleout import Cluster, _windows  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+DEV = ROOT.parent / "shared" / "data" / "dev.jsonl"
+EXAMPLES = ROOT / "examples" / "samples.jsonl"
+METRICS = ["context_relevance", "context_recall", "response_relevancy",
+           "answer_supported_precision", "context_supported_precision"]
+
+
+@pytest.fixture(scope="module")
+def six_samples(tmp_path_factory) -> Path:
+    """Six dev samples where the dev set is at hand, else six of the examples (English and Chinese)."""
+    source = DEV if DEV.exists() else EXAMPLES
+    lines = [line for line in source.read_text(encoding="utf-8").splitlines() if line.strip()][:6]
+    path = tmp_path_factory.mktemp("data") / "six.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def single_process(six_samples, tmp_path_factory) -> dict:
+    out = tmp_path_factory.mktemp("local")
+    assert main(["run", str(six_samples), "--out", str(out), "--no-cache", "--quiet"]) == 0
+    return _rows(out)
+
+
+def _rows(out: Path) -> dict:
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) == len({row["id"] for row in rows}), "a sample was written twice"
+    return {row["id"]: row for row in rows}
+
+
+def _ray_run(data: Path, out: Path, *extra: str) -> subprocess.Popen:
+    """The command line in a process of its own, as a user runs it; where this machine allows it,
+    in a network namespace that has nothing but loopback, so any connection beyond it would fail."""
+    command = [sys.executable, "-m", "localeval", "run", str(data), "--out", str(out), "--ray", "local",
+               "--workers", "2", "--no-cache", "--quiet", *extra]
+    if _can_isolate_network():
+        command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+
+
+def _can_isolate_network() -> bool:
+    if not (shutil.which("unshare") and shutil.which("ip")):
+        return False
+    return subprocess.run(["unshare", "-rn", "ip", "link", "set", "lo", "up"], capture_output=True).returncode == 0
+
+
+def _assert_same_scores(ray_rows: dict, local_rows: dict) -> None:
+    """Float32 on both sides: the same verdicts, so the same scores. Verdict probabilities may differ
+    in the sixth digit, since a worker's one thread sums in another order than two threads do."""
+    assert sorted(ray_rows) == sorted(local_rows)
+    for sample_id, row in local_rows.items():
+        for metric in METRICS:
+            assert ray_rows[sample_id][metric] == pytest.approx(row[metric], abs=1e-5), (sample_id, metric)
+            assert _verdicts(ray_rows[sample_id], metric) == _verdicts(row, metric), (sample_id, metric)
+
+
+def _verdicts(row: dict, metric: str) -> list:
+    evidence = row["evidence"][metric]
+    return [item.get("verdict", item.get("noncommittal")) for item in evidence.get("sentences", evidence.get("questions", []))]
+
+
+def test_two_ray_workers_give_the_scores_of_one_process_offline_and_resume(six_samples, single_process, tmp_path):
+    for options in (["--limit", "2"], ["--resume"]):  # a run cut short, then resumed
+        run = _ray_run(six_samples, tmp_path, *options)
+        _, stderr = run.communicate(timeout=600)
+        assert run.returncode == 0, stderr
+    _assert_same_scores(_rows(tmp_path), single_process)
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["samples"], summary["scored_this_run"]) == (6, 4)
+    assert summary["device"] == "Ray cluster local: 2 workers, 1 CPU each"
+    assert summary["judge"]["requests"] > 0 and summary["timings"]["judge_load_seconds"] > 0
+
+
+def test_a_worker_killed_mid_run_loses_nothing_and_doubles_nothing(six_samples, single_process, tmp_path):
+    run = _ray_run(six_samples, tmp_path)
+    victim = _a_worker_scoring(run)
+    os.kill(victim, signal.SIGKILL)
+    _, stderr = run.communicate(timeout=600)
+    assert run.returncode == 0, stderr
+    assert not _alive(victim)
+    _assert_same_scores(_rows(tmp_path), single_process)  # every sample once, scored as without the kill
+
+
+def _a_worker_scoring(run: subprocess.Popen, timeout: float = 300) -> int:
+    """A Ray worker's process id while it scores a window (Ray titles it after the method it runs)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and run.poll() is None:
+        scoring = [pid for pid, title in _process_titles() if title.startswith("ray::ScoringWorker.score")]
+        if scoring:
+            return scoring[0]
+        time.sleep(0.2)
+    run.kill()
+    pytest.fail(f"no Ray worker was seen scoring: {run.communicate()[1][-2000:]}")
+
+
+def _process_titles():
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                yield int(entry.name), (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:  # gone meanwhile
+                continue
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+# --- the Python API and what a user gets wrong, with scripted stand-ins (quick) -------------------
+
+def every_verdict_one(request) -> dict:
+    """Every verdict 1 and committal questions (the keys are read off the schema): answers that do not
+    depend on what else is in a batch."""
+    schema = json.loads(request.schema)["properties"]
+    if "questions" in schema:
+        count = len(schema["questions"]["prefixItems"])
+        return {"questions": [{"question": f"question {i}?", "noncommittal": 0} for i in range(1, count + 1)]}
+    return {"verdicts": [{key: spec.get("const", 1 if "enum" in spec else "because")
+                          for key, spec in item["properties"].items()} for item in schema["verdicts"]["prefixItems"]]}
+
+
+def test_evaluate_takes_the_same_options_and_gives_the_same_results():
+    import ray.cloudpickle
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # the workers cannot import tests/
+    samples = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()]
+    judge, embedder = ScriptedJudge(every_verdict_one), LookupEmbedder({}, default=[1.0, 0.0])
+    local = evaluate(samples, METRICS, judge, embedder, cache=False, device="cpu")
+    spread = evaluate(samples, METRICS, judge, embedder, cache=False, device="cpu", ray="local", workers=2)
+    assert len(spread.rows()) == len(samples) > 4
+    assert spread.rows() == local.rows()  # in the samples' order, though windows finish in any order
+
+
+def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
+    samples = list(range(13))
+    windows = _windows(samples, window=64, workers=2)
+    assert [x for window in windows for x in window] == samples
+    assert len(windows) >= 4 and max(map(len, windows)) == 4  # at least two windows per worker
+    assert max(map(len, _windows(list(range(1000)), window=64, workers=2))) == 64  # never above --window
+
+
+def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
+    from localeval.pipeline import PipelineRecipe
+
+    recipe = PipelineRecipe(metrics=[])
+    assert (Cluster("local").place(recipe).device, Cluster("local").place(recipe).dtype) == ("cpu", "float32")
+    on_gpus = Cluster("local", gpus_per_worker=1).place(recipe)
+    assert (on_gpus.device, on_gpus.dtype) == ("cuda", "bfloat16")
+    assert Cluster("local").place(PipelineRecipe(metrics=[], dtype="bfloat16")).dtype == "bfloat16"
+
+
+@pytest.mark.parametrize("options, message", [
+    (["--workers", "0"], "--workers must be at least 1"),
+    (["--gpus-per-worker", "1"], "the cluster has 0"),
+    (["--device", "cuda"], "needs --gpus-per-worker"),
+])
+def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, message, six_samples, tmp_path, capsys):
+    code = main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet", *options])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+    assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_samples, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where it is not installed
+    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet"]) == 2
+    assert "pip install 'localeval[ray]'" in capsys.readouterr().err
