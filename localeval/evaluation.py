@@ -37,7 +37,9 @@ class SampleResult:
 
     def to_json(self) -> dict[str, Any]:
         row: dict[str, Any] = {"id": self.sample_id}
-        row.update({name: result.score for name, result in self.metrics.items()})
+        for name, result in self.metrics.items():
+            row[name] = result.score
+            row.update(result.parts)
         row["evidence"] = {name: result.to_json() for name, result in self.metrics.items()}
         return row
 
@@ -100,12 +102,10 @@ class Evaluator:
     @staticmethod
     def _advance(key, steps: Step, reply, outcomes, waiting) -> None:
         """Run one metric to its next request list (kept in `waiting`) or to its result."""
-        try:
+        try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
             requests = steps.send(reply)
         except StopIteration as done:
             outcomes[key] = done.value
-        except (KeyError, TypeError, ValueError) as exc:  # an answer that does not fit its schema
-            outcomes[key] = MetricResult.null(f"judge answer could not be scored: {exc}")
         else:
             waiting[key] = (steps, requests)
 

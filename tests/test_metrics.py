@@ -893,7 +893,7 @@ def test_wrong_number_of_verdicts_is_null_and_leaves_other_metrics_alone():
     results = score_one(make_sample(), ["answer_supported_precision", "context_recall"], script)
     bad = results["answer_supported_precision"]
     assert bad.score is None
-    assert "3 verdicts for 2 sentences" in bad.null_reason
+    assert "does not fit its schema at verdicts: Expected at most 2 items but found 1 extra" in bad.null_reason
     assert results["context_recall"].score == pytest.approx(1.0)
 
 
@@ -910,22 +910,22 @@ def test_wrong_number_of_verdicts_is_null_and_leaves_other_metrics_alone():
 def test_answers_of_the_wrong_shape_are_null(metric, answer):
     results = score_one(make_sample(), [metric, "answer_supported_precision"], Script(**{metric: answer}))
     assert results[metric].score is None
-    assert "could not be scored" in results[metric].null_reason
+    assert "does not fit its schema" in results[metric].null_reason
     assert results["answer_supported_precision"].score == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize(
     ("metric", "answer", "why"),
     [
-        ("context_relevance", verdicts("relevant", [1, 0, 2, 0, 0]), "verdict 2 is not 0 or 1"),
-        ("context_relevance", selection(1, total=7), "7 verdicts for 5 sentences"),  # only 5 exist
-        ("context_recall", verdicts("attributed", [2, 1]), "verdict 2 is not 0 or 1"),
-        ("answer_supported_precision", verdicts("supported", [1, -1]), "verdict -1 is not 0 or 1"),
+        ("context_relevance", verdicts("relevant", [1, 0, 2, 0, 0]), "verdicts/2/relevant: 2 is not one of [0, 1]"),
+        ("context_relevance", selection(1, total=7), "Expected at most 5 items but found 2 extra"),  # only 5 exist
+        ("context_recall", verdicts("attributed", [2, 1]), "verdicts/0/attributed: 2 is not one of [0, 1]"),
+        ("answer_supported_precision", verdicts("supported", [1, -1]), "-1 is not one of [0, 1]"),
         ("context_supported_precision", lambda r: verdicts("supported", [3] * verdict_count(r)),
-         "verdict 3 is not 0 or 1"),
-        ("response_relevancy", questions(["a?", "b?"]), "2 questions, 3 were asked for"),
-        ("response_relevancy", questions(["a?", "b?", "c?", "d?"]), "4 questions, 3 were asked for"),
-        ("response_relevancy", questions([]), "0 questions, 3 were asked for"),
+         "3 is not one of [0, 1]"),
+        ("response_relevancy", questions(["a?", "b?"]), "is too short"),
+        ("response_relevancy", questions(["a?", "b?", "c?", "d?"]), "Expected at most 3 items but found 1 extra"),
+        ("response_relevancy", questions([]), "questions: [] is too short"),
     ],
     ids=["relevant-2", "relevant-too-many", "verdict-2", "verdict-minus-1", "chunk-verdict-3",
          "two-questions", "four-questions", "no-questions"],
@@ -935,7 +935,7 @@ def test_answers_outside_the_schema_values_are_not_scored(metric, answer, why):
     results = score_one(make_sample(), [metric, "context_relevance"], Script(**{metric: answer}))
     result = results[metric]
     assert result.score is None
-    assert "could not be scored" in result.null_reason
+    assert "does not fit its schema" in result.null_reason
     assert why in result.null_reason
     if metric != "context_relevance":
         assert results["context_relevance"].score == pytest.approx(1.0)
@@ -946,7 +946,7 @@ def test_response_relevancy_question_count_is_checked_against_the_settings():
     three = score_one(make_sample(), ["response_relevancy"], Script(response_relevancy=questions(["a?", "b?", "c?"])),
                       settings=settings)["response_relevancy"]
     assert three.score is None
-    assert "3 questions, 5 were asked for" in three.null_reason
+    assert "is too short" in three.null_reason  # the schema asks for exactly five
     five = score_one(make_sample(), ["response_relevancy"], Script(response_relevancy=questions(["q?"] * 5)),
                      settings=settings)["response_relevancy"]
     assert five.score == pytest.approx(1.0)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..progress import NoProgress, Progress
 from ..requests import JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
+from .conformance import fitted
 from .decode import Admission
 from .judge import Judge
 from .limits import BatchLimits
@@ -33,7 +34,7 @@ class JudgeEngine:
             answers.update(self._decode_continuously(todo, progress))
         else:
             answers.update(self._decode_in_batches(todo, progress))
-        return [answers[r] for r in requests]
+        return [fitted(r, answers[r]) for r in requests]
 
     def _decode_in_batches(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
         answers = {}
