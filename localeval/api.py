@@ -16,7 +16,7 @@ from .engine.judge import Judge
 from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import JudgeSettings, resolve_metrics
+from .metrics import JudgeSettings, resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .results import sample_inputs, summarize
@@ -117,7 +117,7 @@ def evaluate(
         results = _in_order(score(samples, bar), samples)
     finally:
         bar.close()
-    return EvaluationResult(results, [m.name for m in chosen], {"timings": pipeline.evaluator.timings}, human, samples)
+    return EvaluationResult(results, result_names(chosen), {"timings": pipeline.evaluator.timings}, human, samples)
 
 
 

@@ -78,7 +78,8 @@ SCRIPT = """
 })();
 """
 
-VERDICT_KEYS = ("relevant", "attributed", "supported")
+VERDICT_KEYS = ("relevant", "attributed", "supported", "useful")
+JUDGED_TEXTS = {"sentences": "sentence", "chunks": "chunk", "claims": "claim"}  # evidence list -> its text's key
 
 
 def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any],
@@ -216,8 +217,8 @@ def _sortable_score(value) -> str:
 def _sample_evidence(row, metrics, sample: Sample | None) -> str:
     sample_id = escape(str(row["id"]))
     blocks = [f"<section class='sample' id='s-{sample_id}'><h3>{sample_id}</h3>", _inputs(sample)]
-    for metric in metrics:
-        evidence = row["evidence"].get(metric, {})
+    for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
+        evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{_evidence_body(evidence)}</details>")
     blocks.append("</section>")
@@ -257,17 +258,19 @@ def _evidence_body(evidence: dict[str, Any]) -> str:
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
-    for item in evidence.get("sentences", []):
-        key = next((k for k in VERDICT_KEYS if k in item), None)
-        mark = "" if key is None else ("<span class='yes'>✓</span> " if item[key] else "<span class='no'>✗</span> ")
-        mark += _confidence(item.get(key), item.get("probability"))
-        reason = f" <span class='reason'>{escape(item['reason'])}</span>" if item.get("reason") else ""
-        lines.append(f"<div>{mark}{escape(item['sentence'])}{reason}</div>")
+    for listing, text in JUDGED_TEXTS.items():
+        for item in evidence.get(listing, []):
+            key = next((k for k in VERDICT_KEYS if k in item), None)
+            mark = "" if key is None else ("<span class='yes'>✓</span> " if item[key] else "<span class='no'>✗</span> ")
+            mark += _confidence(item.get(key), item.get("probability"))
+            rank = f"#{item['rank'] + 1} " if "rank" in item else ""
+            reason = f" <span class='reason'>{escape(item['reason'])}</span>" if item.get("reason") else ""
+            lines.append(f"<div>{mark}{rank}{escape(item[text])}{reason}</div>")
     for q in evidence.get("questions", []):
         flag = " (noncommittal)" if q["noncommittal"] else ""
         flag += f" {_confidence(q['noncommittal'], q.get('probability'))}" if "probability" in q else ""
         lines.append(f"<div>{q['similarity']:.3f} · {escape(q['question'])}{flag}</div>")
-    for key in ("reason", "chunk_relevance", "per_chunk", "rank_weighted"):
+    for key in ("reason", "against", "chunk_relevance", "per_chunk", "rank_weighted"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
     return "".join(lines)

@@ -17,7 +17,7 @@ from .device import describe
 from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
 from .gating import failures, parse_gates
-from .metrics import resolve_metrics
+from .metrics import resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .report import write_report
@@ -50,7 +50,7 @@ def run_command(args) -> int:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
-    gates = parse_gates(args.fail_under, [m.name for m in metrics])
+    gates = parse_gates(args.fail_under, result_names(metrics))
     human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
@@ -87,7 +87,7 @@ def run_command(args) -> int:
     scored = writer.written
     out_dir = writer.out_dir
 
-    names = [m.name for m in metrics]
+    names = result_names(metrics)
     rows = read_results(writer.path)
     summary = summarize(rows, names, human)
     details = _details(args, pipeline, len(samples), scored, started)

@@ -48,7 +48,7 @@ APPLIES_TO = {
 # For a judge without measured settings: those of qwen2.5-coder-1.5b-instruct.
 UNMEASURED = {
     "reasons": {"context_relevance": False, "context_recall": False, "answer_supported_precision": False,
-                "context_supported_precision": True},
+                "context_supported_precision": True, "context_precision": False, "faithfulness": False},
     "example": {"context_relevance": False, "context_recall": True, "answer_supported_precision": True},
     "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft"},
 }

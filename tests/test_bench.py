@@ -360,7 +360,8 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     assert saved["settings"]["embedder"] == "lookup"
     # a scripted judge was never measured: it gets the unmeasured choice, which mixes on and off
     assert (saved["settings"]["reasons"], saved["settings"]["example"]) == ("auto", "auto")
-    assert saved["judges"][0]["settings"] == UNMEASURED
+    assert saved["judges"][0]["settings"] == {option: {m: v for m, v in chosen.items() if m in METRICS}
+                                              for option, chosen in UNMEASURED.items()}  # the metrics it ran
     measures = saved["judges"][0]["measures"]
     for key in ("samples_per_second", "valid_json_rate", "answered", "invalid", "peak_memory_mb", "wall_seconds"):
         assert measures[key] is not None

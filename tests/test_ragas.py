@@ -133,12 +133,12 @@ def test_every_name_localeval_reads_loads_without_a_warning():
 def test_the_command_line_shows_the_warning_and_the_metric_hint(tmp_path):
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({**RAGAS_02, "notes": "x"}) + "\n", encoding="utf-8")
-    run = subprocess.run([sys.executable, "-m", "localeval", "run", str(data), "--metrics", "faithfulness",
+    run = subprocess.run([sys.executable, "-m", "localeval", "run", str(data), "--metrics", "answer_relevancy",
                           "--out", str(tmp_path / "out")], capture_output=True, text=True, timeout=300)
     assert run.returncode == 2
     assert "localeval: warning:" in run.stderr and "'notes' (1 of 1 records)" in run.stderr
     assert "warnings.warn" not in run.stderr  # one line, as errors are, not Python's two
-    assert "unknown metric 'faithfulness'; did you mean 'answer_supported_precision'" in run.stderr
+    assert "unknown metric 'answer_relevancy'; did you mean 'response_relevancy'" in run.stderr
 
 
 # --- 3. what evaluate() takes ----------------------------------------------------------------------
@@ -233,11 +233,9 @@ def test_a_datasets_empty_cells_are_absent_fields_as_in_a_dataframe():
 
 
 @pytest.mark.parametrize("asked, meant", [
-    ("faithfulness", "answer_supported_precision"),
     ("answer_relevancy", "response_relevancy"),
-    ("context_precision", "context_relevance"),
     ("context_utilization", "context_supported_precision"),
-    ("faithfullness", "answer_supported_precision"),  # a typo of a ragas name
+    ("faithfullness", "faithfulness"),  # a typo of a name both have
     ("context_recal", "context_recall"),  # a typo of a localeval name
 ])
 def test_unknown_metric_says_which_one_was_meant(asked, meant):
@@ -252,5 +250,10 @@ def test_unknown_metric_with_nothing_close_lists_the_choices_only():
 
 
 def test_evaluate_refuses_a_ragas_metric_name_with_the_hint():
-    with pytest.raises(UserError, match="did you mean 'answer_supported_precision'"):
-        scripted_evaluate([RAGAS_02], ["faithfulness"])
+    with pytest.raises(UserError, match="did you mean 'response_relevancy'"):
+        scripted_evaluate([RAGAS_02], ["answer_relevancy"])
+
+
+def test_ragas_headline_metrics_exist_by_their_own_names():
+    assert [m.name for m in resolve_metrics(["faithfulness", "context_precision"])] == ["faithfulness",
+                                                                                      "context_precision"]

@@ -110,8 +110,8 @@ def test_summary_names_models_device_and_counts(cli_run):
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
     # --reasons / --example auto: the embedded judge's measured choice from the registry, per metric
     registered = models.registry()["smollm2-135m-instruct"].settings
-    assert summary["settings"]["reasons"] == registered["reasons"]
-    assert summary["settings"]["example"] == registered["example"]
+    for option in ("reasons", "example"):  # for the metrics the run scored (the default five)
+        assert summary["settings"][option] == {m: v for m, v in registered[option].items() if m in METRICS}
 
 
 def test_verdicts_carry_a_reason_exactly_where_the_judge_was_asked_for_one(cli_run):
@@ -265,3 +265,27 @@ def test_a_calibrated_metric_counts_verdicts_whose_probability_reaches_the_thres
     page = (out / "report.html").read_text(encoding="utf-8")
     assert "Calibrated verdict thresholds" in page and "corrected mean" in page
     assert "%)</span>" in page  # each verdict shows the judge's confidence in it
+
+
+def test_the_peers_headline_metrics_run_on_the_real_judge_in_english_and_chinese(no_network, picked_data, tmp_path):
+    """context_precision and faithfulness, asked by name: every sample scored (the one without a
+    reference judged against its response), with their evidence in results.jsonl, the report and
+    to_pandas()."""
+    from localeval import evaluate
+
+    assert main(["run", str(picked_data), "--out", str(tmp_path), "--metrics", "context_precision,faithfulness",
+                 "--quiet"]) == 0
+    rows = {row["id"]: row for row in map(json.loads, (tmp_path / "results.jsonl").read_text(encoding="utf-8").splitlines())}
+    assert set(rows) == set(PICKED)
+    for sample_id, row in rows.items():
+        precision, faithfulness = row["evidence"]["context_precision"], row["evidence"]["faithfulness"]
+        assert 0.0 <= row["context_precision"] <= 1.0 and 0.0 <= row["faithfulness"] <= 1.0, sample_id
+        assert [chunk["rank"] for chunk in precision["chunks"]] == list(range(len(precision["chunks"])))
+        assert faithfulness["claims"] and all(claim["claim"].strip() for claim in faithfulness["claims"])
+        assert all(0.0 <= claim["probability"] <= 1.0 for claim in faithfulness["claims"])
+    assert rows["legacy-names-no-reference"]["evidence"]["context_precision"]["against"] == "response"
+    assert rows["zh-great-wall"]["evidence"]["context_precision"]["against"] == "reference"
+    report = (tmp_path / "report.html").read_text(encoding="utf-8")
+    assert "context_precision" in report and "faithfulness" in report
+    frame = evaluate(str(picked_data), ["context_precision", "faithfulness"]).to_pandas()  # the cache answers
+    assert frame.loc["zh-great-wall", "faithfulness"] == pytest.approx(rows["zh-great-wall"]["faithfulness"])

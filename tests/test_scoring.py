@@ -19,7 +19,7 @@ from localeval.engine.decode import ChoicePoint, choice_probabilities
 from localeval.engine.scheduler import JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.evaluation import Evaluator
-from localeval.metrics import METRICS, JudgeSettings, resolve_metrics
+from localeval.metrics import DEFAULT_METRICS, METRICS, JudgeSettings, resolve_metrics
 from localeval.metrics.scoring import Scoring, any_of
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
 from localeval.samples import Sample
@@ -121,7 +121,7 @@ def score_all(scoring: Scoring) -> dict[str, float]:
     embedder = LookupEmbedder({"q0?": [1.0, 0.0], "q1?": [0.6, 0.8], "q2?": [0.0, 1.0]}, default=[1.0, 0.0])
     evaluator = Evaluator(resolve_metrics(None, settings), JudgeEngine(ScriptedJudge(probable_answer)), embedder)
     (result,) = evaluator.run([SAMPLE])
-    return {name: result.score(name) for name in METRICS}, result
+    return {name: result.score(name) for name in DEFAULT_METRICS}, result
 
 
 @pytest.mark.parametrize(("scoring", "expected"), [

@@ -10,7 +10,7 @@ from localeval import models
 from localeval.engine.judge import TransformersJudge
 from localeval.engine.scripted import ScriptedJudge
 from localeval.errors import UserError
-from localeval.metrics import DEFAULT_METRICS, resolve_metrics
+from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 from localeval.tuning import (
     APPLIES_TO,
     UNMEASURED,
@@ -40,9 +40,10 @@ def registered(judge: str, option: str) -> dict:
 
 
 def test_the_options_apply_to_the_metrics_whose_prompts_they_change():
-    assert APPLIES_TO["reasons"] == [m for m in DEFAULT_METRICS if m != "response_relevancy"]
+    assert APPLIES_TO["reasons"] == [m for m in METRICS if m != "response_relevancy"]
     assert APPLIES_TO["example"] == ["context_relevance", "context_recall", "answer_supported_precision"]
-    assert APPLIES_TO["scoring"] == list(DEFAULT_METRICS)  # every metric's verdicts carry probabilities
+    assert APPLIES_TO["scoring"] == list(METRICS)  # every metric's verdicts carry probabilities
+    assert set(DEFAULT_METRICS) < set(METRICS)
 
 
 @pytest.mark.parametrize("judge", sorted(registered_judges()))
@@ -128,7 +129,7 @@ def test_each_metric_gets_its_own_settings():
 
 
 def test_settings_used_names_only_the_metrics_each_option_changes():
-    used = settings_used(resolve_metrics(None, metric_settings(None, "off", "on")))
+    used = settings_used(resolve_metrics(list(METRICS), metric_settings(None, "off", "on")))
     assert used["reasons"] == dict.fromkeys(APPLIES_TO["reasons"], False)
     assert used["example"] == dict.fromkeys(APPLIES_TO["example"], True)
     assert set(used["scoring"]) == set(APPLIES_TO["scoring"]) and "thresholds" not in used

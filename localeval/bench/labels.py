@@ -17,6 +17,7 @@ from typing import Any
 
 from ..data import RecordError, load_samples
 from ..errors import DataError, UserError
+from ..metrics.context_precision import average_precision
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -42,6 +43,11 @@ SENTENCE_LABELS = {
     "answer_supported_precision": SentenceLabels("response_sentences_supported", "supported", text="response"),
     "context_supported_precision": SentenceLabels("context_sentences_supported_by_response", "supported"),
 }
+# The peers' metrics have no labels of their own: their human scores come from another metric's
+# labels, through the metric's own formula (docs/labeled-data.md). context_precision: a chunk is
+# useful when it holds a sentence needed to answer the question. faithfulness: the share of
+# supported response sentences, the nearest people's labels come to a share of supported claims.
+DERIVED_FROM = {"context_precision": "context_relevance", "faithfulness": "answer_supported_precision"}
 RESPONSE_RELEVANCY = "response_relevancy"
 RESPONSE_LABELS = ("response_relevant", "response_noncommittal")
 # The metrics' own rule when there is nothing to judge: context_relevance scores 0, the others null.
@@ -54,15 +60,26 @@ class LabeledSample:
     sentences: dict[str, tuple[bool, ...]]  # metric -> human verdict per sentence, chunks flattened in order
     response_relevant: bool | None = None  # None when response_relevancy is not benchmarked
     response_noncommittal: bool | None = None
+    chunk_sizes: tuple[int, ...] = ()  # sentences per retrieved chunk, to regroup the flattened context labels
 
     def human_score(self, metric: str) -> float | None:
         """The score a perfect judge would give: the metric's own formula applied to the human verdicts."""
         if metric == RESPONSE_RELEVANCY:
             return None if self.response_relevant is None else float(self.response_relevant)
-        verdicts = self.sentences[metric]
+        if metric == "context_precision":
+            return average_precision([float(any(chunk)) for chunk in self.chunks(DERIVED_FROM[metric])])
+        verdicts = self.sentences[DERIVED_FROM.get(metric, metric)]
         if not verdicts:
             return 0.0 if metric in ZERO_WHEN_EMPTY else None
         return sum(verdicts) / len(verdicts)
+
+    def chunks(self, metric: str) -> list[tuple[bool, ...]]:
+        """A context metric's flattened labels, chunk by chunk again."""
+        flat, grouped, start = self.sentences[metric], [], 0
+        for size in self.chunk_sizes:
+            grouped.append(flat[start:start + size])
+            start += size
+        return grouped
 
 
 def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
@@ -128,11 +145,12 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
     if language not in SUPPORTED_LANGUAGES:
         raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
     sentences = {}
-    for metric in metrics:
+    for metric in {DERIVED_FROM.get(m, m) for m in metrics}:
         spec = SENTENCE_LABELS.get(metric)
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             sentences[metric] = _aligned(spec, labels.get(spec.key), sample, language, fail)
+    sizes = tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
     flags = {}
     if RESPONSE_RELEVANCY in metrics:
         for key in RESPONSE_LABELS:
@@ -140,7 +158,7 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                 what = "missing" if key not in labels else "expected true or false"
                 raise place(f"sample {sample.id}: {what} (needed for {RESPONSE_RELEVANCY})", f"labels.{key}")
             flags[key] = labels[key]
-    return LabeledSample(sample, sentences, **flags)
+    return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes)
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:

@@ -101,20 +101,21 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
-               "mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of 5): how many "
-               "are defined. Speeds exclude "
+               f"mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of {len(metrics)}): "
+               "how many are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}."),
-        _table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
-               "pooled support: the attributed/supported verdicts of " + ", ".join(SUPPORT_METRICS) + " together. "
-               "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json."),
+        *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
+                  "pooled support: the attributed/supported verdicts of " + ", ".join(SUPPORT_METRICS) + " together. "
+                  "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json.")]
+          if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
                "same answers", scorings, judges,
                "Bold marks the best soft ρ. The run's own scores follow each judge's --scoring choice per metric "
                "(its settings above)."),
-        _table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
-               "ones (ROC AUC; 0.5 = chance)", probability_auc, judges),
+        *([_table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
+                  "ones (ROC AUC; 0.5 = chance)", probability_auc, judges)] if probability_auc else []),
         *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),
     ]
 

@@ -7,22 +7,26 @@ from collections.abc import Mapping
 
 from ..errors import UserError
 from .base import JudgeSettings, Metric, MetricResult
+from .context_precision import ContextPrecision
 from .context_recall import ContextRecall
 from .context_relevance import ContextRelevance
+from .faithfulness import Faithfulness
 from .response_relevancy import ResponseRelevancy
 from .supported_precision import AnswerSupportedPrecision, ContextSupportedPrecision
 
 METRICS: dict[str, type[Metric]] = {
     m.name: m
-    for m in (ContextRelevance, ContextRecall, ResponseRelevancy, AnswerSupportedPrecision, ContextSupportedPrecision)
+    for m in (ContextRelevance, ContextRecall, ResponseRelevancy, AnswerSupportedPrecision, ContextSupportedPrecision,
+              ContextPrecision, Faithfulness)
 }
-DEFAULT_METRICS = tuple(METRICS)
-# ragas metric names -> the localeval metric that asks the closest question, for "did you mean"
-# (context_recall has the same name in both). Each comment: what ragas judges / what localeval does.
+# The seeds' five, scored when no metric is named; the peers' headline metrics (ragas's
+# context_precision and faithfulness, by the same names) are asked for by name.
+DEFAULT_METRICS = ("context_relevance", "context_recall", "response_relevancy", "answer_supported_precision",
+                   "context_supported_precision")
+# ragas metric names localeval has no metric of that name for -> the one that asks the closest
+# question, for "did you mean". Each comment: what ragas judges / what localeval does.
 RAGAS_EQUIVALENTS = {
-    "faithfulness": "answer_supported_precision",  # response claims / response sentences, against the context
     "answer_relevancy": "response_relevancy",  # the same: questions generated from the response vs the input
-    "context_precision": "context_relevance",  # chunks useful for the answer, rank-weighted / sentences needed
     "context_utilization": "context_supported_precision",  # chunks used by the response / sentences it expresses
 }
 
@@ -49,6 +53,11 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
     return metrics
 
 
+def result_names(metrics: list[Metric]) -> list[str]:
+    """The scores a run reports, in order: each metric's, then its scalar sub-scores' (summary rows)."""
+    return [name for metric in metrics for name in (metric.name, *metric.part_names)]
+
+
 def _suggestion(name: str) -> str:
     """' did you mean ...?' for a ragas name or a typo of one (or of a metric); empty when nothing is close."""
     close = difflib.get_close_matches(name, [*METRICS, *RAGAS_EQUIVALENTS], n=1, cutoff=0.75)
@@ -60,4 +69,4 @@ def _suggestion(name: str) -> str:
     return f" did you mean '{close[0]}'?"
 
 
-__all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics"]
+__all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics", "result_names"]

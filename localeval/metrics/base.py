@@ -31,6 +31,7 @@ class JudgeSettings:
     reason_chars: int = 120  # bound on each reason, so the JSON always closes
     questions: int = 3  # response_relevancy: questions generated per response
     question_chars: int = 150
+    claim_chars: int = 150  # faithfulness: bound on each claim the judge lists
     scoring: Scoring = Scoring()
 
 
@@ -39,6 +40,7 @@ class MetricResult:
     score: float | None
     evidence: dict[str, Any] = field(default_factory=dict)
     null_reason: str | None = None
+    parts: dict[str, Any] = field(default_factory=dict)  # sub-scores beside the score, by their results key
 
     @staticmethod
     def null(reason: str, **evidence: Any) -> "MetricResult":
@@ -56,6 +58,9 @@ class Metric:
     requires: ClassVar[tuple[str, ...]]  # sample fields without which the metric cannot score
     description: ClassVar[str]
     uses_embedder: ClassVar[bool] = False
+    # Sub-scores reported beside the score as results of their own (results.jsonl keys, to_pandas()
+    # columns), named in full: the scalar ones are also summary rows and can be gated on.
+    part_names: ClassVar[tuple[str, ...]] = ()
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
 
@@ -71,7 +76,11 @@ class Metric:
         raise NotImplementedError
 
     def result(self, evidence: dict[str, Any]) -> "MetricResult":
-        return MetricResult(self.score(evidence), evidence)
+        return MetricResult(self.score(evidence), evidence, parts=self.parts(evidence))
+
+    def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
+        """The sub-scores the evidence gives (part_names, and per-chunk lists), by their results key."""
+        return {}
 
     def verdicts(self, evidence: dict[str, Any]) -> list[int]:
         """The judge's greedy 0/1 verdicts in this metric's evidence, in the order it gave them."""

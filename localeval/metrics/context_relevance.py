@@ -27,6 +27,7 @@ class ContextRelevance(Metric):
     name = "context_relevance"
     requires = ("user_input", "retrieved_contexts")
     description = "share of context sentences needed to answer the question"
+    part_names = ("context_relevance_chunks",)  # the chunk level: share of chunks with a relevant sentence
     has_example = True
 
     def steps(self, sample: Sample, language: str) -> Step:
@@ -50,6 +51,10 @@ class ContextRelevance(Metric):
 
     def verdicts(self, evidence: dict[str, Any]) -> list[int]:
         return [row[VERDICT] for row in evidence.get("sentences", [])]
+
+    def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
+        return {"context_relevance_chunks": evidence["chunk_relevance"],
+                "context_relevance_per_chunk": evidence["chunk_relevant"]}
 
     def _evidence(self, chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
         """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003: a chunk

@@ -173,6 +173,48 @@ Passage {chunk} of the retrieved context, sentence by sentence:
     verdict="supported",
 )
 
+# ragas's context_precision: is each retrieved chunk useful for the answer (the reference, or
+# without one the response)? One verdict per chunk, all chunks in one request.
+CONTEXT_PRECISION = Task(
+    instructions="""You will read a question, an answer to it and numbered passages of retrieved \
+context. For each numbered passage, decide whether it was useful for arriving at the answer: \
+"useful" is 1 only if the passage states information that the answer gives, or part of it; 0 if it \
+is about something else (even a similar name or topic) or adds nothing the answer says. \
+{reason}Give one verdict per passage, in order.""",
+    sample="""Question: {question}
+
+Answer: {answer}
+
+Retrieved passages:
+{passages}""",
+    verdict="useful",
+)
+
+# ragas's faithfulness, first call: the response as atomic claims, each a standalone statement.
+RESPONSE_CLAIMS = Task(
+    instructions="""You will read a response. Break it into its claims: short standalone \
+statements, each stating one fact that the response asserts, with pronouns replaced by what they \
+refer to. Write only what the response says, in the response's own language. A sentence that \
+only says that the information is not available is one claim.""",
+    sample="""Response:
+{response}""",
+)
+
+# ragas's faithfulness, second call: each claim against the context, as answer support is judged.
+CLAIMS_SUPPORTED = Task(
+    instructions="""You will read a context and numbered claims. For each numbered claim, decide \
+whether the context supports it: "supported" is 1 only if everything the claim states is in the \
+context or follows directly from it; 0 if it is missing from the context, contradicts it, or only \
+says that the information is not available. Facts that are true but absent from the context are 0. \
+{reason}Give one verdict per claim, in order.""",
+    sample="""Context:
+{context}
+
+Claims:
+{claims}""",
+    verdict="supported",
+)
+
 RESPONSE_QUESTIONS = Task(
     instructions="""You will read a response. Write {questions} different questions that this \
 response answers, each a question a user could have asked to get exactly this response. For each \

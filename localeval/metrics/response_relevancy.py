@@ -3,6 +3,10 @@
 The judge writes N questions the response answers, each flagged noncommittal or not; the score
 is the mean cosine similarity between their embeddings and the embedding of the user input,
 and 0 when every generation is noncommittal (an evasive answer is not relevant).
+
+The seed makes N calls of one question each; localeval asks for N different questions in one
+call, which agreed with people far better for every judge measured (docs/judges.md: Qwen-1.5B
+0.770 against 0.477 for N calls with different instructions), at a third of the requests.
 """
 
 from __future__ import annotations

@@ -26,10 +26,18 @@ def _exact_list(items: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "array", "prefixItems": items, "items": False, "minItems": len(items), "maxItems": len(items)}
 
 
-def verdict_list(n: int, verdict: str, settings: JudgeSettings) -> dict[str, Any]:
-    """`{"verdicts": [{"sentence": 1, "reason": "...", <verdict>: 0|1}, ...]}`, one per sentence."""
-    items = [_object({"sentence": {"const": i}, **_reason(settings), verdict: BINARY}) for i in range(1, n + 1)]
+def verdict_list(n: int, verdict: str, settings: JudgeSettings, item: str = "sentence") -> dict[str, Any]:
+    """`{"verdicts": [{<item>: 1, "reason": "...", <verdict>: 0|1}, ...]}`, one per numbered item
+    (a sentence, a passage, a claim)."""
+    items = [_object({item: {"const": i}, **_reason(settings), verdict: BINARY}) for i in range(1, n + 1)]
     return _object({"verdicts": _exact_list(items)})
+
+
+def string_list(key: str, most: int, chars: int) -> dict[str, Any]:
+    """`{<key>: ["...", ...]}`: one to `most` strings of at most `chars` characters."""
+    strings = {"type": "array", "items": {"type": "string", "minLength": 1, "maxLength": chars},
+               "minItems": 1, "maxItems": most}
+    return _object({key: strings})
 
 
 def question_list(settings: JudgeSettings) -> dict[str, Any]:

@@ -37,6 +37,7 @@ class ContextSupportedPrecision(Metric):
     name = "context_supported_precision"
     requires = ("retrieved_contexts", "response")
     description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
+    part_names = ("context_supported_precision_rank_weighted",)  # seed 004's per-document mean, weights 1, 1/2, ...
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
@@ -56,6 +57,10 @@ class ContextSupportedPrecision(Metric):
 
     def verdicts(self, evidence: dict[str, Any]) -> list[int]:
         return [row[VERDICT] for row in evidence.get("sentences", [])]
+
+    def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
+        return {"context_supported_precision_rank_weighted": evidence["rank_weighted"],
+                "context_supported_precision_per_chunk": evidence["per_chunk"]}
 
     def _request(self, response: str, rank: int, sentences: tuple[str, ...]) -> JudgeRequest:
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)

@@ -7,20 +7,21 @@ from typing import Any
 from ..requests import JudgeAnswer
 
 
-def read_verdicts(answer: JudgeAnswer, key: str, sentences: tuple[str, ...]) -> list[dict[str, Any]]:
-    """One evidence row per sentence: the sentence, its verdict (0/1), the judge's reason where it
-    gave one, and its probability that the verdict is 1 where the model's choice was recorded."""
-    items = answer.data["verdicts"]
-    if len(items) != len(sentences):  # the grammar forbids it; a scripted judge might not
-        raise ValueError(f"judge gave {len(items)} verdicts for {len(sentences)} sentences")
-    probabilities = recorded_probabilities(answer, key, len(items))
+def read_verdicts(answer: JudgeAnswer, key: str, texts: tuple[str, ...], item: str = "sentence") -> list[dict[str, Any]]:
+    """One evidence row per judged text (a sentence; a chunk or a claim, named by `item`): the text,
+    its verdict (0/1), the judge's reason where it gave one, and its probability that the verdict is
+    1 where the model's choice was recorded."""
+    entries = answer.data["verdicts"]
+    if len(entries) != len(texts):  # the grammar forbids it; a scripted judge might not
+        raise ValueError(f"judge gave {len(entries)} verdicts for {len(texts)} {item}s")
+    probabilities = recorded_probabilities(answer, key, len(entries))
     rows = []
-    for index, (sentence, item) in enumerate(zip(sentences, items)):
-        if item[key] not in (0, 1):
-            raise ValueError(f"verdict {item[key]!r} is not 0 or 1")
-        row = {"sentence": sentence, key: int(item[key])}
-        if "reason" in item:
-            row["reason"] = item["reason"]
+    for index, (text, entry) in enumerate(zip(texts, entries)):
+        if entry[key] not in (0, 1):
+            raise ValueError(f"verdict {entry[key]!r} is not 0 or 1")
+        row = {item: text, key: int(entry[key])}
+        if "reason" in entry:
+            row["reason"] = entry["reason"]
         if probabilities[index] is not None:
             row["probability"] = probabilities[index]
         rows.append(row)

@@ -1,0 +1,88 @@
+"""context_precision, as ragas defines it: are the useful chunks ranked first?
+
+For each retrieved chunk, in rank order, one verdict: was it useful for arriving at the reference
+(or, for a sample without one, the response)? The score is the mean of precision@k over the ranks
+k of the useful chunks, 0 when none is useful: a retriever that puts its useful chunks first
+scores 1 whatever follows them, and one that buries them under distractors scores less.
+
+All chunks are judged in one request, numbered in rank order, so a sample costs one judge call.
+A chunk that is empty or only whitespace cannot be useful: it is not asked about and counts 0.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..requests import JudgeRequest
+from ..samples import Sample
+from . import prompts, schemas
+from .base import Metric, MetricResult, Step, judge_failure
+from .verdicts import read_verdicts
+
+VERDICT = prompts.CONTEXT_PRECISION.verdict
+
+
+def average_precision(useful: list[float]) -> float:
+    """Mean of precision@k over the ranks k of useful chunks; 0 when none is useful (ragas's formula).
+
+    With 0/1 values it is ragas's score exactly. With probabilities (soft scoring) each rank counts
+    with the weight of its probability, and precision@k is the expected share of useful chunks in
+    the first k: the same formula, fed the judge's belief instead of its greedy verdicts."""
+    total = sum(useful)
+    if total == 0:
+        return 0.0
+    weighted, found = 0.0, 0.0
+    for k, value in enumerate(useful, 1):
+        found += value
+        weighted += value * found / k
+    return weighted / total
+
+
+class ContextPrecision(Metric):
+    name = "context_precision"
+    requires = ("user_input", "retrieved_contexts")
+    description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
+
+    def steps(self, sample: Sample, language: str) -> Step:
+        target = _target(sample)
+        if target is None:
+            return MetricResult.null("missing reference and response (one is needed to judge a chunk useful)")
+        chunks = list(sample.retrieved_contexts)
+        asked = [rank for rank, chunk in enumerate(chunks) if chunk.strip()]
+        if not asked:
+            return self.result(self._evidence(chunks, {}, target[0]))
+        schema = schemas.verdict_list(len(asked), VERDICT, self.settings, item="passage")
+        system, user = prompts.CONTEXT_PRECISION.messages(
+            self.settings, question=sample.user_input.strip(), answer=target[1].strip(),
+            passages=prompts.passages(tuple(chunks[rank] for rank in asked)))
+        (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
+        if answer.data is None:
+            return judge_failure(answer)
+        rows = read_verdicts(answer, VERDICT, tuple(chunks[rank] for rank in asked), item="chunk")
+        return self.result(self._evidence(chunks, dict(zip(asked, rows)), target[0]))
+
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        rows = evidence.get("chunks")
+        if rows is None:  # a null result
+            return None
+        return average_precision(self.settings.scoring.values(rows, VERDICT))
+
+    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
+        return [row[VERDICT] for row in evidence.get("chunks", [])]
+
+    @staticmethod
+    def _evidence(chunks: list[str], judged: dict[int, dict], against: str) -> dict[str, Any]:
+        """One row per chunk in rank order (its 0-based `rank`), those not asked about marked 0."""
+        rows = [{"rank": rank, **judged.get(rank, {"chunk": chunk, VERDICT: 0, "reason": "the chunk is empty"})}
+                for rank, chunk in enumerate(chunks)]
+        return {"against": against, "chunks": rows}
+
+
+def _target(sample: Sample) -> tuple[str, str] | None:
+    """What a useful chunk helps arrive at: the reference when there is one (ragas's
+    context_precision), else the response (ragas's variant without a reference)."""
+    for field in ("reference", "response"):
+        text = getattr(sample, field)
+        if text is not None and text.strip():
+            return field, text
+    return None
