@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench import svg
+from .metrics import METRICS, Metric
 from .results import write_atomically
 from .samples import Sample
 
@@ -78,8 +79,6 @@ SCRIPT = """
 })();
 """
 
-VERDICT_KEYS = ("relevant", "attributed", "supported", "useful")
-JUDGED_TEXTS = {"sentences": "sentence", "chunks": "chunk", "claims": "claim"}  # evidence list -> its text's key
 
 
 def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any],
@@ -220,7 +219,7 @@ def _sample_evidence(row, metrics, sample: Sample | None) -> str:
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
-        blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{_evidence_body(evidence)}</details>")
+        blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{_evidence_body(evidence, METRICS.get(metric))}</details>")
     blocks.append("</section>")
     return "\n".join(blocks)
 
@@ -254,18 +253,12 @@ def _input(label: str, text: str | None) -> str:
     return f"<dt>{label}</dt><dd>{shown}</dd>"
 
 
-def _evidence_body(evidence: dict[str, Any]) -> str:
+def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None) -> str:
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
-    for listing, text in JUDGED_TEXTS.items():
-        for item in evidence.get(listing, []):
-            key = next((k for k in VERDICT_KEYS if k in item), None)
-            mark = "" if key is None else ("<span class='yes'>✓</span> " if item[key] else "<span class='no'>✗</span> ")
-            mark += _confidence(item.get(key), item.get("probability"))
-            rank = f"#{item['rank'] + 1} " if "rank" in item else ""
-            reason = f" <span class='reason'>{escape(item['reason'])}</span>" if item.get("reason") else ""
-            lines.append(f"<div>{mark}{rank}{escape(item[text])}{reason}</div>")
+    if metric is not None and metric.judged != "questions":  # questions show with their similarities below
+        lines += [_verdict_line(item, metric) for item in evidence.get(metric.judged, [])]
     for q in evidence.get("questions", []):
         flag = " (noncommittal)" if q["noncommittal"] else ""
         flag += f" {_confidence(q['noncommittal'], q.get('probability'))}" if "probability" in q else ""
@@ -274,6 +267,16 @@ def _evidence_body(evidence: dict[str, Any]) -> str:
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
     return "".join(lines)
+
+
+def _verdict_line(item: dict[str, Any], metric: type[Metric]) -> str:
+    """One judged text (a sentence, a chunk, a claim) with its verdict, the judge's confidence and reason."""
+    verdict = item[metric.verdict_key]
+    mark = "<span class='yes'>✓</span> " if verdict else "<span class='no'>✗</span> "
+    mark += _confidence(verdict, item.get("probability"))
+    rank = f"#{item['rank'] + 1} " if "rank" in item else ""
+    reason = f" <span class='reason'>{escape(item['reason'])}</span>" if item.get("reason") else ""
+    return f"<div>{mark}{rank}{escape(item[metric.text_key])}{reason}</div>"
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

@@ -22,7 +22,7 @@ import pytest
 from localeval.bench import agreement
 from localeval.bench.command import assemble, run_judges
 from localeval.bench.compare import compare
-from localeval.bench.labels import SENTENCE_LABELS, LabeledSample, read_labeled
+from localeval.bench.labels import LabeledSample, read_labeled
 from localeval.bench.report import write_reports
 from localeval.bench.worker import JudgeJob, run_judge
 from localeval.cli import main
@@ -239,7 +239,7 @@ class LabelJudge:
         if metric == "response_relevancy":
             return [self._questions(item)]
         flags = [self._verdict(metric, flag) for flag in item.sentences[metric]]
-        key = SENTENCE_LABELS[metric].verdict
+        key = resolve_metrics([metric])[0].verdict_key
         if metric != "context_supported_precision":
             return [verdict_list(key, flags)]
         answers, start = [], 0  # one request per chunk that has sentences, in chunk order

@@ -114,7 +114,7 @@ def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: st
     for item, row in zip(labeled, rows):
         if row[metric] is None:  # no score, no verdicts: counted as null in the score agreement
             continue
-        theirs = judge_verdicts(row["evidence"][metric], SENTENCE_LABELS[metric].verdict)
+        theirs = judge_verdicts(row["evidence"][metric], METRICS[metric].verdict_key)
         ours = item.sentences[metric]
         if len(theirs) != len(ours):
             raise UserError(f"sample {item.sample.id}, {metric}: the judge judged {len(theirs)} sentences but the "

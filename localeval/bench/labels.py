@@ -30,18 +30,18 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 @dataclass(frozen=True)
 class SentenceLabels:
-    """Where a metric's human verdicts are (`key` in `labels`) and the judge's (`verdict` in evidence rows)."""
+    """Where a metric's human verdicts are (`key` in `labels`); the judge's are where the metric
+    says (Metric.judged and Metric.verdict_key)."""
 
     key: str
-    verdict: str
     text: str | None = None  # the sample field whose sentences are labeled; None: the context, chunk by chunk
 
 
 SENTENCE_LABELS = {
-    "context_relevance": SentenceLabels("context_sentences_relevant", "relevant"),
-    "context_recall": SentenceLabels("reference_sentences_attributed", "attributed", text="reference"),
-    "answer_supported_precision": SentenceLabels("response_sentences_supported", "supported", text="response"),
-    "context_supported_precision": SentenceLabels("context_sentences_supported_by_response", "supported"),
+    "context_relevance": SentenceLabels("context_sentences_relevant"),
+    "context_recall": SentenceLabels("reference_sentences_attributed", text="reference"),
+    "answer_supported_precision": SentenceLabels("response_sentences_supported", text="response"),
+    "context_supported_precision": SentenceLabels("context_sentences_supported_by_response"),
 }
 # The peers' metrics have no labels of their own: their human scores come from another metric's
 # labels, through the metric's own formula (docs/labeled-data.md). context_precision: a chunk is

@@ -61,6 +61,11 @@ class Metric:
     # Sub-scores reported beside the score as results of their own (results.jsonl keys, to_pandas()
     # columns), named in full: the scalar ones are also summary rows and can be gated on.
     part_names: ClassVar[tuple[str, ...]] = ()
+    # Where its evidence keeps the judge's verdicts, named once for the metric, the report and bench:
+    # the list in the evidence, the key of each row's text, and the key of its 0/1 verdict.
+    judged: ClassVar[str] = "sentences"
+    text_key: ClassVar[str] = "sentence"
+    verdict_key: ClassVar[str]
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
 
@@ -84,7 +89,7 @@ class Metric:
 
     def verdicts(self, evidence: dict[str, Any]) -> list[int]:
         """The judge's greedy 0/1 verdicts in this metric's evidence, in the order it gave them."""
-        raise NotImplementedError
+        return [row[self.verdict_key] for row in evidence.get(self.judged, [])]
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

@@ -42,6 +42,7 @@ class ContextPrecision(Metric):
     name = "context_precision"
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
+    judged, text_key, verdict_key = "chunks", "chunk", VERDICT
 
     def steps(self, sample: Sample, language: str) -> Step:
         target = _target(sample)
@@ -66,9 +67,6 @@ class ContextPrecision(Metric):
         if rows is None:  # a null result
             return None
         return average_precision(self.settings.scoring.values(rows, VERDICT))
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[VERDICT] for row in evidence.get("chunks", [])]
 
     @staticmethod
     def _evidence(chunks: list[str], judged: dict[int, dict], against: str) -> dict[str, Any]:

@@ -11,3 +11,4 @@ class ContextRecall(SentencesAgainstContext):
     requires = ("user_input", "retrieved_contexts", "reference")
     description = "share of reference sentences attributable to the context"
     text_field, task = "reference", prompts.CONTEXT_RECALL
+    verdict_key = task.verdict

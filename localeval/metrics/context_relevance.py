@@ -27,6 +27,7 @@ class ContextRelevance(Metric):
     name = "context_relevance"
     requires = ("user_input", "retrieved_contexts")
     description = "share of context sentences needed to answer the question"
+    verdict_key = VERDICT
     part_names = ("context_relevance_chunks",)  # the chunk level: share of chunks with a relevant sentence
     has_example = True
 
@@ -48,9 +49,6 @@ class ContextRelevance(Metric):
         if rows is None:  # a null result
             return None
         return self.settings.scoring.share(rows, VERDICT) if rows else 0.0
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[VERDICT] for row in evidence.get("sentences", [])]
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         return {"context_relevance_chunks": evidence["chunk_relevance"],

@@ -33,6 +33,7 @@ class Faithfulness(Metric):
     name = "faithfulness"
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"
+    judged, text_key, verdict_key = "claims", "claim", VERDICT
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(sample.response, language)
@@ -52,9 +53,6 @@ class Faithfulness(Metric):
 
     def score(self, evidence: dict[str, Any]) -> float | None:
         return self.settings.scoring.share(evidence.get("claims"), VERDICT)
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[VERDICT] for row in evidence.get("claims", [])]
 
     def _claims_request(self, response: str, n_sentences: int) -> JudgeRequest:
         schema = schemas.string_list("claims", min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * n_sentences),

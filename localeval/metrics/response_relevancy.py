@@ -31,6 +31,7 @@ class ResponseRelevancy(Metric):
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"
     uses_embedder = True
+    judged, text_key, verdict_key = "questions", "question", FLAG  # the noncommittal flag is its verdict
     asks_reasons = False  # the questions are the judge's whole answer
 
     def steps(self, sample: Sample, language: str) -> Step:
@@ -60,9 +61,6 @@ class ResponseRelevancy(Metric):
         if not rows:
             return None
         return mean([row["similarity"] for row in rows]) * (1.0 - all_noncommittal(rows, self.settings.scoring))
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[FLAG] for row in evidence.get("questions", [])]
 
 
 def all_noncommittal(rows: list[dict[str, Any]], scoring: Scoring) -> float:

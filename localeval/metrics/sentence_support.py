@@ -23,7 +23,7 @@ class SentencesAgainstContext(Metric):
         sentences = split_sentences(getattr(sample, self.text_field), language)
         if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
             return MetricResult.null(f"the {self.text_field} has no sentences")
-        verdict = self.task.verdict
+        verdict = self.verdict_key
         if not any(chunk.strip() for chunk in sample.retrieved_contexts):
             return self.result(none_supported_by_empty_context(verdict, sentences))
         schema = schemas.verdict_list(len(sentences), verdict, self.settings)
@@ -39,10 +39,7 @@ class SentencesAgainstContext(Metric):
         return self.result({"sentences": read_verdicts(answer, verdict, sentences)})
 
     def score(self, evidence: dict[str, Any]) -> float | None:
-        return self.settings.scoring.share(evidence.get("sentences"), self.task.verdict)
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[self.task.verdict] for row in evidence.get("sentences", [])]
+        return self.settings.scoring.share(evidence.get("sentences"), self.verdict_key)
 
 
 def none_supported_by_empty_context(key: str, sentences: tuple[str, ...]) -> dict[str, Any]:

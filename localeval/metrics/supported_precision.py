@@ -26,6 +26,7 @@ class AnswerSupportedPrecision(SentencesAgainstContext):
     requires = ("user_input", "retrieved_contexts", "response")
     description = "share of response sentences supported by the context"
     text_field, task = "response", prompts.ANSWER_SUPPORTED
+    verdict_key = task.verdict
 
 
 def rank_weight(rank: int) -> float:
@@ -37,6 +38,7 @@ class ContextSupportedPrecision(Metric):
     name = "context_supported_precision"
     requires = ("retrieved_contexts", "response")
     description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
+    verdict_key = VERDICT
     part_names = ("context_supported_precision_rank_weighted",)  # seed 004's per-document mean, weights 1, 1/2, ...
 
     def steps(self, sample: Sample, language: str) -> Step:
@@ -54,9 +56,6 @@ class ContextSupportedPrecision(Metric):
 
     def score(self, evidence: dict[str, Any]) -> float | None:
         return self.settings.scoring.share(evidence.get("sentences"), VERDICT)
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        return [row[VERDICT] for row in evidence.get("sentences", [])]
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         return {"context_supported_precision_rank_weighted": evidence["rank_weighted"],
