@@ -20,6 +20,7 @@ from .metrics import JudgeSettings, resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .results import sample_inputs, summarize
+from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE
 from .tuning import metric_settings
@@ -106,11 +107,7 @@ def evaluate(
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
-    cluster = None
-    if ray is not None:
-        from .scaleout import Cluster
-
-        cluster = Cluster(ray, workers, gpus_per_worker, cpus_per_worker)
+    cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster)
     bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
     try:

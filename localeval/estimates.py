@@ -25,9 +25,9 @@
     err most.
   Measured with scripts/check_coverage.py on the dev set's bench run, hard and soft scores of three
   judges (30 judge/metric pairs): with 8, 10, 12, 15 or 20 of 30 samples labeled, the interval
-  covers the people's mean in at least 90% of draws on every pair, at a mean width 7% above the
-  first guard alone (which missed on Qwen-1.5B's context_recall: 88.5% at 10 labels). With 6
-  labels or fewer it covers less (87-89% on three pairs): the README asks for ten.
+  covers the people's mean in at least 91% of draws on every pair, at a mean width 8% above the
+  first guard alone (which missed on Qwen-1.5B's hard context_recall: 87.8% at 10 labels). With 6
+  labels one pair fell to 89.2%: the README asks for ten.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ written to disk before the next window starts.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import astuple, dataclass
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import UserError
@@ -50,6 +50,13 @@ class Timings:
     embed_seconds: float = 0.0
     judge_requests: int = 0
     embedded_texts: int = 0
+
+    # Counts add up and take away: a Ray worker reports one window's share, the driver sums them.
+    def __add__(self, other: Timings) -> Timings:
+        return Timings(*(a + b for a, b in zip(astuple(self), astuple(other))))
+
+    def __sub__(self, other: Timings) -> Timings:
+        return Timings(*(a - b for a, b in zip(astuple(self), astuple(other))))
 
 
 class Evaluator:

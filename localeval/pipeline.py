@@ -80,7 +80,6 @@ def build_scoring(recipe: PipelineRecipe, cluster: Cluster | None = None, log: L
         return pipeline, pipeline.run
     from .scaleout import RayScorer
 
-    cluster.check()
     recipe = cluster.place(recipe)
     pipeline = replace(recipe, device="cpu").build(log)  # the driver's: never loaded, so any device will do
     return pipeline, RayScorer(recipe, cluster, pipeline).run

@@ -21,6 +21,7 @@ from .metrics import resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .report import write_report
+from .scaleout import cluster_for
 from .results import (
     SCHEMA_VERSION,
     SUMMARY_FILE,
@@ -56,7 +57,7 @@ def run_command(args) -> int:
     recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
                             BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache, args.language,
                             args.window)
-    cluster = _cluster(args)
+    cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
     writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
     todo = [s for s in samples if s.id not in writer.done_ids]
@@ -90,7 +91,7 @@ def run_command(args) -> int:
     names = result_names(metrics)
     rows = read_results(writer.path)
     summary = summarize(rows, names, human)
-    details = _details(args, pipeline, len(samples), scored, started)
+    details = _details(args, pipeline, cluster, len(samples), scored, started)
     details["calibration"] = calibration
     details["labels"] = str(args.labels) if args.labels else None
     details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
@@ -106,14 +107,6 @@ def run_command(args) -> int:
     if args.json:
         print(json.dumps(document, ensure_ascii=False))
     return _gate(summary, gates)
-
-
-def _cluster(args):
-    if args.ray is None:
-        return None
-    from .scaleout import Cluster
-
-    return Cluster(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
 
 
 def _progress(todo, cluster):
@@ -171,12 +164,7 @@ def _check_numbers(args) -> None:
         raise UserError("--limit must be at least 1")
 
 
-def _workers(args) -> str:
-    each = f"{args.gpus_per_worker:g} GPU" if args.gpus_per_worker else f"{args.cpus_per_worker:g} CPU"
-    return f"Ray cluster {args.ray}: {args.workers} workers, {each} each"
-
-
-def _details(args, pipeline, n_samples, scored, started) -> dict:
+def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
     judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
     stats = getattr(judge, "stats", None)
     timings = {
@@ -191,7 +179,7 @@ def _details(args, pipeline, n_samples, scored, started) -> dict:
         "scored_this_run": scored,
         "data": str(args.data),
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},
-        "device": describe(pipeline.device) if args.ray is None else _workers(args),
+        "device": describe(pipeline.device) if cluster is None else cluster.describe(),
         "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
                      **_asked(args, evaluator.metrics)},
         "judge": {

@@ -25,7 +25,7 @@ import logging
 import math
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .errors import EnvironmentFailure, UserError
@@ -49,11 +49,15 @@ class Cluster:
     gpus_per_worker: float = 0.0
     cpus_per_worker: float = 1.0
 
-    def check(self) -> None:
+    def __post_init__(self) -> None:
         if self.workers < 1:
             raise UserError("--workers must be at least 1")
         if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
             raise UserError("--gpus-per-worker must be at least 0 and --cpus-per-worker above 0")
+
+    def describe(self) -> str:
+        each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
+        return f"Ray cluster {self.address}: {self.workers} workers, {each} each"
 
     def place(self, recipe: PipelineRecipe) -> PipelineRecipe:
         """The workers' device and dtype, decided here rather than on each node, so that the driver
@@ -63,6 +67,11 @@ class Cluster:
             raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
         dtype = recipe.dtype if recipe.dtype != "auto" else "bfloat16" if device.startswith("cuda") else "float32"
         return replace(recipe, device=device, dtype=dtype)
+
+
+def cluster_for(address: str | None, workers: int, gpus_per_worker: float, cpus_per_worker: float) -> Cluster | None:
+    """The cluster `run --ray` and `evaluate(ray=...)` ask for; None without an address (a local run)."""
+    return None if address is None else Cluster(address, workers, gpus_per_worker, cpus_per_worker)
 
 
 @dataclass
@@ -90,9 +99,9 @@ class ScoringWorker:
 
     def score(self, samples: list[Sample]) -> WindowResult:
         pipeline = self.pipeline
-        timings, hits, stats = _copy(pipeline.evaluator.timings), pipeline.engine.cache_hits, _judge_stats(pipeline)
+        timings, hits, stats = replace(pipeline.evaluator.timings), pipeline.engine.cache_hits, _judge_stats(pipeline)
         results = list(pipeline.run(samples))
-        return WindowResult(results, _minus(pipeline.evaluator.timings, timings), pipeline.engine.cache_hits - hits,
+        return WindowResult(results, pipeline.evaluator.timings - timings, pipeline.engine.cache_hits - hits,
                             {k: v - stats[k] for k, v in _judge_stats(pipeline).items()})
 
 
@@ -108,14 +117,15 @@ class RayScorer:
     def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
         if not samples:
             return
+        _import_ray()  # one clear message where Ray is not installed
         from ray.exceptions import ActorDiedError, ActorUnavailableError
         from ray.util import ActorPool
 
-        self._start()
-        windows = _windows(samples, self.recipe.window, self.cluster.workers)
-        progress.expect(len(samples))
-        pool = ActorPool(self._workers)
-        try:
+        try:  # closed however it ends: a refused or failed start leaves no cluster or worker behind
+            self._start()
+            windows = _windows(samples, self.recipe.window, self.cluster.workers)
+            progress.expect(len(samples))
+            pool = ActorPool(self._workers)
             for window in pool.map_unordered(lambda worker, chunk: worker.score.remote(chunk), windows):
                 self._count(window)
                 progress.advance(len(window.results))
@@ -168,15 +178,15 @@ class RayScorer:
                 model.load_seconds = max(times[part] for _, times in found)
 
     def _count(self, window: WindowResult) -> None:
-        total = self.driver.evaluator.timings
-        for item in fields(Timings):
-            setattr(total, item.name, getattr(total, item.name) + getattr(window.timings, item.name))
+        self.driver.evaluator.timings += window.timings
         self.driver.engine.cache_hits += window.cache_hits
         stats = getattr(self.driver.judge, "stats", None)
         for name, value in window.judge_stats.items() if stats is not None else ():
             setattr(stats, name, getattr(stats, name) + value)
 
     def close(self) -> None:
+        if not (self._workers or self._started_here):
+            return
         ray = _import_ray()
         for worker in self._workers:
             ray.kill(worker)
@@ -216,14 +226,6 @@ def _identities(pipeline: Pipeline) -> dict[str, str | None]:
 def _judge_stats(pipeline: Pipeline) -> dict[str, int]:
     stats = getattr(pipeline.judge, "stats", None)
     return {name: getattr(stats, name) for name in STATS_SUMMED} if stats is not None else {}
-
-
-def _copy(timings: Timings) -> Timings:
-    return Timings(**{item.name: getattr(timings, item.name) for item in fields(Timings)})
-
-
-def _minus(after: Timings, before: Timings) -> Timings:
-    return Timings(**{item.name: getattr(after, item.name) - getattr(before, item.name) for item in fields(Timings)})
 
 
 def _cause(error: Exception) -> str:

@@ -191,6 +191,7 @@ def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, mess
 
 
 def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_samples, tmp_path, capsys):
-    monkeypatch.setitem(sys.modules, "ray", None)  # import ray fails, as where it is not installed
+    for module in ("ray", "ray.exceptions", "ray.util"):  # imports fail, as where Ray is not installed
+        monkeypatch.setitem(sys.modules, module, None)
     assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet"]) == 2
     assert "pip install 'localeval[ray]'" in capsys.readouterr().err

@@ -150,7 +150,8 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             sentences[metric] = _aligned(spec, labels.get(spec.key), sample, language, fail)
-    sizes = tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
+    sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
+             if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
     flags = {}
     if RESPONSE_RELEVANCY in metrics:
         for key in RESPONSE_LABELS:

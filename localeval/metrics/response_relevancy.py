@@ -41,9 +41,7 @@ class ResponseRelevancy(Metric):
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        generated = answer.data["questions"]
-        if len(generated) != self.settings.questions:
-            raise ValueError(f"judge gave {len(generated)} questions, {self.settings.questions} were asked for")
+        generated = answer.data["questions"]  # exactly as many as asked: the engine checked it against the schema
         questions = [g["question"] for g in generated]
         (vectors,) = yield [EmbedRequest((sample.user_input, *questions))]
         probabilities = recorded_probabilities(answer, FLAG, len(generated))

@@ -1,4 +1,5 @@
-"""Reading a verdict list back: the schema fixed its shape, this turns it into 0/1 per sentence."""
+"""Reading a verdict list back: the schema fixed its shape (the grammar wrote it so, and the engine
+checked it: engine/conformance.py), this turns it into 0/1 per sentence."""
 
 from __future__ import annotations
 
@@ -11,14 +12,10 @@ def read_verdicts(answer: JudgeAnswer, key: str, texts: tuple[str, ...], item: s
     """One evidence row per judged text (a sentence; a chunk or a claim, named by `item`): the text,
     its verdict (0/1), the judge's reason where it gave one, and its probability that the verdict is
     1 where the model's choice was recorded."""
-    entries = answer.data["verdicts"]
-    if len(entries) != len(texts):  # the grammar forbids it; a scripted judge might not
-        raise ValueError(f"judge gave {len(entries)} verdicts for {len(texts)} {item}s")
+    entries = answer.data["verdicts"]  # one per text, each verdict 0 or 1
     probabilities = recorded_probabilities(answer, key, len(entries))
     rows = []
-    for index, (text, entry) in enumerate(zip(texts, entries)):
-        if entry[key] not in (0, 1):
-            raise ValueError(f"verdict {entry[key]!r} is not 0 or 1")
+    for index, (text, entry) in enumerate(zip(texts, entries, strict=True)):
         row = {item: text, key: int(entry[key])}
         if "reason" in entry:
             row["reason"] = entry["reason"]
