@@ -10,6 +10,7 @@ from typing import Any
 
 from .bench import svg
 from .metrics import METRICS, Metric
+from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .results import write_atomically
 from .samples import Sample
 
@@ -257,26 +258,25 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None) -> str
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
-    if metric is not None and metric.judged != "questions":  # questions show with their similarities below
-        lines += [_verdict_line(item, metric) for item in evidence.get(metric.judged, [])]
-    for q in evidence.get("questions", []):
-        flag = " (noncommittal)" if q["noncommittal"] else ""
-        flag += f" {_confidence(q['noncommittal'], q.get('probability'))}" if "probability" in q else ""
-        lines.append(f"<div>{q['similarity']:.3f} · {escape(q['question'])}{flag}</div>")
+    if metric is not None:
+        lines += [_verdict_line(verdict) for verdict in metric().verdicts(evidence) or []]
     for key in ("reason", "against", "chunk_relevance", "per_chunk", "rank_weighted"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
     return "".join(lines)
 
 
-def _verdict_line(item: dict[str, Any], metric: type[Metric]) -> str:
-    """One judged text (a sentence, a chunk, a claim) with its verdict, the judge's confidence and reason."""
-    verdict = item[metric.verdict_key]
-    mark = "<span class='yes'>✓</span> " if verdict else "<span class='no'>✗</span> "
-    mark += _confidence(verdict, item.get("probability"))
-    rank = f"#{item['rank'] + 1} " if "rank" in item else ""
-    reason = f" <span class='reason'>{escape(item['reason'])}</span>" if item.get("reason") else ""
-    return f"<div>{mark}{rank}{escape(item[metric.text_key])}{reason}</div>"
+def _verdict_line(verdict: Verdict) -> str:
+    """One judged text (a sentence, a chunk, a claim, a generated question) with its verdict, the
+    judge's confidence and reason; a question with its similarity, flagged when noncommittal."""
+    confidence = _confidence(verdict.verdict, verdict.probability)
+    if isinstance(verdict, GeneratedQuestion):
+        flag = (" (noncommittal)" if verdict.verdict else "") + (f" {confidence}" if confidence else "")
+        return f"<div>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}</div>"
+    mark = "<span class='yes'>✓</span> " if verdict.verdict else "<span class='no'>✗</span> "
+    rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
+    reason = f" <span class='reason'>{escape(verdict.reason)}</span>" if verdict.reason else ""
+    return f"<div>{mark}{confidence}{rank}{escape(verdict.text)}{reason}</div>"
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

@@ -161,12 +161,13 @@ def test_each_verdict_in_the_evidence_carries_its_probability_and_rescoring_the_
 def test_probabilities_that_do_not_line_up_with_the_verdicts_are_left_out_not_misplaced():
     from localeval.metrics.verdicts import read_verdicts
 
+    metric = METRICS["answer_supported_precision"](JudgeSettings(scoring=Scoring("soft")))
     data = {"verdicts": [{"sentence": 1, "supported": 1}, {"sentence": 2, "supported": 0}]}
     one_choice = (Choice("supported", {"0": 0.3, "1": 0.7}),)  # a value written without a choice point of its own
     answer = JudgeAnswer(json.dumps(data), data, None, 0, one_choice)
-    rows = read_verdicts(answer, "supported", ("a.", "b."))
-    assert all("probability" not in row for row in rows)
-    assert Scoring("soft").share(rows, "supported") == 0.5  # the 0/1 verdicts, under every scoring
+    verdicts = read_verdicts(answer, metric, ("a.", "b."))
+    assert [v.probability for v in verdicts] == [None, None]
+    assert metric.formula(verdicts) == 0.5  # the 0/1 verdicts, under every scoring
 
 
 def test_settings_and_scoring_together_are_refused():

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..errors import UserError
 from ..metrics import METRICS, JudgeSettings
+from ..metrics.evidence import Verdict
 from ..metrics.response_relevancy import all_noncommittal, noncommittal_probability
 from ..metrics.scoring import MODES, Scoring
 from . import agreement
@@ -67,15 +68,13 @@ def rescored(rows: list[dict], metric: str, scoring: Scoring) -> list[float | No
     return [scorer.score(row["evidence"][metric]) for row in rows]
 
 
-def _in_sentence_order(evidence: dict[str, Any]) -> list[dict]:
-    """The evidence rows, chunks in order (rows that carry a chunk are sorted by it, stably)."""
-    rows = evidence.get("sentences", [])
-    return sorted(rows, key=lambda row: row["chunk"]) if rows and "chunk" in rows[0] else rows
-
-
-def judge_verdicts(evidence: dict[str, Any], key: str) -> list[bool]:
-    """The judge's verdict per sentence, chunks in order."""
-    return [bool(row[key]) for row in _in_sentence_order(evidence)]
+def judged_in_order(row: dict[str, Any], metric: str) -> list[Verdict]:
+    """The judge's typed verdicts for `metric` in a results row, a context metric's chunks in order
+    (the labels' order: verdicts that carry a chunk are sorted by it, stably)."""
+    verdicts = METRICS[metric]().verdicts(row["evidence"][metric]) or []
+    if verdicts and getattr(verdicts[0], "chunk", None) is not None:
+        return sorted(verdicts, key=lambda v: v.chunk)
+    return verdicts
 
 
 def sentence_probabilities(labeled: list[LabeledSample], rows: list[dict], metric: str
@@ -96,15 +95,15 @@ def verdict_probabilities(labeled: list[LabeledSample], rows: list[dict], metric
     for index, (item, row) in enumerate(zip(labeled, rows)):
         if row[metric] is None:
             continue
-        evidence = row["evidence"][metric]
+        verdicts = judged_in_order(row, metric)
         if metric == RESPONSE_RELEVANCY:
-            probability = noncommittal_probability(evidence.get("questions", []))
+            probability = noncommittal_probability(verdicts)
             if probability is not None:
                 triples.append((index, probability, bool(item.response_noncommittal)))
             continue
-        ordered = _in_sentence_order(evidence)
-        if ordered and all("probability" in r for r in ordered) and len(ordered) == len(item.sentences[metric]):
-            triples.extend((index, r["probability"], label) for r, label in zip(ordered, item.sentences[metric]))
+        labels = item.sentences[metric]
+        if verdicts and all(v.probability is not None for v in verdicts) and len(verdicts) == len(labels):
+            triples.extend((index, v.probability, label) for v, label in zip(verdicts, labels))
     return triples
 
 
@@ -114,7 +113,7 @@ def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: st
     for item, row in zip(labeled, rows):
         if row[metric] is None:  # no score, no verdicts: counted as null in the score agreement
             continue
-        theirs = judge_verdicts(row["evidence"][metric], METRICS[metric].verdict_key)
+        theirs = [bool(v.verdict) for v in judged_in_order(row, metric)]
         ours = item.sentences[metric]
         if len(theirs) != len(ours):
             raise UserError(f"sample {item.sample.id}, {metric}: the judge judged {len(theirs)} sentences but the "
@@ -156,7 +155,7 @@ def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[
     auc = agreement.roc_auc(scores, [item.response_relevant for item in labeled])
     judge, human = [], []
     for item, row in zip(labeled, rows):
-        questions = row["evidence"][RESPONSE_RELEVANCY].get("questions")
+        questions = judged_in_order(row, RESPONSE_RELEVANCY)
         if questions:  # the metric's own rule: noncommittal when every generated question is flagged
             judge.append(all_noncommittal(questions, Scoring("hard")) == 1.0)
             human.append(item.response_noncommittal)

@@ -17,7 +17,7 @@ from typing import Any
 
 from ..data import RecordError, load_samples
 from ..errors import DataError, UserError
-from ..metrics.context_precision import average_precision
+from ..metrics import METRICS
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -31,7 +31,7 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 @dataclass(frozen=True)
 class SentenceLabels:
     """Where a metric's human verdicts are (`key` in `labels`); the judge's are where the metric
-    says (Metric.judged and Metric.verdict_key)."""
+    says (Metric.verdicts: its typed evidence, metrics/evidence.py)."""
 
     key: str
     text: str | None = None  # the sample field whose sentences are labeled; None: the context, chunk by chunk
@@ -50,8 +50,6 @@ SENTENCE_LABELS = {
 DERIVED_FROM = {"context_precision": "context_relevance", "faithfulness": "answer_supported_precision"}
 RESPONSE_RELEVANCY = "response_relevancy"
 RESPONSE_LABELS = ("response_relevant", "response_noncommittal")
-# The metrics' own rule when there is nothing to judge: context_relevance scores 0, the others null.
-ZERO_WHEN_EMPTY = frozenset({"context_relevance"})
 
 
 @dataclass(frozen=True)
@@ -63,15 +61,16 @@ class LabeledSample:
     chunk_sizes: tuple[int, ...] = ()  # sentences per retrieved chunk, to regroup the flattened context labels
 
     def human_score(self, metric: str) -> float | None:
-        """The score a perfect judge would give: the metric's own formula applied to the human verdicts."""
+        """The score a perfect judge would give: the metric's own formula (Metric.formula, hard
+        scoring) applied to the human verdicts, as typed verdicts of the metric's kind."""
         if metric == RESPONSE_RELEVANCY:
             return None if self.response_relevant is None else float(self.response_relevant)
-        if metric == "context_precision":
-            return average_precision([float(any(chunk)) for chunk in self.chunks(DERIVED_FROM[metric])])
-        verdicts = self.sentences[DERIVED_FROM.get(metric, metric)]
-        if not verdicts:
-            return 0.0 if metric in ZERO_WHEN_EMPTY else None
-        return sum(verdicts) / len(verdicts)
+        judged = METRICS[metric]()
+        if metric == "context_precision":  # one verdict per chunk: useful when it holds a relevant sentence
+            labels = [any(chunk) for chunk in self.chunks(DERIVED_FROM[metric])]
+        else:
+            labels = self.sentences[DERIVED_FROM.get(metric, metric)]
+        return judged.formula([judged.verdict_type("", int(label)) for label in labels])
 
     def chunks(self, metric: str) -> list[tuple[bool, ...]]:
         """A context metric's flattened labels, chunk by chunk again."""

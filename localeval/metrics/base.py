@@ -13,6 +13,7 @@ from typing import Any, ClassVar, Generator
 
 from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
 from ..samples import Sample
+from .evidence import SentenceVerdict, Verdict
 from .scoring import Scoring
 
 Step = Generator[list[JudgeRequest] | list[EmbedRequest], list, "MetricResult"]
@@ -61,10 +62,10 @@ class Metric:
     # Sub-scores reported beside the score as results of their own (results.jsonl keys, to_pandas()
     # columns), named in full: the scalar ones are also summary rows and can be gated on.
     part_names: ClassVar[tuple[str, ...]] = ()
-    # Where its evidence keeps the judge's verdicts, named once for the metric, the report and bench:
-    # the list in the evidence, the key of each row's text, and the key of its 0/1 verdict.
+    # What the judge gives verdicts on (metrics/evidence.py), the evidence list that holds them, and
+    # the key of the 0/1 verdict in each row: named once, for the metric, the report and bench.
+    verdict_type: ClassVar[type[Verdict]] = SentenceVerdict
     judged: ClassVar[str] = "sentences"
-    text_key: ClassVar[str] = "sentence"
     verdict_key: ClassVar[str]
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
@@ -75,21 +76,30 @@ class Metric:
     def steps(self, sample: Sample, language: str) -> Step:
         raise NotImplementedError
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        """The score this metric's evidence gives under `settings.scoring`: the one formula that
-        `steps` scores with and that bench re-scores the same evidence with (hard, soft, calibrated)."""
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        """The metric's score of its verdicts under `settings.scoring`: the one formula a run scores
+        with and bench re-scores a run's evidence with (hard, soft, calibrated)."""
         raise NotImplementedError
 
-    def result(self, evidence: dict[str, Any]) -> "MetricResult":
-        return MetricResult(self.score(evidence), evidence, parts=self.parts(evidence))
+    def score(self, evidence: dict[str, Any]) -> float | None:
+        """The score of evidence as results.jsonl holds it; None for a null result."""
+        verdicts = self.verdicts(evidence)
+        return None if verdicts is None else self.formula(verdicts)
+
+    def verdicts(self, evidence: dict[str, Any]) -> list[Verdict] | None:
+        """The typed verdicts of evidence as results.jsonl holds it, in the order the judge gave them
+        (None when a null result has none)."""
+        rows = evidence.get(self.judged)
+        return None if rows is None else [self.verdict_type.from_json(row, self.verdict_key) for row in rows]
+
+    def result(self, verdicts: list[Verdict], **details: Any) -> "MetricResult":
+        """The scored result of the judge's verdicts; `details` are the metric's other evidence."""
+        evidence = {self.judged: [v.to_json(self.verdict_key) for v in verdicts], **details}
+        return MetricResult(self.formula(verdicts), evidence, parts=self.parts(evidence))
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         """The sub-scores the evidence gives (part_names, and per-chunk lists), by their results key."""
         return {}
-
-    def verdicts(self, evidence: dict[str, Any]) -> list[int]:
-        """The judge's greedy 0/1 verdicts in this metric's evidence, in the order it gave them."""
-        return [row[self.verdict_key] for row in evidence.get(self.judged, [])]
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

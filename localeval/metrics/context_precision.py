@@ -11,12 +11,13 @@ A chunk that is empty or only whitespace cannot be useful: it is not asked about
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import replace
 
 from ..requests import JudgeRequest
 from ..samples import Sample
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .evidence import ChunkVerdict, Verdict
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CONTEXT_PRECISION.verdict
@@ -42,7 +43,7 @@ class ContextPrecision(Metric):
     name = "context_precision"
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
-    judged, text_key, verdict_key = "chunks", "chunk", VERDICT
+    verdict_type, judged, verdict_key = ChunkVerdict, "chunks", VERDICT
 
     def steps(self, sample: Sample, language: str) -> Step:
         target = _target(sample)
@@ -51,7 +52,7 @@ class ContextPrecision(Metric):
         chunks = list(sample.retrieved_contexts)
         asked = [rank for rank, chunk in enumerate(chunks) if chunk.strip()]
         if not asked:
-            return self.result(self._evidence(chunks, {}, target[0]))
+            return self._result(chunks, {}, target[0])
         schema = schemas.verdict_list(len(asked), VERDICT, self.settings, item="passage")
         system, user = prompts.CONTEXT_PRECISION.messages(
             self.settings, question=sample.user_input.strip(), answer=target[1].strip(),
@@ -59,21 +60,17 @@ class ContextPrecision(Metric):
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        rows = read_verdicts(answer, VERDICT, tuple(chunks[rank] for rank in asked), item="chunk")
-        return self.result(self._evidence(chunks, dict(zip(asked, rows)), target[0]))
+        verdicts = read_verdicts(answer, self, tuple(chunks[rank] for rank in asked))
+        return self._result(chunks, dict(zip(asked, verdicts)), target[0])
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        rows = evidence.get("chunks")
-        if rows is None:  # a null result
-            return None
-        return average_precision(self.settings.scoring.values(rows, VERDICT))
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        return average_precision(self.settings.scoring.values(verdicts))
 
-    @staticmethod
-    def _evidence(chunks: list[str], judged: dict[int, dict], against: str) -> dict[str, Any]:
-        """One row per chunk in rank order (its 0-based `rank`), those not asked about marked 0."""
-        rows = [{"rank": rank, **judged.get(rank, {"chunk": chunk, VERDICT: 0, "reason": "the chunk is empty"})}
-                for rank, chunk in enumerate(chunks)]
-        return {"against": against, "chunks": rows}
+    def _result(self, chunks: list[str], judged: dict[int, Verdict], against: str) -> MetricResult:
+        """One verdict per chunk in rank order (its 0-based `rank`), those not asked about 0."""
+        verdicts = [replace(judged.get(rank) or ChunkVerdict(chunk, 0, "the chunk is empty"), rank=rank)
+                    for rank, chunk in enumerate(chunks)]
+        return self.result(verdicts, against=against)
 
 
 def _target(sample: Sample) -> tuple[str, str] | None:

@@ -10,13 +10,15 @@ and without a reason first they pick nothing at all (docs/judges.md). The chunk 
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
-from .base import Metric, Step, judge_failure
+from .base import Metric, MetricResult, Step, judge_failure
+from .evidence import Verdict
 from .scoring import any_of, mean
 from .verdicts import read_verdicts
 
@@ -35,41 +37,33 @@ class ContextRelevance(Metric):
         chunks = split_chunks(sample.retrieved_contexts, language)
         sentences = tuple(sentence for chunk in chunks for sentence in chunk)
         if not sentences:  # the seed's rule: no context sentences scores 0 (score() below)
-            return self.result(self._evidence(chunks, []))
+            return self._result(chunks, [])
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_RELEVANCE.messages(
             self.settings, question=sample.user_input.strip(), sentences=prompts.numbered_chunks(chunks))
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        return self.result(self._evidence(chunks, read_verdicts(answer, VERDICT, sentences)))
+        return self._result(chunks, read_verdicts(answer, self, sentences))
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        rows = evidence.get("sentences")
-        if rows is None:  # a null result
-            return None
-        return self.settings.scoring.share(rows, VERDICT) if rows else 0.0
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        return self.settings.scoring.share(verdicts) if verdicts else 0.0
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         return {"context_relevance_chunks": evidence["chunk_relevance"],
                 "context_relevance_per_chunk": evidence["chunk_relevant"]}
 
-    def _evidence(self, chunks: list[tuple[str, ...]], rows: list[dict]) -> dict:
-        """Each verdict row tagged with its chunk, and the chunk-level relevance of seed 003: a chunk
-        is relevant when any of its sentences is (under soft scoring, the chance that one is, so
+    def _result(self, chunks: list[tuple[str, ...]], verdicts: list[Verdict]) -> MetricResult:
+        """Each verdict tagged with its chunk, and the chunk-level relevance of seed 003: a chunk is
+        relevant when any of its sentences is (under soft scoring, the chance that one is, so
         `chunk_relevant` holds probabilities then). `insufficient_information` is the judge's own
         word: no greedy verdict says relevant."""
         chunk_of = [index for index, sentences in enumerate(chunks) for _ in sentences]
-        tagged = [{"chunk": chunk, **row} for chunk, row in zip(chunk_of, rows)]
+        tagged = [replace(verdict, chunk=chunk) for chunk, verdict in zip(chunk_of, verdicts, strict=True)]
         per_chunk = [
-            any_of(self.settings.scoring.values([r for r in tagged if r["chunk"] == index], VERDICT))
-            if sentences else None
+            any_of(self.settings.scoring.values(v for v in tagged if v.chunk == index)) if sentences else None
             for index, sentences in enumerate(chunks)
         ]
         judged = [c for c in per_chunk if c is not None]
-        return {
-            "sentences": tagged,
-            "insufficient_information": not any(row[VERDICT] for row in tagged),
-            "chunk_relevant": per_chunk,
-            "chunk_relevance": mean(judged) if judged else 0.0,
-        }
+        return self.result(tagged, insufficient_information=not any(v.verdict for v in tagged),
+                           chunk_relevant=per_chunk, chunk_relevance=mean(judged) if judged else 0.0)

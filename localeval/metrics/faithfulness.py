@@ -15,13 +15,13 @@ compare with ragas; answer_supported_precision where the same units across runs 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .evidence import ClaimVerdict, Verdict
+from .sentence_support import none_supported_by_empty_context
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CLAIMS_SUPPORTED.verdict
@@ -33,7 +33,7 @@ class Faithfulness(Metric):
     name = "faithfulness"
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"
-    judged, text_key, verdict_key = "claims", "claim", VERDICT
+    verdict_type, judged, verdict_key = ClaimVerdict, "claims", VERDICT
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(sample.response, language)
@@ -44,15 +44,14 @@ class Faithfulness(Metric):
             return judge_failure(listed)
         claims = tuple(claim.strip() for claim in listed.data["claims"])
         if not any(chunk.strip() for chunk in sample.retrieved_contexts):
-            rows = [{"claim": c, VERDICT: 0, "reason": "the retrieved context is empty"} for c in claims]
-            return self.result({"claims": rows})
+            return self.result(none_supported_by_empty_context(claims, ClaimVerdict))
         (checked,) = yield [self._verdicts_request(sample.retrieved_contexts, claims)]
         if checked.data is None:
             return judge_failure(checked)
-        return self.result({"claims": read_verdicts(checked, VERDICT, claims, item="claim")})
+        return self.result(read_verdicts(checked, self, claims))
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        return self.settings.scoring.share(evidence.get("claims"), VERDICT)
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        return self.settings.scoring.share(verdicts)
 
     def _claims_request(self, response: str, n_sentences: int) -> JudgeRequest:
         schema = schemas.string_list("claims", min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * n_sentences),

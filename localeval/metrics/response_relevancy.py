@@ -11,8 +11,6 @@ call, which agreed with people far better for every judge measured (docs/judges.
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
 from ..requests import EmbedRequest, JudgeRequest
@@ -20,6 +18,7 @@ from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 from . import prompts, schemas
 from .base import Metric, Step, judge_failure
+from .evidence import GeneratedQuestion, Verdict
 from .scoring import Scoring, mean
 from .verdicts import recorded_probabilities
 
@@ -31,7 +30,7 @@ class ResponseRelevancy(Metric):
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"
     uses_embedder = True
-    judged, text_key, verdict_key = "questions", "question", FLAG  # the noncommittal flag is its verdict
+    verdict_type, judged, verdict_key = GeneratedQuestion, "questions", FLAG  # the noncommittal flag is its verdict
     asks_reasons = False  # the questions are the judge's whole answer
 
     def steps(self, sample: Sample, language: str) -> Step:
@@ -45,32 +44,28 @@ class ResponseRelevancy(Metric):
         questions = [g["question"] for g in generated]
         (vectors,) = yield [EmbedRequest((sample.user_input, *questions))]
         probabilities = recorded_probabilities(answer, FLAG, len(generated))
-        rows = []
-        for question, item, probability, similarity in zip(questions, generated, probabilities,
-                                                            cosine_to_first(vectors)):
-            row = {"question": question, FLAG: int(item[FLAG]), "similarity": similarity}
-            if probability is not None:
-                row["probability"] = probability  # that the flag is 1
-            rows.append(row)
-        return self.result({"questions": rows})
+        return self.result([
+            GeneratedQuestion(question, int(item[FLAG]), probability=probability, similarity=similarity)
+            for question, item, probability, similarity in zip(questions, generated, probabilities,
+                                                                cosine_to_first(vectors), strict=True)
+        ])
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        rows = evidence.get("questions")
-        if not rows:
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        if not verdicts:
             return None
-        return mean([row["similarity"] for row in rows]) * (1.0 - all_noncommittal(rows, self.settings.scoring))
+        return mean([q.similarity for q in verdicts]) * (1.0 - all_noncommittal(verdicts, self.settings.scoring))
 
 
-def all_noncommittal(rows: list[dict[str, Any]], scoring: Scoring) -> float:
+def all_noncommittal(questions: list[Verdict], scoring: Scoring) -> float:
     """That every generated question is flagged noncommittal (the response is evasive): 0 or 1 from
     the flags, or under soft scoring the chance of it, were the flags independent."""
-    return float(np.prod(scoring.values(rows, FLAG)))
+    return float(np.prod(scoring.values(questions)))
 
 
-def noncommittal_probability(rows: list[dict[str, Any]]) -> float | None:
+def noncommittal_probability(questions: list[Verdict]) -> float | None:
     """The probability a calibration threshold is compared with: all flags reach a threshold exactly
     when the least sure one does, so a threshold on this decides as one on every flag would."""
-    flags = [row.get("probability") for row in rows]
+    flags = [q.probability for q in questions]
     return min(flags) if flags and None not in flags else None
 
 

@@ -41,13 +41,13 @@ class Scoring:
             return float(probability >= self.threshold)
         return probability if self.mode == "soft" else float(verdict)
 
-    def values(self, rows: Iterable[dict], key: str) -> list[float]:
-        """The value of each evidence row's verdict `key` (its probability under "probability")."""
-        return [self.value(row[key], row.get("probability")) for row in rows]
+    def values(self, verdicts: Iterable) -> list[float]:
+        """The value of each verdict (metrics/evidence.py: its 0/1 `verdict` and `probability`)."""
+        return [self.value(v.verdict, v.probability) for v in verdicts]
 
-    def share(self, rows: list[dict], key: str) -> float | None:
-        """The share of the rows' verdicts that are 1, by this rule; None when there are none."""
-        return mean(self.values(rows, key)) if rows else None
+    def share(self, verdicts: list | None) -> float | None:
+        """The share of the verdicts that are 1, by this rule; None when there are none."""
+        return mean(self.values(verdicts)) if verdicts else None
 
 
 def mean(values: list[float]) -> float:

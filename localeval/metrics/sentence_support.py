@@ -4,13 +4,14 @@ share judged 1 (or, under soft scoring, the mean probability of 1: metrics/scori
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .evidence import SentenceVerdict, Verdict
 from .verdicts import read_verdicts
 
 
@@ -23,10 +24,9 @@ class SentencesAgainstContext(Metric):
         sentences = split_sentences(getattr(sample, self.text_field), language)
         if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
             return MetricResult.null(f"the {self.text_field} has no sentences")
-        verdict = self.verdict_key
         if not any(chunk.strip() for chunk in sample.retrieved_contexts):
-            return self.result(none_supported_by_empty_context(verdict, sentences))
-        schema = schemas.verdict_list(len(sentences), verdict, self.settings)
+            return self.result(none_supported_by_empty_context(sentences))
+        schema = schemas.verdict_list(len(sentences), self.verdict_key, self.settings)
         system, user = self.task.messages(
             self.settings,
             context=prompts.passages(sample.retrieved_contexts),
@@ -36,12 +36,15 @@ class SentencesAgainstContext(Metric):
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]
         if answer.data is None:
             return judge_failure(answer)
-        return self.result({"sentences": read_verdicts(answer, verdict, sentences)})
+        return self.result(read_verdicts(answer, self, sentences))
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        return self.settings.scoring.share(evidence.get("sentences"), self.verdict_key)
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        return self.settings.scoring.share(verdicts)
 
 
-def none_supported_by_empty_context(key: str, sentences: tuple[str, ...]) -> dict[str, Any]:
+EMPTY_CONTEXT = "the retrieved context is empty"
+
+
+def none_supported_by_empty_context(texts: tuple[str, ...], kind: type[Verdict] = SentenceVerdict) -> list[Verdict]:
     """Nothing can be supported by a retrieval that found nothing: every verdict 0, without asking the judge."""
-    return {"sentences": [{"sentence": s, key: 0, "reason": "the retrieved context is empty"} for s in sentences]}
+    return [kind(text, 0, EMPTY_CONTEXT) for text in texts]

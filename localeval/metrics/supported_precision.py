@@ -8,6 +8,7 @@ reflection proposes (a chunk further down the ranking weighs less).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from ..requests import JudgeRequest
@@ -15,6 +16,7 @@ from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
+from .evidence import Verdict
 from .sentence_support import SentencesAgainstContext
 from .verdicts import read_verdicts
 
@@ -51,11 +53,11 @@ class ContextSupportedPrecision(Metric):
         failed = next((a for a in answers if a.data is None), None)
         if failed is not None:
             return judge_failure(failed)
-        per_chunk = [read_verdicts(a, VERDICT, s) for a, (_, s) in zip(answers, judged)]
-        return self.result(self._evidence(judged, per_chunk, len(chunks)))
+        per_chunk = [read_verdicts(a, self, s) for a, (_, s) in zip(answers, judged)]
+        return self._result(judged, per_chunk, len(chunks))
 
-    def score(self, evidence: dict[str, Any]) -> float | None:
-        return self.settings.scoring.share(evidence.get("sentences"), VERDICT)
+    def formula(self, verdicts: list[Verdict]) -> float | None:
+        return self.settings.scoring.share(verdicts)
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         return {"context_supported_precision_rank_weighted": evidence["rank_weighted"],
@@ -67,11 +69,13 @@ class ContextSupportedPrecision(Metric):
             self.settings, response=response.strip(), chunk=rank, sentences=prompts.numbered(sentences))
         return JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))
 
-    def _evidence(self, judged, per_chunk, n_chunks: int) -> dict[str, Any]:
-        rows = [dict(row, chunk=rank - 1) for (rank, _), chunk_rows in zip(judged, per_chunk) for row in chunk_rows]
+    def _result(self, judged, per_chunk: list[list[Verdict]], n_chunks: int) -> MetricResult:
+        """Every verdict tagged with its chunk, each chunk's share (None for a chunk without sentences)
+        and their rank-weighted mean."""
+        tagged = [replace(v, chunk=rank - 1) for (rank, _), verdicts in zip(judged, per_chunk) for v in verdicts]
         chunk_scores: list[float | None] = [None] * n_chunks
-        for (rank, _), chunk_rows in zip(judged, per_chunk):
-            chunk_scores[rank - 1] = self.settings.scoring.share(chunk_rows, VERDICT)
+        for (rank, _), verdicts in zip(judged, per_chunk):
+            chunk_scores[rank - 1] = self.settings.scoring.share(verdicts)
         weights = {rank: rank_weight(rank) for rank, _ in judged}
         weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
-        return {"sentences": rows, "per_chunk": chunk_scores, "rank_weighted": weighted}
+        return self.result(tagged, per_chunk=chunk_scores, rank_weighted=weighted)

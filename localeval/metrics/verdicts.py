@@ -1,28 +1,21 @@
 """Reading a verdict list back: the schema fixed its shape (the grammar wrote it so, and the engine
-checked it: engine/conformance.py), this turns it into 0/1 per sentence."""
+checked it: engine/conformance.py), this turns it into one typed verdict per judged text."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..requests import JudgeAnswer
+from .base import Metric
+from .evidence import Verdict
 
 
-def read_verdicts(answer: JudgeAnswer, key: str, texts: tuple[str, ...], item: str = "sentence") -> list[dict[str, Any]]:
-    """One evidence row per judged text (a sentence; a chunk or a claim, named by `item`): the text,
-    its verdict (0/1), the judge's reason where it gave one, and its probability that the verdict is
-    1 where the model's choice was recorded."""
+def read_verdicts(answer: JudgeAnswer, metric: Metric, texts: tuple[str, ...]) -> list[Verdict]:
+    """One verdict per judged text (a sentence, a chunk, a claim: the metric's verdict_type), with the
+    judge's reason where it gave one and its probability that the verdict is 1 where the model's
+    choice was recorded."""
     entries = answer.data["verdicts"]  # one per text, each verdict 0 or 1
-    probabilities = recorded_probabilities(answer, key, len(entries))
-    rows = []
-    for index, (text, entry) in enumerate(zip(texts, entries, strict=True)):
-        row = {item: text, key: int(entry[key])}
-        if "reason" in entry:
-            row["reason"] = entry["reason"]
-        if probabilities[index] is not None:
-            row["probability"] = probabilities[index]
-        rows.append(row)
-    return rows
+    probabilities = recorded_probabilities(answer, metric.verdict_key, len(entries))
+    return [metric.verdict_type(text, int(entry[metric.verdict_key]), entry.get("reason"), probability)
+            for text, entry, probability in zip(texts, entries, probabilities, strict=True)]
 
 
 def recorded_probabilities(answer: JudgeAnswer, key: str, count: int) -> list[float | None]:
