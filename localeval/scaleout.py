@@ -24,6 +24,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import socket
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
@@ -36,6 +37,7 @@ from .samples import Sample
 
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
 WINDOWS_PER_WORKER = 2  # at least this many windows per worker, so a fast one takes a slow one's share
+CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
@@ -140,6 +142,7 @@ class RayScorer:
         ray = _import_ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
         if not ray.is_initialized():
+            _check_reachable(self.cluster.address)
             self._started_here = True
             try:
                 ray.init(**_init_options(self.cluster))
@@ -202,6 +205,22 @@ def _import_ray():
     except ImportError:
         raise UserError("--ray needs Ray, an optional part of localeval: pip install 'localeval[ray]'") from None
     return ray
+
+
+def _check_reachable(address: str) -> None:
+    """Fail fast where no cluster listens: Ray itself retries such an address for minutes on end.
+    One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
+    port ("local", "auto") are left to Ray, which needs no connection or fails at once for them."""
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if not colon or not port.isdigit():
+        return
+    try:
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
+            pass
+    except OSError as error:
+        raise EnvironmentFailure(
+            f"--ray {address}: no Ray cluster answers there ({error.strerror or error}). Start one with "
+            "'ray start --head' and pass the address it prints, or use --ray local") from None
 
 
 def _init_options(cluster: Cluster) -> dict[str, Any]:

@@ -190,6 +190,16 @@ def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, mess
     assert not (tmp_path / "results.jsonl").exists()
 
 
+def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_samples, tmp_path, capsys):
+    started = time.monotonic()
+    code = main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "127.0.0.1:1", "--quiet"])
+    assert code == 3
+    err = capsys.readouterr().err
+    assert "--ray 127.0.0.1:1: no Ray cluster answers there" in err and "Traceback" not in err
+    assert time.monotonic() - started < 60  # Ray's own retries took more than five minutes
+    assert not (tmp_path / "results.jsonl").exists()
+
+
 def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_samples, tmp_path, capsys):
     for module in ("ray", "ray.exceptions", "ray.util"):  # imports fail, as where Ray is not installed
         monkeypatch.setitem(sys.modules, module, None)
