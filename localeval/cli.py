@@ -126,9 +126,10 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="samples scored together before their "
                      "results are written: larger batches better, smaller saves sooner (default: %(default)s)")
     run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: %(default)s)")
-    run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16 or float32 (default: auto = float32 "
-                     "on CPU, where a sample's scores then do not depend on its batch; bfloat16 on GPU). bfloat16 on "
-                     "a CPU with bf16 instructions is 1.8-3x faster, but some verdicts change with the batch")
+    run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8. auto: bfloat16 on "
+                     "GPU; on CPU float32, where a sample's scores do not depend on its batch, except for a judge "
+                     "measured to agree as well in bfloat16 on a CPU with bf16 instructions (qwen2.5-coder-1.5b-"
+                     "instruct: 3.7x faster). int8: int8 weights, bfloat16 activations, CPU only (docs/benchmarks.md)")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                      help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
@@ -221,8 +222,8 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
                        f"directory, for response_relevancy (default: {models.default_model('embedder')})")
     bench.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: %(default)s)")
-    bench.add_argument("--dtype", default="auto", help="auto, bfloat16, float16 or float32 (default: auto = float32 "
-                       "on CPU, bfloat16 on GPU, as for run)")
+    bench.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8 (default: auto, "
+                       "each judge's as for run)")
     bench.add_argument("--batch-size", type=int, default=default_batch_size,
                        help="most judge requests per batch (default: %(default)s)")
     bench.add_argument("--max-batch-tokens", type=int, default=default_max_batch_tokens,

@@ -50,6 +50,9 @@ class ModelSpec:
     directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
     settings: dict[str, Any] | None = None  # a judge's measured settings (localeval/tuning.py)
     agreement: dict[str, Any] | None = None  # a judge's measured agreement with people (localeval/trust.py)
+    # The dtype a judge runs in by default on a CPU with bf16 instructions, where bfloat16 kept its
+    # agreement with people (docs/judges.md); float32 elsewhere and for a judge not measured.
+    cpu_dtype: str = "float32"
 
     @property
     def install(self) -> str:
@@ -83,7 +86,7 @@ def registry() -> dict[str, ModelSpec]:
             packages=tuple(e.get("packages", ())), default=e.get("default", False),
             gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
-            agreement=e.get("agreement"),
+            agreement=e.get("agreement"), cpu_dtype=e.get("cpu_dtype", "float32"),
         )
         for name, e in entries.items()
     }
@@ -109,6 +112,12 @@ def judge_name(judge: Any = None) -> str:
     if judge is None:
         return default_model("judge")
     return judge if isinstance(judge, str) else getattr(judge, "name", None) or judge.identity
+
+
+def cpu_dtype(judge: Any = None) -> str:
+    """The judge's measured dtype for a CPU with bf16 instructions (ModelSpec.cpu_dtype)."""
+    spec = registry().get(judge_name(judge))
+    return spec.cpu_dtype if spec is not None else "float32"
 
 
 def _package_dir(module: str) -> Path | None:

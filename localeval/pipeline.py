@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from . import models
-from .device import choose_device, choose_dtype
+from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
@@ -102,7 +102,9 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
     if judge is not None and not isinstance(judge, str):
         return judge
     resolved = models.resolve(models.judge_name(judge), "judge", log)
-    return TransformersJudge(resolved.path, resolved.name, device, choose_dtype(device, dtype), resolved.fingerprint())
+    chosen = dtype_name(device, dtype, models.cpu_dtype(resolved.name))
+    return TransformersJudge(resolved.path, resolved.name, device, DTYPES[chosen], resolved.fingerprint(),
+                             int8_weights=chosen == INT8)
 
 
 def build_embedder(embedder: str | Embedder | None, device: str, log: Log = print) -> Embedder:

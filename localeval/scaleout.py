@@ -29,6 +29,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
+from . import models
+from .device import dtype_name
 from .errors import EnvironmentFailure, UserError
 from .evaluation import SampleResult, Timings
 from .pipeline import Pipeline, PipelineRecipe
@@ -67,8 +69,8 @@ class Cluster:
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
-        dtype = recipe.dtype if recipe.dtype != "auto" else "bfloat16" if device.startswith("cuda") else "float32"
-        return replace(recipe, device=device, dtype=dtype)
+        judge = recipe.judge if isinstance(recipe.judge, str | None) else None  # a Judge object brings its own
+        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype, models.cpu_dtype(judge)))
 
 
 def cluster_for(address: str | None, workers: int, gpus_per_worker: float, cpus_per_worker: float) -> Cluster | None:

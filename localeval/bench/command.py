@@ -15,7 +15,7 @@ from typing import Any
 
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
-from ..device import choose_device, choose_dtype, describe
+from ..device import choose_device, describe, dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, write_atomically
@@ -37,7 +37,7 @@ def bench_command(args) -> int:
     if args.embedder is not None:
         check_model_name(args.embedder, "embedder")
     device = choose_device(args.device)
-    choose_dtype(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
+    dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     labeled = read_labeled(args.data, metrics)[: args.limit]
     check_writable_folder(Path(args.out), "--out")  # before any judge runs for minutes
     log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))

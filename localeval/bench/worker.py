@@ -16,7 +16,8 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..device import choose_dtype
+from .. import models
+from ..device import dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..metrics import JudgeSettings, resolve_metrics
@@ -137,7 +138,7 @@ def _measures(job: JudgeJob, pipeline: Pipeline, seconds: float) -> dict:
     return {
         "model": judge.identity,
         "embedder": embedder.identity if embedder is not None else None,
-        "dtype": str(choose_dtype(job.device, job.dtype)).removeprefix("torch."),
+        "dtype": dtype_name(job.device, job.dtype, models.cpu_dtype(job.judge)),
         "samples": len(job.samples),
         "evaluation_seconds": seconds,
         "samples_per_second": len(job.samples) / seconds if seconds > 0 else None,

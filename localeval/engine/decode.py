@@ -40,6 +40,8 @@ class Prompt:
 # A choice among at most this many allowed tokens is a choice between values (a 0/1 verdict, a
 # flag), not free text: its probabilities are kept. Free text leaves thousands of tokens open.
 MAX_CHOICE_TOKENS = 8
+# Most padding a prefill pass may compute, as a share of its real prompt tokens (_similar_lengths).
+PREFILL_PADDING = 0.25
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,11 @@ class DecodeCounters:
     forced_tokens: int = 0
     prefill_seconds: float = 0.0
     grammar_seconds: float = 0.0
+    # What the model computed and read, padding included, for the roofline (scripts/bench_speed.py):
+    prefix_tokens: int = 0  # shared instructions computed (once per process each)
+    prefill_tokens: int = 0  # suffix tokens of prefill passes, rows x widest suffix of each pass
+    decode_tokens: int = 0  # tokens fed by decoding passes, rows x width of each pass
+    cache_tokens_read: int = 0  # keys and values each decoding pass attends to, rows x cache width, summed
 
 
 class PrefixCache:
@@ -73,6 +80,9 @@ class PrefixCache:
     def __init__(self, model, device: torch.device, capacity: int = 32):
         self.model, self.device, self.capacity = model, device, capacity
         self._entries: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+
+    def __contains__(self, prefix: tuple[int, ...]) -> bool:
+        return prefix in self._entries
 
     def get(self, prefix: tuple[int, ...]) -> list[tuple[torch.Tensor, torch.Tensor]]:
         if prefix in self._entries:
@@ -219,11 +229,7 @@ def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constra
     while queue or rows:
         if queue and admission.rows - len(rows) >= min(admission.refill_at(), len(queue)):
             admitted = _admit(queue, prompts, admission, len(rows))
-            started = time.perf_counter()
-            new_logits = batch.admit([prompts[i] for i in admitted], prefixes)
-            counters.prefill_seconds += time.perf_counter() - started
-            counters.forward_passes += 1
-            counters.admissions += 1
+            new_logits = _prefill(batch, [prompts[i] for i in admitted], prefixes, counters)
             constraint.admit(admitted)
             logits = new_logits if logits is None else torch.cat([logits, new_logits])
             rows, pending = rows + admitted, pending + [[] for _ in admitted]
@@ -244,6 +250,8 @@ def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constra
         pending = [tokens[width:] for tokens in pending]
         logits = batch.step(feed)
         counters.forward_passes += 1
+        counters.decode_tokens += len(feed) * max(map(len, feed))
+        counters.cache_tokens_read += batch.attention.numel()
     return outputs
 
 
@@ -258,6 +266,34 @@ def _admit(queue: deque, prompts: list[Prompt], admission: Admission, decoding: 
         admitted.append(queue.popleft())
         longest = widest
     return admitted
+
+
+def _prefill(batch: Batch, admitted: list[Prompt], prefixes: PrefixCache, counters: DecodeCounters) -> torch.Tensor:
+    """Add the admitted prompts' rows to the batch, group by group; the logits of their last tokens."""
+    started = time.perf_counter()
+    groups = _similar_lengths(admitted)
+    counters.prefix_tokens += sum(map(len, {p.prefix for p in admitted if p.prefix and p.prefix not in prefixes}))
+    counters.prefill_tokens += sum(len(group) * max(len(p.suffix) for p in group) for group in groups)
+    logits = torch.cat([batch.admit(group, prefixes) for group in groups])
+    counters.prefill_seconds += time.perf_counter() - started
+    counters.forward_passes += 1
+    counters.admissions += 1
+    return logits
+
+
+def _similar_lengths(admitted: list[Prompt]) -> list[list[Prompt]]:
+    """The admitted prompts (shortest first) in groups that are each prefilled in one pass, cut where
+    padding a group to its longest suffix would compute more than PREFILL_PADDING of extra tokens:
+    padding costs what real tokens cost, while an extra pass costs only a merge of the caches."""
+    groups: list[list[Prompt]] = []
+    for prompt in admitted:
+        if groups:
+            joined = [*groups[-1], prompt]
+            if len(joined) * max(len(p.suffix) for p in joined) <= (1 + PREFILL_PADDING) * sum(len(p.suffix) for p in joined):
+                groups[-1] = joined
+                continue
+        groups.append([prompt])
+    return groups
 
 
 def _choose(constraint: BatchConstraint, logits: torch.Tensor, choosing: list[int], eos_id: int,

@@ -15,9 +15,11 @@ from typing import Protocol
 import torch
 
 from ..requests import JudgeAnswer, JudgeRequest
+from . import attention
 from .choices import keyed_choices
 from .decode import Admission, DecodeCounters, PrefixCache, Prompt, RowOutput, greedy_decode
 from .grammar import GrammarTokenizer
+from .int8 import quantize_linears
 
 CPU_STEP_BUDGET = 32  # measured on 2 cores: a batch of 32 feeding 4 tokens a row ran 20% slower than 1
 GPU_STEP_BUDGET = 4096
@@ -61,19 +63,24 @@ class TransformersJudge:
     continuous = True  # takes all requests at once and admits them as rows free up (decode.py)
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
-                 fingerprint: str = "", step_budget: int | None = None):
-        self.path, self.device, self.dtype = str(path), torch.device(device), dtype
+                 fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False):
+        self.path, self.device, self.dtype, self.int8_weights = str(path), torch.device(device), dtype, int8_weights
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
-        self.identity = f"{name or path}|{fingerprint}|{dtype}|greedy"
+        self.identity = f"{name or path}|{fingerprint}|{dtype}{'+int8-weights' if int8_weights else ''}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
         self.stats = JudgeStats()
         self._tokenizer = self._model = self._grammar = None
         self._prompt_ids: dict[JudgeRequest, list[int]] = {}
         self._prefixes: dict[tuple, tuple[int, ...]] = {}
+
+    @property
+    def model(self):
+        """The loaded model (None before `load`): what the benchmark measures the shape of."""
+        return self._model
 
     @property
     def tokenizer(self):
@@ -96,9 +103,12 @@ class TransformersJudge:
         from .. import hf
 
         started = time.perf_counter()
-        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self.dtype, attn_implementation="sdpa")
+        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self.dtype,
+                        attn_implementation=attention.register())
         self._model = model.to(self.device).eval()
         n_logits = model.get_output_embeddings().weight.shape[0]
+        if self.int8_weights:
+            quantize_linears(self._model)
         self._grammar = GrammarTokenizer(self.tokenizer, n_logits)
         eos = self._grammar.eos_token_id
         self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos

@@ -1,0 +1,95 @@
+"""What the engine does to be fast on a CPU changes no answer it should not: grouped attention is
+bit-identical to transformers' own, prefill groups only cut padding, and int8 weights stay within
+their rounding of the float layer (and a real judge still answers through them)."""
+
+from __future__ import annotations
+
+import json
+from types import SimpleNamespace
+
+import pytest
+import torch
+from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+from localeval.cli import main
+from localeval.device import dtype_name
+from localeval.engine.attention import grouped_sdpa
+from localeval.engine.decode import PREFILL_PADDING, Prompt, _similar_lengths
+from localeval.engine.int8 import NARROW_PASS, Int8Linear, quantize_linears
+from localeval.errors import UserError
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("tokens", [1, 4])
+def test_grouped_attention_gives_transformers_sdpa_numbers_bit_for_bit(dtype, tokens):
+    torch.manual_seed(0)
+    rows, heads, kv_heads, cached, dim = 3, 6, 2, 40, 16
+    module = SimpleNamespace(num_key_value_groups=heads // kv_heads, is_causal=True, training=False)
+    query = torch.randn(rows, heads, tokens, dim).to(dtype)
+    key, value = (torch.randn(rows, kv_heads, cached, dim).to(dtype) for _ in range(2))
+    mask = torch.ones(rows, 1, tokens, cached, dtype=torch.bool).tril(cached - tokens)
+    mask[1, :, :, :7] = False  # a left-padded row
+    ours, _ = grouped_sdpa(module, query, key, value, mask, scaling=dim ** -0.5)
+    theirs, _ = sdpa_attention_forward(module, query, key, value, mask, scaling=dim ** -0.5)
+    assert torch.equal(ours, theirs)
+
+
+def test_prefill_groups_are_cut_where_padding_would_pass_a_quarter_of_the_real_tokens():
+    prompts = [Prompt((), tuple(range(n))) for n in (10, 11, 12, 30, 31, 100)]
+    groups = _similar_lengths(prompts)
+    assert [[len(p.suffix) for p in group] for group in groups] == [[10, 11, 12], [30, 31], [100]]
+    for group in groups:
+        real = sum(len(p.suffix) for p in group)
+        assert len(group) * max(len(p.suffix) for p in group) <= (1 + PREFILL_PADDING) * real
+    assert [p for group in groups for p in group] == prompts  # same rows, same order
+
+
+@pytest.mark.parametrize("tokens", [1, NARROW_PASS, NARROW_PASS + 1, 64])  # the int8 kernel and the dequantized product
+def test_int8_linear_stays_within_its_rounding_of_the_float_layer(tokens):
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(64, 48).to(torch.bfloat16)
+    x = torch.randn(2, tokens, 64).to(torch.bfloat16)
+    quantized = Int8Linear(layer)
+    assert quantized.weight_int8.dtype == torch.int8 and quantized.weight_int8.abs().max() == 127
+    expected = layer(x).float()
+    got = quantized(x).float()
+    assert got.shape == expected.shape
+    # one int8 step per weight (scale/2 at most) over 64 inputs, and bfloat16's own rounding
+    assert (got - expected).abs().max() < 0.05 * expected.abs().max()
+
+
+def test_quantize_linears_replaces_every_linear_layer_head_included():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(8, 4)))
+    assert quantize_linears(model.to(torch.bfloat16)) == 2
+    assert not any(isinstance(m, torch.nn.Linear) for m in model.modules())
+    assert model(torch.randn(3, 8).to(torch.bfloat16)).shape == (3, 4)
+
+
+def test_int8_is_a_cpu_format():
+    assert dtype_name("cpu", "int8") == "int8"
+    with pytest.raises(UserError, match="int8 is for CPUs"):
+        dtype_name("cuda", "int8")
+
+
+def test_a_real_judge_scores_through_int8_weights(tmp_path):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({
+        "user_input": "Where is the Eiffel Tower?", "retrieved_contexts": ["The Eiffel Tower is in Paris."],
+        "response": "It is in Paris.", "reference": "The tower stands in Paris."}) + "\n")
+    assert main(["run", str(data), "--out", str(tmp_path / "out"), "--dtype", "int8", "--no-cache", "--quiet"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert "int8" in summary["models"]["judge"]
+    assert all(entry["null"] == 0 for entry in summary["metrics"].values())
+
+
+@pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float32")])
+def test_a_judge_measured_in_bfloat16_runs_in_it_only_where_the_cpu_computes_it(monkeypatch, native, expected):
+    from localeval import device, models
+
+    monkeypatch.setattr(device, "native_bf16", lambda: native)
+    assert models.cpu_dtype("qwen2.5-coder-1.5b-instruct") == "bfloat16"  # measured: docs/judges.md
+    assert models.cpu_dtype("smollm2-135m-instruct") == "float32"  # bfloat16 cost it agreement
+    assert dtype_name("cpu", "auto", models.cpu_dtype("qwen2.5-coder-1.5b-instruct")) == expected
+    assert dtype_name("cpu", "auto", models.cpu_dtype("smollm2-135m-instruct")) == "float32"
+    assert dtype_name("cpu", "float32", "bfloat16") == "float32"  # asked for, always given
+    assert dtype_name("cuda", "auto", "float32") == "bfloat16"
