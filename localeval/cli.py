@@ -129,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8. auto: bfloat16 on "
                      "GPU; on CPU float32, where a sample's scores do not depend on its batch, except for a judge "
                      "measured to agree as well in bfloat16 on a CPU with bf16 instructions (qwen2.5-coder-1.5b-"
-                     "instruct: 3.7x faster). int8: int8 weights, bfloat16 activations, CPU only (docs/benchmarks.md)")
+                     "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only (docs/benchmarks.md)")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                      help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,

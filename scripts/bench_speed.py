@@ -12,6 +12,7 @@ docs/benchmarks.md, in a section named after the device, judge and dataset (re-r
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -34,6 +35,9 @@ from localeval.engine.limits import BatchLimits  # noqa: E402
 from localeval.metrics import resolve_metrics  # noqa: E402
 from localeval.pipeline import Pipeline, build_pipeline  # noqa: E402
 from localeval.tuning import metric_settings  # noqa: E402
+from localeval.device import cpu_flags  # noqa: E402
+from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
+from roofline import measure as measure_roofline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIGS = {
@@ -51,10 +55,15 @@ class Measurement:
     peak_memory_mb: float
     scores: dict[tuple[str, str], float | None]
     verdicts: dict[tuple[str, str], list[int]]  # (sample, metric): the judge's 0/1 verdicts in order
+    shape: ModelShape | None = None  # for the roofline; None for a judge that is not a transformers model
 
-    def row(self) -> dict:
+    def row(self, roofline: Roofline | None = None) -> dict:
         stats, decoding = self.stats, self.stats.decoding
         steps = max(decoding.forward_passes, 1)
+        decode_passes = max(decoding.forward_passes - decoding.admissions, 1)
+        decode_seconds = stats.generate_seconds - decoding.prefill_seconds
+        extra = {} if roofline is None or self.shape is None else self.shape.roofline_columns(
+            roofline, decoding, decode_seconds / decode_passes)
         return {
             "config": self.config,
             "seconds": self.seconds,
@@ -72,6 +81,46 @@ class Measurement:
             "ms_per_forward": 1000 * (stats.generate_seconds - decoding.prefill_seconds) / steps,
             "grammar_ms_per_forward": 1000 * decoding.grammar_seconds / steps,
             "peak_memory_mb": self.peak_memory_mb,
+            **extra,
+        }
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """What a pass of the judge's model must compute and read: 2 flops per weight per token, and
+    every weight's bytes plus the attended keys' and values' bytes per decoding pass."""
+
+    weight_params: int  # the weights every prompt token goes through (not the embedding lookup, not the head)
+    weight_bytes: int  # the bytes a decoding pass reads: those weights and the head's, as stored
+    kv_bytes_per_token: int  # keys and values of one token, all layers
+
+    @staticmethod
+    def of(model) -> "ModelShape":
+        embedding = model.get_input_embeddings().weight
+        head = list(model.get_output_embeddings().buffers()) + list(model.get_output_embeddings().parameters())
+        matrices = {id(t): t for t in (*model.parameters(), *model.buffers()) if t.dim() == 2}
+        read = [t for t in matrices.values() if t is not embedding or any(h is embedding for h in head)]
+        config = model.config
+        head_dim = getattr(config, "head_dim", None) or config.hidden_size // config.num_attention_heads
+        kv_heads = getattr(config, "num_key_value_heads", None) or config.num_attention_heads
+        return ModelShape(
+            sum(t.numel() for t in read if not any(t is h for h in head)),  # the head runs for one token per row
+            sum(t.numel() * t.element_size() for t in read),
+            config.num_hidden_layers * 2 * kv_heads * head_dim * model.dtype.itemsize)
+
+    def roofline_columns(self, roofline: Roofline, decoding, seconds_per_pass: float) -> dict:
+        prefill_flops = 2 * self.weight_params * (decoding.prefix_tokens + decoding.prefill_tokens)
+        passes = max(decoding.forward_passes - decoding.admissions, 1)
+        bytes_per_pass = self.weight_bytes + self.kv_bytes_per_token * decoding.cache_tokens_read / passes
+        floor = bytes_per_pass / roofline.bandwidth
+        # A pass of many rows can be bound by compute instead: 2 flops per weight per token it feeds.
+        compute = 2 * self.weight_params * decoding.decode_tokens / passes / roofline.matmul_flops
+        return {
+            "prefill_pct_of_matmul_peak": 100 * prefill_flops / max(decoding.prefill_seconds, 1e-9) / roofline.matmul_flops,
+            "decode_floor_ms": 1000 * floor,
+            "decode_pct_of_floor": 100 * floor / seconds_per_pass,
+            "decode_compute_ms": 1000 * compute,
+            "decode_pct_of_roofline": 100 * max(floor, compute) / seconds_per_pass,
         }
 
 
@@ -125,7 +174,9 @@ def measure(config: str, limits: BatchLimits, loaded: Pipeline, samples) -> Meas
     by_name = {metric.name: metric for metric in metrics}
     verdicts = {(r.sample_id, name): [v.verdict for v in by_name[name].verdicts(m.evidence) or []]
                 for r in results for name, m in r.metrics.items()}
-    return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores, verdicts)
+    model = getattr(judge, "model", None)  # a TransformersJudge's loaded model
+    return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores, verdicts,
+                       None if model is None else ModelShape.of(model))
 
 
 def largest_difference(a: Measurement, b: Measurement) -> float:
@@ -157,28 +208,33 @@ def cache_check(data: str, judge: str, limit: int) -> dict:
     return timings
 
 
-def markdown(args, device: str, judge, load_seconds: float, rows: list[dict], ratio: float | None,
-             difference: float | None, differing: tuple[int, int] | None, cache: dict | None) -> str:
-    columns = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
-               "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
-               "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb"]
+COLUMNS = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
+           "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
+           "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb",
+           "prefill_pct_of_matmul_peak", "decode_floor_ms", "decode_pct_of_floor", "decode_compute_ms",
+           "decode_pct_of_roofline"]
+
+
+def markdown(args, device: str, judges: dict[str, tuple[str, float]], runs: list[Measurement],
+             roofline: Roofline | None, cache: dict | None) -> str:
+    rows = [run.row(roofline) for run in runs]
+    columns = [c for c in COLUMNS if any(c in row for row in rows)]
+    loads = "; ".join(f"`{identity}` (load {seconds:.1f} s)" for identity, seconds in judges.values())
     lines = [
-        f"- device: {device}",
-        f"- judge: `{judge.identity}` (load {load_seconds:.1f} s, not counted below); metrics: all five",
-        f"- data: `{args.data}`, {rows[0]['samples_per_s'] * rows[0]['seconds']:.0f} samples; "
-        f"command: `python scripts/bench_speed.py {' '.join(sys.argv[1:])}`",
+        f"- device: {device}" + (f"; {roofline.describe()}" if roofline else ""),
+        f"- judge: {loads}, not counted below; metrics: all five",
+        f"- data: `{args.data}`, {runs[0].samples} samples; command: `python scripts/bench_speed.py {' '.join(sys.argv[1:])}`",
         "",
         "| " + " | ".join(columns) + " |",
         "|" + "---|" * len(columns),
     ]
-    for row in rows:
-        lines.append("| " + " | ".join(_cell(row[c]) for c in columns) + " |")
+    lines += ["| " + " | ".join(_cell(row.get(c, "")) for c in columns) + " |" for row in rows]
     lines.append("")
-    if ratio is not None:
-        changed, compared = differing
-        lines.append(f"- **default / batch-size-1 samples/s: {ratio:.2f}×**; largest score difference between "
-                     f"them: {difference:.2e}; verdicts that differ: {changed} of {compared} "
-                     f"({100 * changed / max(compared, 1):.1f}%)")
+    for run, row in zip(runs[1:], rows[1:]):
+        changed, compared = verdicts_differing(runs[0], run)
+        lines.append(f"- **{run.config} / {runs[0].config} samples/s: {row['samples_per_s'] / rows[0]['samples_per_s']:.2f}×**; "
+                     f"largest score difference: {largest_difference(runs[0], run):.2e}; verdicts that differ: "
+                     f"{changed} of {compared} ({100 * changed / max(compared, 1):.1f}%)")
     if cache:
         lines.append(f"- answer cache, `localeval run --limit {args.cache_check}` in fresh processes: cold "
                      f"{cache['cold']:.1f} s, warm {cache['warm']:.1f} s (**{cache['cold'] / cache['warm']:.1f}×**); "
@@ -211,7 +267,10 @@ def main() -> None:
     parser.add_argument("--judge", default=None, help="registered judge or model directory (default: the default)")
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
     parser.add_argument("--device", default="auto")
-    parser.add_argument("--dtype", default="auto")
+    parser.add_argument("--dtypes", "--dtype", default="auto",
+                        help="one or more of auto, float32, bfloat16, int8, ...: each loads the judge anew and runs "
+                             "every config, side by side in this process (ratios against the first)")
+    parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
     parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--batch-size", type=int, default=None, help="the default config's batch size")
     parser.add_argument("--step-budget", type=int, default=None, help="most tokens a decoding forward pass feeds")
@@ -223,33 +282,33 @@ def main() -> None:
 
     samples = as_samples(args.data)[: args.limit]
     metrics = resolve_metrics(None, metric_settings(args.judge))  # as `run` asks this judge
-    loaded = build_pipeline(metrics, args.judge, device=args.device, dtype=args.dtype, log=lambda _: None)
-    device, judge = loaded.device, loaded.judge
-    if args.step_budget:
-        judge.step_budget = args.step_budget
-    started = time.perf_counter()
-    loaded.load()
-    load_seconds = time.perf_counter() - started
     configs = dict(CONFIGS)
     if args.batch_size:
         configs["default"] = BatchLimits(batch_size=args.batch_size)
-    runs = []
-    for name in args.configs.split(","):
-        runs.append(measure(name, configs[name], loaded, samples))
-        print(json.dumps(runs[-1].row()), flush=True)
-    ratio = difference = differing = None
-    if len(runs) == 2:
-        ratio = runs[1].row()["samples_per_s"] / runs[0].row()["samples_per_s"]
-        difference = largest_difference(runs[0], runs[1])
-        differing = verdicts_differing(runs[0], runs[1])
+    runs, judges, device = [], {}, None
+    for dtype in args.dtypes.split(","):  # one judge at a time, each measured under every config
+        loaded = build_pipeline(metrics, args.judge, device=args.device, dtype=dtype, log=lambda _: None)
+        device = loaded.device
+        if args.step_budget:
+            loaded.judge.step_budget = args.step_budget
+        started = time.perf_counter()
+        loaded.load()
+        judges[dtype] = (loaded.judge.identity, time.perf_counter() - started)
+        for name in args.configs.split(","):
+            label = name if "," not in args.dtypes else f"{dtype} {name}"
+            runs.append(measure(label, configs[name], loaded, samples))
+            print(json.dumps(runs[-1].row()), flush=True)
+        del loaded
+        gc.collect()
+    roofline = None if args.no_roofline else measure_roofline(device)
     cache = cache_check(args.data, args.judge or "smollm2-135m-instruct", args.cache_check) if args.cache_check else None
-    title = args.title or f"{describe(device)} · {judge.identity.split('|')[0]} · {Path(args.data).name}"
-    body = markdown(args, describe(device), judge, load_seconds, [r.row() for r in runs], ratio, difference,
-                    differing, cache)
+    judge_name = next(iter(judges.values()))[0].split("|")[0]
+    title = args.title or f"{describe(device)} · {judge_name} · {Path(args.data).name}"
+    body = markdown(args, f"{describe(device)}, flags {' '.join(cpu_flags()) or 'unknown'}"
+                    if device == "cpu" else describe(device), judges, runs, roofline, cache)
     write_section(Path(args.out), title, body)
     print(body)
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
-
 
 if __name__ == "__main__":
     main()

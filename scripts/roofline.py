@@ -1,0 +1,65 @@
+"""The device's own limits, measured in the benchmark's process: what prefill and decoding could reach.
+
+- Matrix-multiply peak: a product of the shape a prefill runs (512 tokens through a 1536 x 8960
+  layer, a Qwen2.5-1.5B MLP projection), in the dtype the judge computes in: bfloat16 where the CPU
+  has bf16 instructions (or on a GPU), else float32.
+- Memory bandwidth: the read rate of a sum over a tensor far larger than the caches.
+
+A prefill is bound by the first (it computes 2 x parameters flops per token), a decoding pass by the
+second (it reads every weight once, and each row's keys and values). bench_speed.py reports what
+it measured as a share of each.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+import torch
+
+from localeval.device import native_bf16
+
+PREFILL_SHAPE = (512, 1536, 8960)  # tokens, hidden, intermediate
+BANDWIDTH_BYTES = 1 << 30  # 1 GiB: well past any CPU cache
+
+
+@dataclass(frozen=True)
+class Roofline:
+    matmul_flops: float  # per second, in `dtype`
+    bandwidth: float  # bytes read per second
+    dtype: str
+
+    def describe(self) -> str:
+        return (f"matmul peak {self.matmul_flops / 1e9:.0f} GFLOP/s ({self.dtype}, {'x'.join(map(str, PREFILL_SHAPE))}), "
+                f"memory read {self.bandwidth / 1e9:.1f} GB/s")
+
+
+def fast_dtype(device: str) -> torch.dtype:
+    if device.startswith("cuda") or native_bf16():
+        return torch.bfloat16
+    return torch.float32
+
+
+def measure(device: str, dtype: torch.dtype | None = None) -> Roofline:
+    dtype = dtype or fast_dtype(device)
+    tokens, hidden, inner = PREFILL_SHAPE
+    x = torch.randn(tokens, hidden, device=device).to(dtype)
+    w = torch.randn(hidden, inner, device=device).to(dtype)
+    matmul_seconds = _best_time(lambda: x @ w, device)
+    big = torch.ones(BANDWIDTH_BYTES // 4, device=device)
+    read_seconds = _best_time(lambda: big.sum(), device)
+    return Roofline(2 * tokens * hidden * inner / matmul_seconds, BANDWIDTH_BYTES / read_seconds,
+                    str(dtype).removeprefix("torch."))
+
+
+def _best_time(work, device: str, repeats: int = 5) -> float:
+    """The fastest of a few runs after a warm-up: the limit, not the noise of a shared machine."""
+    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    work()
+    sync()
+    best = float("inf")
+    for _ in range(repeats):
+        started = time.perf_counter()
+        work()
+        sync()
+        best = min(best, time.perf_counter() - started)
+    return best
