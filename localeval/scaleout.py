@@ -29,7 +29,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from typing import Any
 
-from . import models
 from .device import dtype_name
 from .errors import EnvironmentFailure, UserError
 from .evaluation import SampleResult, Timings
@@ -69,8 +68,10 @@ class Cluster:
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
-        judge = recipe.judge if isinstance(recipe.judge, str | None) else None  # a Judge object brings its own
-        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype, models.cpu_dtype(judge)))
+        # A judge's bfloat16 default needs bf16 instructions on the CPUs that run it, which the driver cannot
+        # see: CPU workers take float32 unless --dtype says otherwise.
+        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype) if device.startswith("cuda")
+                       or recipe.dtype != "auto" else "float32")
 
 
 def cluster_for(address: str | None, workers: int, gpus_per_worker: float, cpus_per_worker: float) -> Cluster | None:
@@ -214,7 +215,7 @@ def _check_reachable(address: str) -> None:
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
     port ("local", "auto") are left to Ray, which needs no connection or fails at once for them."""
     host, colon, port = address.removeprefix("ray://").rpartition(":")
-    if not colon or not port.isdigit():
+    if not colon or not port.isdigit() or (":" in host and not host.startswith("[")):  # no port, or bare IPv6
         return
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):

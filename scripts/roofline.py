@@ -1,8 +1,9 @@
 """The device's own limits, measured in the benchmark's process: what prefill and decoding could reach.
 
 - Matrix-multiply peak: a product of the shape a prefill runs (512 tokens through a 1536 x 8960
-  layer, a Qwen2.5-1.5B MLP projection), in the dtype the judge computes in: bfloat16 where the CPU
-  has bf16 instructions (or on a GPU), else float32.
+  layer, a Qwen2.5-1.5B MLP projection), in the device's fast format: bfloat16 where the CPU has
+  bf16 instructions (or on a GPU), else float32. Every run of a benchmark is set against this one
+  peak, a float32 run on a bf16 CPU included: it says what the device could do, not the dtype.
 - Memory bandwidth: the read rate of a sum over a tensor far larger than the caches.
 
 A prefill is bound by the first (it computes 2 x parameters flops per token), a decoding pass by the

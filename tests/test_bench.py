@@ -453,6 +453,18 @@ def test_bench_measures_both_scorings_and_calibrates_a_judge_that_hedges(labeled
     assert "Spearman ρ soft" in page and "Calibration (bench --calibrate)" in page
 
 
+def test_calibration_leaves_out_metrics_whose_human_scores_are_derived(labeled):
+    """context_precision's chunks and faithfulness's claims have no label each: nothing to fit a threshold to."""
+    from localeval.bench.compare import verdict_probabilities
+
+    item = labeled[0]
+    evidence = {"context_precision": {"against": "reference", "chunks": [{"rank": 0, "chunk": "x", "useful": 1, "probability": 0.9}]},
+                "faithfulness": {"claims": [{"claim": "c", "supported": 0, "probability": 0.2}]}}
+    row = {"id": item.sample.id, "context_precision": 1.0, "faithfulness": 0.0, "evidence": evidence}
+    assert verdict_probabilities([item], [row], "context_precision") == []
+    assert verdict_probabilities([item], [row], "faithfulness") == []
+
+
 def test_a_judge_sentence_count_that_does_not_match_the_labels_names_the_sample(labeled):
     run = run_judge(jobs_for(labeled, [scripted("oracle", LabelJudge(labeled))])[0])
     shifted = list(labeled)

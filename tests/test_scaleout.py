@@ -175,6 +175,9 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
     on_gpus = Cluster("local", gpus_per_worker=1).place(recipe)
     assert (on_gpus.device, on_gpus.dtype) == ("cuda", "bfloat16")
     assert Cluster("local").place(PipelineRecipe(metrics=[], dtype="bfloat16")).dtype == "bfloat16"
+    # a judge's bfloat16 CPU default needs the workers' bf16 instructions, which the driver cannot see
+    qwen = PipelineRecipe(metrics=[], judge="qwen2.5-coder-1.5b-instruct")
+    assert Cluster("local").place(qwen).dtype == "float32"
 
 
 @pytest.mark.parametrize("options, message", [

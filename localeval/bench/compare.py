@@ -89,8 +89,11 @@ def verdict_probabilities(labeled: list[LabeledSample], rows: list[dict], metric
     """(sample index, judge probability, human label) per verdict, for calibration.
 
     A sentence metric's verdicts are its sentences; response_relevancy's is the sample's
-    noncommittal verdict (response_relevancy.noncommittal_probability).
+    noncommittal verdict (response_relevancy.noncommittal_probability). A metric whose human scores
+    are derived (context_precision's chunks, faithfulness's claims) has no label per verdict: none.
     """
+    if metric != RESPONSE_RELEVANCY and metric not in SENTENCE_LABELS:
+        return []
     triples = []
     for index, (item, row) in enumerate(zip(labeled, rows)):
         if row[metric] is None:

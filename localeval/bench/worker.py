@@ -16,7 +16,6 @@ import traceback
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import models
 from ..device import dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
@@ -138,7 +137,7 @@ def _measures(job: JudgeJob, pipeline: Pipeline, seconds: float) -> dict:
     return {
         "model": judge.identity,
         "embedder": embedder.identity if embedder is not None else None,
-        "dtype": dtype_name(job.device, job.dtype, models.cpu_dtype(job.judge)),
+        "dtype": _dtype(judge, job),
         "samples": len(job.samples),
         "evaluation_seconds": seconds,
         "samples_per_second": len(job.samples) / seconds if seconds > 0 else None,
@@ -181,3 +180,11 @@ def _peak_memory(device: str) -> dict[str, Any]:
         return {"peak_memory_mb": torch.cuda.max_memory_allocated(device) / 2**20,
                 "peak_memory_kind": "CUDA max allocated", "peak_rss_mb": rss_mb}
     return {"peak_memory_mb": rss_mb, "peak_memory_kind": "peak RSS", "peak_rss_mb": rss_mb}
+
+
+def _dtype(judge, job: JudgeJob) -> str:
+    """The format the judge ran in, as --dtype names it: a transformers judge's own, else the asked one."""
+    if getattr(judge, "int8_weights", False):
+        return "int8"
+    dtype = getattr(judge, "dtype", None)
+    return str(dtype).removeprefix("torch.") if dtype is not None else dtype_name(job.device, job.dtype)

@@ -6,7 +6,7 @@ pass of several (a prefill, forced tokens fed together) it copies every cached k
 per query head sharing it (`repeat_kv`) before calling SDPA. With 32 rows of 1,200 cached tokens
 that copy made a 4-token pass cost 15x what SDPA's own grouped attention (`enable_gqa`) costs on a
 CPU, and both give the same numbers bit for bit (measured, float32 and bfloat16). So: SDPA's
-grouped attention on passes of several tokens, transformers' own function everywhere else.
+grouped attention on a CPU's passes of several tokens, transformers' own function everywhere else.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ NAME = "localeval_sdpa"
 def grouped_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                  attention_mask: torch.Tensor | None, dropout: float = 0.0, scaling: float | None = None,
                  is_causal: bool | None = None, **kwargs) -> tuple[torch.Tensor, None]:
-    if query.shape[2] == 1 or getattr(module, "num_key_value_groups", 1) == 1 or kwargs.get("position_bias") is not None:
+    if not _grouped_pays(module, query, kwargs):
         return sdpa_attention_forward(module, query, key, value, attention_mask, dropout=dropout, scaling=scaling,
                                       is_causal=is_causal, **kwargs)
     # transformers' rule: causal by the flag only where no mask says more (a prefix computed alone)
@@ -31,6 +31,15 @@ def grouped_sdpa(module, query: torch.Tensor, key: torch.Tensor, value: torch.Te
                                                            dropout_p=dropout, scale=scaling, is_causal=causal,
                                                            enable_gqa=True)
     return out.transpose(1, 2).contiguous(), None
+
+
+def _grouped_pays(module, query: torch.Tensor, kwargs: dict) -> bool:
+    """A pass of several tokens per row, on a CPU (on CUDA, SDPA with a mask and enable_gqa falls back
+    to its slowest kernel: transformers' copy is the better path there), with nothing transformers'
+    function handles that this one does not (a softcap, returned attentions, a paged cache, a bias)."""
+    unusual = any(kwargs.get(key) is not None for key in ("softcap", "position_bias", "cache")) or kwargs.get("output_attentions")
+    return (query.shape[2] > 1 and query.device.type == "cpu" and getattr(module, "num_key_value_groups", 1) > 1
+            and not unusual)
 
 
 def register() -> str:

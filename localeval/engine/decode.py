@@ -105,15 +105,25 @@ class Batch:
         self.cache = growing_cache()
         self.rows = 0
 
-    def admit(self, prompts: list[Prompt], prefixes: PrefixCache) -> torch.Tensor:
-        """Add rows for `prompts` after the current ones; the logits of their last prompt tokens."""
-        if self.rows == 0:
-            self.cache = growing_cache()
-            return self.prefill(prompts, prefixes)
+    def admit(self, groups: list[list[Prompt]], prefixes: PrefixCache) -> torch.Tensor:
+        """Add rows for the prompts after the current ones, each group prefilled in a pass of its own;
+        the logits of their last prompt tokens. The groups are stacked among themselves first, so the
+        rows already decoding are copied once, however many groups join them."""
         newcomers = Batch(self.model, self.device, self.pad_id)
-        logits = newcomers.prefill(prompts, prefixes)
-        self._append(newcomers)
-        return logits
+        logits = []
+        for group in groups:
+            if newcomers.rows == 0:
+                logits.append(newcomers.prefill(group, prefixes))
+            else:
+                later = Batch(self.model, self.device, self.pad_id)
+                logits.append(later.prefill(group, prefixes))
+                newcomers._append(later)
+        if self.rows == 0:
+            self.cache, self.attention, self.next_position = newcomers.cache, newcomers.attention, newcomers.next_position
+            self.rows = newcomers.rows
+        else:
+            self._append(newcomers)
+        return torch.cat(logits)
 
     def _append(self, other: "Batch") -> None:
         """Stack `other`'s rows under ours, the shorter side's columns left-padded and masked out.
@@ -274,7 +284,7 @@ def _prefill(batch: Batch, admitted: list[Prompt], prefixes: PrefixCache, counte
     groups = _similar_lengths(admitted)
     counters.prefix_tokens += sum(map(len, {p.prefix for p in admitted if p.prefix and p.prefix not in prefixes}))
     counters.prefill_tokens += sum(len(group) * max(len(p.suffix) for p in group) for group in groups)
-    logits = torch.cat([batch.admit(group, prefixes) for group in groups])
+    logits = batch.admit(groups, prefixes)
     counters.prefill_seconds += time.perf_counter() - started
     counters.forward_passes += 1
     counters.admissions += 1

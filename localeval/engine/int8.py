@@ -40,9 +40,9 @@ class Int8Linear(nn.Module):
         self.in_features, self.out_features = linear.in_features, linear.out_features
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(-1, self.in_features)
+        flat = x.reshape(-1, self.in_features).contiguous()  # the head's input is a strided view of the last tokens
         if flat.shape[0] <= NARROW_PASS:
-            out = torch.ops.aten._weight_int8pack_mm(flat, self.weight_int8, self.scale)
+            out = torch.ops.aten._weight_int8pack_mm(flat, self.weight_int8, self.scale.to(flat.dtype))
         else:  # the scale is per output channel, so it applies after the product
             out = (flat @ self.weight_int8.to(flat.dtype).T) * self.scale
         if self.bias is not None:

@@ -1,7 +1,7 @@
 """The judge's evidence, typed: one class per kind of thing a judge gives a verdict on.
 
 A metric builds these rows, scores them, and writes them to results.jsonl under the keys results
-have always had; the report and bench read them back through the same class (`Metric.rows`), so
+have always had; the report and bench read them back through the same class (`Metric.verdicts`), so
 the keys of a row are named here and nowhere else. Only the verdict's own key differs by metric
 ("relevant", "supported", ...): the metric names it (Metric.verdict_key) and passes it in.
 """
