@@ -68,10 +68,9 @@ class Cluster:
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
-        # A judge's bfloat16 default needs bf16 instructions on the CPUs that run it, which the driver cannot
-        # see: CPU workers take float32 unless --dtype says otherwise.
-        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype) if device.startswith("cuda")
-                       or recipe.dtype != "auto" else "float32")
+        # No judge's measured CPU choice here: a bfloat16 default needs bf16 instructions on the CPUs that
+        # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
+        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
 
 
 def cluster_for(address: str | None, workers: int, gpus_per_worker: float, cpus_per_worker: float) -> Cluster | None:

@@ -109,21 +109,21 @@ class Batch:
         """Add rows for the prompts after the current ones, each group prefilled in a pass of its own;
         the logits of their last prompt tokens. The groups are stacked among themselves first, so the
         rows already decoding are copied once, however many groups join them."""
-        newcomers = Batch(self.model, self.device, self.pad_id)
-        logits = []
+        newcomers, logits = Batch(self.model, self.device, self.pad_id), []
         for group in groups:
-            if newcomers.rows == 0:
-                logits.append(newcomers.prefill(group, prefixes))
-            else:
-                later = Batch(self.model, self.device, self.pad_id)
-                logits.append(later.prefill(group, prefixes))
-                newcomers._append(later)
-        if self.rows == 0:
-            self.cache, self.attention, self.next_position = newcomers.cache, newcomers.attention, newcomers.next_position
-            self.rows = newcomers.rows
-        else:
-            self._append(newcomers)
+            joining = Batch(self.model, self.device, self.pad_id)
+            logits.append(joining.prefill(group, prefixes))
+            newcomers._join(joining)
+        self._join(newcomers)
         return torch.cat(logits)
+
+    def _join(self, other: "Batch") -> None:
+        """Take `other`'s rows after ours: its state as it is when we have none, else stacked."""
+        if self.rows == 0:
+            self.cache, self.attention, self.next_position, self.rows = (
+                other.cache, other.attention, other.next_position, other.rows)
+        else:
+            self._append(other)
 
     def _append(self, other: "Batch") -> None:
         """Stack `other`'s rows under ours, the shorter side's columns left-padded and masked out.
