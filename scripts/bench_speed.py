@@ -59,8 +59,7 @@ class Measurement:
 
     def row(self, roofline: Roofline | None = None) -> dict:
         stats, decoding = self.stats, self.stats.decoding
-        steps = max(decoding.forward_passes, 1)
-        decode_passes = max(decoding.forward_passes - decoding.admissions, 1)
+        decode_passes = max(decoding.decode_passes, 1)
         decode_seconds = stats.generate_seconds - decoding.prefill_seconds
         extra = {} if roofline is None or self.shape is None else self.shape.roofline_columns(
             roofline, decoding, decode_seconds / decode_passes)
@@ -78,8 +77,8 @@ class Measurement:
             "prompt_tok_per_s": stats.prompt_tokens / self.seconds,
             "forward_passes": decoding.forward_passes,
             "prefill_s": decoding.prefill_seconds,
-            "ms_per_forward": 1000 * (stats.generate_seconds - decoding.prefill_seconds) / steps,
-            "grammar_ms_per_forward": 1000 * decoding.grammar_seconds / steps,
+            "ms_per_forward": 1000 * decode_seconds / decode_passes,
+            "grammar_ms_per_forward": 1000 * decoding.grammar_seconds / decode_passes,
             "peak_memory_mb": self.peak_memory_mb,
             **extra,
         }
@@ -110,7 +109,7 @@ class ModelShape:
 
     def roofline_columns(self, roofline: Roofline, decoding, seconds_per_pass: float) -> dict:
         prefill_flops = 2 * self.weight_params * (decoding.prefix_tokens + decoding.prefill_tokens)
-        passes = max(decoding.forward_passes - decoding.admissions, 1)
+        passes = max(decoding.decode_passes, 1)
         bytes_per_pass = self.weight_bytes + self.kv_bytes_per_token * decoding.cache_tokens_read / passes
         floor = bytes_per_pass / roofline.bandwidth
         # A pass of many rows can be bound by compute instead: 2 flops per weight per token it feeds.

@@ -15,7 +15,7 @@ import torch
 from transformers.cache_utils import DynamicCache
 
 from localeval import models
-from localeval.engine.decode import Admission
+from localeval.engine.batching import Admission
 from localeval.engine.judge import TransformersJudge
 from localeval.metrics import JudgeSettings, resolve_metrics
 from localeval.samples import Sample

@@ -208,25 +208,13 @@ class Script:
         return [r for r in self.seen if metric_of(r) == metric]
 
 
-class RecordingJudge(ScriptedJudge):
-    """A scripted judge that also keeps the requests of each batch it was given."""
-
-    def __init__(self, script):
-        super().__init__(script)
-        self.batch_requests: list[list[JudgeRequest]] = []
-
-    def generate(self, requests):
-        self.batch_requests.append(list(requests))
-        return super().generate(requests)
-
-
 FLAT = LookupEmbedder({}, default=[1.0, 0.0])
 
 
 def evaluate(samples, metrics, script, *, embedder=FLAT, language="en", limits=BatchLimits(), cache=None,
              settings=None, window=64):
     """Score `samples`; returns the results (in order) and the judge, for its batch record."""
-    judge = RecordingJudge(script)
+    judge = ScriptedJudge(script)
     engine = JudgeEngine(judge, limits, cache)
     evaluator = Evaluator(resolve_metrics(metrics, settings), engine, embedder, language=language, window=window)
     results = list(evaluator.run(list(samples)))
@@ -1009,12 +997,17 @@ def sized_requests(prompt_words: list[int], max_new_tokens: int) -> list[JudgeRe
     ]
 
 
+def admitted(judge: ScriptedJudge, requests: list[JudgeRequest], limits: BatchLimits) -> list[list[JudgeRequest]]:
+    """The requests each admission took when the engine answered `requests` under `limits`."""
+    JudgeEngine(judge, limits).answer(requests)
+    return judge.admitted
+
+
 def test_batches_are_cut_by_the_token_budget():
     judge = ScriptedJudge(lambda r: {})
     requests = sized_requests([40, 10, 30, 20], max_new_tokens=0)
     assert [judge.prompt_tokens(r) for r in requests] == [40, 10, 30, 20]
-    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=60))
-    batches = engine.batches(requests)
+    batches = admitted(judge, requests, BatchLimits(batch_size=32, max_batch_tokens=60))
     # shortest first; a row joins while rows x longest prompt stays within 60
     assert [[judge.prompt_tokens(r) for r in b] for b in batches] == [[10, 20], [30], [40]]
 
@@ -1023,17 +1016,16 @@ def test_batches_are_cut_by_the_token_budget():
 def test_token_budget_counts_prompts_and_not_the_output_bound(max_new_tokens):
     judge = ScriptedJudge(lambda r: {})
     requests = sized_requests([10] * 7, max_new_tokens=max_new_tokens)
-    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=60))
     # 6 rows x 10 prompt tokens = 60 fits (the budget is inclusive), a 7th would make 70; the output
     # bound, even 100 times the budget, changes nothing
-    assert [len(b) for b in engine.batches(requests)] == [6, 1]
+    assert [len(b) for b in admitted(judge, requests, BatchLimits(batch_size=32, max_batch_tokens=60))] == [6, 1]
 
 
 @pytest.mark.parametrize("max_new_tokens", [0, 1_000])
 def test_a_request_wider_than_the_budget_still_gets_a_batch_of_its_own(max_new_tokens):
     judge = ScriptedJudge(lambda r: {})
     requests = sized_requests([5, 500, 6, 101, 7], max_new_tokens=max_new_tokens)
-    batches = JudgeEngine(judge, BatchLimits(max_batch_tokens=100)).batches(requests)
+    batches = admitted(judge, requests, BatchLimits(max_batch_tokens=100))
     # each prompt over 100 is sent alone rather than dropped; the short ones still share a batch
     assert [[judge.prompt_tokens(r) for r in b] for b in batches] == [[5, 6, 7], [101], [500]]
 
@@ -1041,9 +1033,9 @@ def test_a_request_wider_than_the_budget_still_gets_a_batch_of_its_own(max_new_t
 def test_batches_are_cut_by_rows_and_by_tokens_whichever_comes_first():
     judge = ScriptedJudge(lambda r: {})
     requests = sized_requests([10, 10, 10, 10, 10, 30, 30], max_new_tokens=500)
-    engine = JudgeEngine(judge, BatchLimits(batch_size=3, max_batch_tokens=60))
+    batches = admitted(judge, requests, BatchLimits(batch_size=3, max_batch_tokens=60))
     # rows cut the 10s at 3; the next 10, 10 cannot take a 30 (3 x 30 = 90 > 60); the two 30s share one (2 x 30 = 60)
-    assert [[judge.prompt_tokens(r) for r in b] for b in engine.batches(requests)] == [[10, 10, 10], [10, 10], [30, 30]]
+    assert [[judge.prompt_tokens(r) for r in b] for b in batches] == [[10, 10, 10], [10, 10], [30, 30]]
 
 
 def padded_cost(judge, batch) -> int:
@@ -1067,14 +1059,14 @@ def test_batches_of_a_real_run_respect_the_limits(batch_size, max_batch_tokens):
 
     # 6 samples x (1 + 1 + 1 + 1 + 2 chunks) requests, all distinct and each answered once
     assert sum(judge.batches) == len(script.seen) == len(set(script.seen)) == 36
-    for batch in judge.batch_requests:
+    for batch in judge.admitted:
         assert 1 <= len(batch) <= batch_size
         assert len(batch) == 1 or padded_cost(judge, batch) <= max_batch_tokens
     # every request came in one engine call: shortest prompts first, and a batch is cut only
     # where the next row would break a limit
-    widths = [judge.prompt_tokens(r) for batch in judge.batch_requests for r in batch]
+    widths = [judge.prompt_tokens(r) for batch in judge.admitted for r in batch]
     assert widths == sorted(widths)
-    for batch, following in zip(judge.batch_requests, judge.batch_requests[1:]):
+    for batch, following in zip(judge.admitted, judge.admitted[1:]):
         assert len(batch) == batch_size or padded_cost(judge, batch + following[:1]) > max_batch_tokens
     if batch_size > 1:
         assert max(judge.batches) > 1  # the limits do let rows share a batch
@@ -1086,8 +1078,8 @@ def test_token_budget_pads_every_row_to_the_longest_prompt(max_batch_tokens, siz
     judge = ScriptedJudge(lambda r: {})
     short_prompt_long_output = JudgeRequest.build("sys", " ".join(["a"] * 9), {"type": "object"}, 400)  # 10 prompt
     long_prompt_short_output = JudgeRequest.build("sys", " ".join(["b"] * 39), {"type": "object"}, 10)  # 40 prompt
-    engine = JudgeEngine(judge, BatchLimits(batch_size=32, max_batch_tokens=max_batch_tokens))
-    batches = engine.batches([long_prompt_short_output, short_prompt_long_output])
+    batches = admitted(judge, [long_prompt_short_output, short_prompt_long_output],
+                       BatchLimits(batch_size=32, max_batch_tokens=max_batch_tokens))
     # together they pad to 2 rows x 40 prompt tokens = 80, not 10 + 40 = 50 (that would fit 79);
     # the 400-token output bound is not counted (counted, it would cut even at 80)
     assert [len(b) for b in batches] == sizes
@@ -1105,7 +1097,7 @@ def test_requests_of_different_schemas_share_a_batch():
     limits = BatchLimits(batch_size=64, max_batch_tokens=10**9)
     _, judge = evaluate([make_sample(), zh_sample()], list(DEFAULT_METRICS), script, limits=limits)
     assert len(judge.batches) == 1  # every metric's first step is answered in one round, one batch
-    (batch,) = judge.batch_requests
+    (batch,) = judge.admitted
     assert {metric_of(r) for r in batch} == set(DEFAULT_METRICS)
     assert len({r.schema for r in batch}) >= 5
 
@@ -1134,7 +1126,7 @@ def test_answer_cache_makes_the_second_run_free(tmp_path):
         raise AssertionError("the judge was asked despite the cache")
 
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    judge2 = RecordingJudge(must_not_be_called)
+    judge2 = ScriptedJudge(must_not_be_called)
     engine = JudgeEngine(judge2, BatchLimits(), cache)
     second = list(Evaluator(resolve_metrics(metrics), engine, FLAT).run(samples))
     cache.close()
@@ -1162,7 +1154,7 @@ def test_answer_cache_is_keyed_by_judge_identity(tmp_path):
     cache = AnswerCache(tmp_path / "answers.sqlite")
     evaluate([make_sample()], ["context_relevance"], Script(), cache=cache)
 
-    class OtherJudge(RecordingJudge):
+    class OtherJudge(ScriptedJudge):
         identity = "another model"
 
     judge = OtherJudge(Script())

@@ -15,13 +15,14 @@ Where the grammar leaves a row only a few tokens to choose from (a 0/1 verdict, 
 model's probability of each is kept (`ChoicePoint`): a judge's uncertainty is worth as much as
 its greedy pick, and it costs no extra forward pass, only a softmax over the allowed tokens.
 
-The cache grows in place (kv_cache.py) instead of being copied on every step.
+The cache grows in place (kv_cache.py) instead of being copied on every step. Which requests
+join the batch, and when, is batching.py's: `GreedyRows` is what it admits them into.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -62,8 +63,9 @@ class RowOutput:
 
 @dataclass
 class DecodeCounters:
-    forward_passes: int = 0
-    admissions: int = 0  # prefills: groups of requests that joined the batch
+    decode_passes: int = 0  # forward passes that fed chosen and forced tokens
+    prefill_passes: int = 0  # forward passes over prompts: one per group of similar length (_similar_lengths)
+    admissions: int = 0  # refills: requests that joined the batch together, in one or more prefill passes
     forced_tokens: int = 0
     prefill_seconds: float = 0.0
     grammar_seconds: float = 0.0
@@ -72,6 +74,10 @@ class DecodeCounters:
     prefill_tokens: int = 0  # suffix tokens of prefill passes, rows x widest suffix of each pass
     decode_tokens: int = 0  # tokens fed by decoding passes, rows x width of each pass
     cache_tokens_read: int = 0  # keys and values each decoding pass attends to, rows x cache width, summed
+
+    @property
+    def forward_passes(self) -> int:
+        return self.prefill_passes + self.decode_passes
 
 
 class PrefixCache:
@@ -202,80 +208,111 @@ class Batch:
             self.cache.update(keys, values, index)
 
 
-@dataclass(frozen=True)
-class Admission:
-    """How many requests decode together: the scheduler's limits, applied as rows free up."""
-
-    rows: int  # most rows decoding at once; 1 decodes one request at a time
-    prompt_tokens: int  # most rows x longest prompt suffix prefilled in one pass
-
-    def fits(self, rows: int, prefilling: int, widest: int) -> bool:
-        """Whether `rows` rows in all, `prefilling` of them new prompts padded to `widest` tokens, fit."""
-        return rows <= self.rows and prefilling * widest <= self.prompt_tokens
-
-    def refill_at(self) -> int:
-        """Free rows worth a refill: a prefill and a cache merge cost about a few decoding passes."""
-        return max(1, self.rows // 4)
-
-
 def _left_pad(mask: torch.Tensor, width: int) -> torch.Tensor:
     return torch.nn.functional.pad(mask, (width - mask.shape[1], 0))
 
 
-def greedy_decode(model, device: torch.device, pad_id: int, eos_id: int, constraint: BatchConstraint,
-                  prompts: list[Prompt], limits: list[int], admission: Admission, prefixes: PrefixCache,
-                  step_budget: int, counters: DecodeCounters,
-                  on_done: Callable[[int, RowOutput], None] = lambda index, output: None) -> list[RowOutput]:
-    """What each prompt's row emits, its JSON complete (or cut at its limit).
+@dataclass
+class Row:
+    """One request decoding in a batch slot: what it emitted, and what the model has yet to be fed."""
 
-    Prompts are admitted in the order given, as rows free up (continuous batching): a batch
-    keeps decoding while finished rows are replaced, instead of waiting for its longest row.
-    """
-    queue = deque(range(len(prompts)))
-    outputs = [RowOutput() for _ in prompts]
-    batch, logits = Batch(model, device, pad_id), None
-    rows: list[int] = []  # the prompt each batch slot decodes
-    pending: list[list[int]] = []  # per slot: tokens chosen or forced, not yet fed to the model
-    while queue or rows:
-        if queue and admission.rows - len(rows) >= min(admission.refill_at(), len(queue)):
-            admitted = _admit(queue, prompts, admission, len(rows))
-            new_logits = _prefill(batch, [prompts[i] for i in admitted], prefixes, counters)
-            constraint.admit(admitted)
-            logits = new_logits if logits is None else torch.cat([logits, new_logits])
-            rows, pending = rows + admitted, pending + [[] for _ in admitted]
-        choosing = [slot for slot in range(len(rows)) if not pending[slot]]
-        done = _choose(constraint, logits, choosing, eos_id, outputs, rows, pending, limits, counters)
+    request: int  # its index among the requests decoded
+    limit: int  # most tokens it may emit
+    output: RowOutput = field(default_factory=RowOutput)
+    pending: list[int] = field(default_factory=list)  # tokens chosen or forced, not yet fed to the model
+
+    def emit(self, tokens: list[int], complete: bool) -> bool:
+        """Append a chosen token and those the grammar forced after it; whether the row is done
+        (its JSON `complete`, or its limit reached: the output is then cut there)."""
+        self.output.tokens.extend(tokens)
+        if complete or len(self.output.tokens) >= self.limit:
+            del self.output.tokens[self.limit:]
+            return True
+        self.pending = tokens
+        return False
+
+
+@dataclass
+class Decoder:
+    """A loaded model and what greedy decoding needs of it: made once per judge, used by every batch."""
+
+    model: object
+    device: torch.device
+    pad_id: int
+    eos_id: int
+    prefixes: PrefixCache
+
+
+class GreedyRows:
+    """The rows of a batch decoded greedily by a model, each under its own grammar: the `Rows` that
+    batching.decode_continuously admits real requests into."""
+
+    def __init__(self, decoder: Decoder, constraint: BatchConstraint, prompts: list[Prompt], limits: list[int],
+                 step_budget: int, counters: DecodeCounters):
+        self.decoder, self.constraint, self.prompts, self.limits = decoder, constraint, prompts, limits
+        self.step_budget = step_budget  # most tokens one decoding pass feeds, rows x width (judge.py)
+        self.counters = counters
+        self.batch = Batch(decoder.model, decoder.device, decoder.pad_id)
+        self.rows: list[Row] = []  # one per batch slot, in slot order
+        self.logits: torch.Tensor | None = None  # per slot: the logits after its last token fed
+
+    def decoding(self) -> int:
+        return len(self.rows)
+
+    def admit(self, requests: list[int]) -> None:
+        logits = _prefill(self.batch, [self.prompts[i] for i in requests], self.decoder.prefixes, self.counters)
+        self.constraint.admit(requests)
+        self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
+        self.rows += [Row(i, self.limits[i]) for i in requests]
+
+    def step(self, on_done: Callable[[int, RowOutput], None]) -> None:
+        """Choose where rows wait for the model, announce and drop the rows that finished, feed the rest."""
+        done = self._choose()
         for slot in sorted(done):
-            on_done(rows[slot], outputs[rows[slot]])
+            on_done(self.rows[slot].request, self.rows[slot].output)
         if done:
-            survivors = [slot for slot in range(len(rows)) if slot not in done]
-            batch.keep(survivors)
-            constraint.keep(survivors)
-            rows, pending = [rows[s] for s in survivors], [pending[s] for s in survivors]
-            logits = logits[survivors] if survivors else None
-        if not rows:
-            continue
-        width = max(1, step_budget // len(rows))
-        feed = [tokens[:width] for tokens in pending]
-        pending = [tokens[width:] for tokens in pending]
-        logits = batch.step(feed)
-        counters.forward_passes += 1
-        counters.decode_tokens += len(feed) * max(map(len, feed))
-        counters.cache_tokens_read += batch.attention.numel()
-    return outputs
+            self._keep([slot for slot in range(len(self.rows)) if slot not in done])
+        if self.rows:
+            self._feed()
 
+    def _choose(self) -> set[int]:
+        """Pick the token of each row that waits for the model, append what the grammar then forces;
+        the slots that finished."""
+        tick = time.perf_counter()
+        choosing = [slot for slot, row in enumerate(self.rows) if not row.pending]
+        masked = self.constraint.mask(self.logits[choosing], choosing) if choosing else self.logits[:0]
+        chosen = masked.argmax(-1).tolist()
+        for slot, probabilities in zip(choosing, choice_probabilities(masked)):
+            if probabilities is not None:
+                output = self.rows[slot].output
+                output.choices.append(ChoicePoint(len(output.tokens), probabilities))
+        emitted = {slot: token for slot, token in zip(choosing, chosen) if token != self.decoder.eos_id}
+        self.constraint.consume(emitted)
+        done = set(choosing) - set(emitted)
+        for slot, token in emitted.items():
+            forced = self.constraint.forced(slot)
+            self.counters.forced_tokens += len(forced)
+            if self.rows[slot].emit([token, *forced], self.constraint.finished(slot)):
+                done.add(slot)
+        self.counters.grammar_seconds += time.perf_counter() - tick
+        return done
 
-def _admit(queue: deque, prompts: list[Prompt], admission: Admission, decoding: int) -> list[int]:
-    """The next prompts that fit beside the `decoding` rows, by row count and prefill token budget."""
-    admitted = [queue.popleft()]
-    longest = len(prompts[admitted[0]].suffix)
-    while queue:
-        widest = max(longest, len(prompts[queue[0]].suffix))
-        if not admission.fits(decoding + len(admitted) + 1, len(admitted) + 1, widest):
-            break
-        admitted.append(queue.popleft())
-        longest = widest
-    return admitted
+    def _keep(self, survivors: list[int]) -> None:
+        self.batch.keep(survivors)
+        self.constraint.keep(survivors)
+        self.rows = [self.rows[slot] for slot in survivors]
+        self.logits = self.logits[survivors] if survivors else None
+
+    def _feed(self) -> None:
+        """One decoding pass: each row's pending tokens, as many as the step budget leaves each row."""
+        width = max(1, self.step_budget // len(self.rows))
+        feed = [row.pending[:width] for row in self.rows]
+        for row in self.rows:
+            row.pending = row.pending[width:]
+        self.logits = self.batch.step(feed)
+        self.counters.decode_passes += 1
+        self.counters.decode_tokens += len(feed) * max(map(len, feed))
+        self.counters.cache_tokens_read += self.batch.attention.numel()
 
 
 def _prefill(batch: Batch, admitted: list[Prompt], prefixes: PrefixCache, counters: DecodeCounters) -> torch.Tensor:
@@ -286,7 +323,7 @@ def _prefill(batch: Batch, admitted: list[Prompt], prefixes: PrefixCache, counte
     counters.prefill_tokens += sum(len(group) * max(len(p.suffix) for p in group) for group in groups)
     logits = batch.admit(groups, prefixes)
     counters.prefill_seconds += time.perf_counter() - started
-    counters.forward_passes += 1
+    counters.prefill_passes += len(groups)
     counters.admissions += 1
     return logits
 
@@ -304,34 +341,6 @@ def _similar_lengths(admitted: list[Prompt]) -> list[list[Prompt]]:
                 continue
         groups.append([prompt])
     return groups
-
-
-def _choose(constraint: BatchConstraint, logits: torch.Tensor, choosing: list[int], eos_id: int,
-            outputs: list[RowOutput], rows: list[int], pending: list[list[int]], limits: list[int],
-            counters: DecodeCounters) -> set[int]:
-    """Pick each choosing row's token, append what the grammar then forces; the slots that finished."""
-    tick = time.perf_counter()
-    masked = constraint.mask(logits[choosing], choosing) if choosing else logits[:0]
-    chosen = masked.argmax(-1).tolist()
-    for slot, probabilities in zip(choosing, choice_probabilities(masked)):
-        if probabilities is not None:
-            output = outputs[rows[slot]]
-            output.choices.append(ChoicePoint(len(output.tokens), probabilities))
-    emitted = {slot: token for slot, token in zip(choosing, chosen) if token != eos_id}
-    constraint.consume(emitted)
-    done = set(choosing) - set(emitted)
-    for slot, token in emitted.items():
-        forced = constraint.forced(slot)
-        counters.forced_tokens += len(forced)
-        tokens = outputs[rows[slot]].tokens
-        tokens.extend([token, *forced])
-        if constraint.finished(slot) or len(tokens) >= limits[rows[slot]]:
-            del tokens[limits[rows[slot]]:]
-            done.add(slot)
-        else:
-            pending[slot] = [token, *forced]
-    counters.grammar_seconds += time.perf_counter() - tick
-    return done
 
 
 def choice_probabilities(masked: torch.Tensor) -> list[dict[int, float] | None]:

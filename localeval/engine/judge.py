@@ -6,7 +6,6 @@ decisions (what goes together, how big) belong to the scheduler, not here.
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,7 +16,8 @@ import torch
 from ..requests import JudgeAnswer, JudgeRequest
 from . import attention
 from .choices import keyed_choices
-from .decode import Admission, DecodeCounters, PrefixCache, Prompt, RowOutput, greedy_decode
+from .batching import Admission, decode_continuously
+from .decode import DecodeCounters, Decoder, GreedyRows, PrefixCache, Prompt, RowOutput
 from .grammar import GrammarTokenizer
 from .int8 import quantize_linears
 
@@ -30,10 +30,11 @@ class Judge(Protocol):
 
     def prompt_tokens(self, request: JudgeRequest) -> int: ...  # the prompt tokens a batch row costs
 
-    # One answer per request, in order. A judge whose class sets `continuous = True` also takes
-    # `generate(requests, admission, on_answer)`: every request of a step at once, admitted as rows
-    # free up (TransformersJudge); the engine cuts batches itself for any other judge.
-    def generate(self, requests: list[JudgeRequest]) -> list[JudgeAnswer]: ...
+    # One answer per request, in order, decoded through batching.decode_continuously: admitted as rows
+    # free up, within `admission` (default: all at once); `on_answer(index, answer)` hears of each
+    # answer as soon as it is done.
+    def generate(self, requests: list[JudgeRequest], admission: Admission | None = None,
+                 on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]: ...
 
 
 @dataclass
@@ -50,7 +51,7 @@ class JudgeStats:
 
     @property
     def decode_steps(self) -> int:
-        return self.decoding.forward_passes
+        return self.decoding.decode_passes
 
     @property
     def grammar_seconds(self) -> float:
@@ -59,8 +60,6 @@ class JudgeStats:
 
 class TransformersJudge:
     """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
-
-    continuous = True  # takes all requests at once and admits them as rows free up (decode.py)
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
                  fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False):
@@ -111,8 +110,8 @@ class TransformersJudge:
             quantize_linears(self._model)
         self._grammar = GrammarTokenizer(self.tokenizer, n_logits)
         eos = self._grammar.eos_token_id
-        self.pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
-        self._prefix_cache = PrefixCache(self._model, self.device)
+        pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
+        self._decoder = Decoder(self._model, self.device, pad_id, eos, PrefixCache(self._model, self.device))
         self.load_seconds = time.perf_counter() - started
 
     def prompt_ids(self, request: JudgeRequest) -> list[int]:
@@ -131,7 +130,7 @@ class TransformersJudge:
         (default: all at once); `on_answer(index, answer)` hears of each answer as soon as it is done."""
         self.load()
         started = time.perf_counter()
-        admission = admission or Admission(rows=len(requests), prompt_tokens=sys.maxsize)
+        admission = admission or Admission.all_at_once(len(requests))
         prompts = [self.prompt(r) for r in requests]
         answers: list[JudgeAnswer | None] = [None] * len(requests)
 
@@ -143,14 +142,14 @@ class TransformersJudge:
 
         admissions = self.stats.decoding.admissions
         constraint = self._grammar.constraint([r.schema for r in requests], admission.rows)
-        outputs = greedy_decode(self._model, self.device, self.pad_id, self._grammar.eos_token_id, constraint,
-                                prompts, [r.max_new_tokens for r in requests], admission, self._prefix_cache,
-                                self.step_budget, self.stats.decoding, finished)
+        rows = GreedyRows(self._decoder, constraint, prompts, [r.max_new_tokens for r in requests],
+                          self.step_budget, self.stats.decoding)
+        decode_continuously([len(p.suffix) for p in prompts], admission, rows, finished)
         self.stats.requests += len(requests)
         self.stats.batches += self.stats.decoding.admissions - admissions
         self.stats.prompt_tokens += sum(len(p.prefix) + len(p.suffix) for p in prompts)
         self.stats.suffix_tokens += sum(len(p.suffix) for p in prompts)
-        self.stats.output_tokens += sum(len(output.tokens) for output in outputs)
+        self.stats.output_tokens += sum(answer.output_tokens for answer in answers)
         self.stats.generate_seconds += time.perf_counter() - started
         return answers
 
