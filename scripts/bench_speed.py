@@ -30,10 +30,11 @@ offline.defaults_for_the_command_line()  # this script's process is localeval's,
 
 from localeval.api import as_samples  # noqa: E402
 from localeval.device import describe  # noqa: E402
-from localeval.engine.judge import JudgeStats  # noqa: E402
+from localeval.device import choose_device  # noqa: E402
+from localeval.engine.judge import JudgeStats, TransformersJudge  # noqa: E402
 from localeval.engine.limits import BatchLimits  # noqa: E402
-from localeval.metrics import resolve_metrics  # noqa: E402
-from localeval.pipeline import Pipeline, build_pipeline  # noqa: E402
+from localeval.metrics import METRICS, resolve_metrics  # noqa: E402
+from localeval.pipeline import Pipeline, build_judge, build_pipeline  # noqa: E402
 from localeval.tuning import metric_settings  # noqa: E402
 from localeval.device import cpu_flags  # noqa: E402
 from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
@@ -214,14 +215,14 @@ COLUMNS = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok
            "decode_pct_of_roofline"]
 
 
-def markdown(args, device: str, judges: dict[str, tuple[str, float]], runs: list[Measurement],
-             roofline: Roofline | None, cache: dict | None) -> str:
+def markdown(args, device: str, judges: dict[str, tuple[str, float]], metric_names: list[str],
+             runs: list[Measurement], roofline: Roofline | None, cache: dict | None) -> str:
     rows = [run.row(roofline) for run in runs]
     columns = [c for c in COLUMNS if any(c in row for row in rows)]
     loads = "; ".join(f"`{identity}` (load {seconds:.1f} s)" for identity, seconds in judges.values())
     lines = [
         f"- device: {device}" + (f"; {roofline.describe()}" if roofline else ""),
-        f"- judge: {loads}, not counted below; metrics: all five",
+        f"- judge: {loads}, not counted below; metrics: {', '.join(metric_names)}",
         f"- data: `{args.data}`, {runs[0].samples} samples; command: `python scripts/bench_speed.py {' '.join(sys.argv[1:])}`",
         "",
         "| " + " | ".join(columns) + " |",
@@ -260,15 +261,37 @@ def write_section(path: Path, title: str, body: str) -> None:
     path.write_text(text)
 
 
+def plain_linears(judge: TransformersJudge) -> TransformersJudge:
+    """The same judge with torch's own linear kernels: what prepacking is measured against."""
+    return TransformersJudge(judge.path, judge.name, str(judge.device), judge.dtype, step_budget=judge.step_budget,
+                             int8_weights=judge.int8_weights, prepack=False)
+
+
+def short_enough(sample, args) -> bool:
+    """Whether the sample is within --max-context-chars and --max-response-chars."""
+    context = sum(map(len, sample.retrieved_contexts))
+    return ((args.max_context_chars is None or context <= args.max_context_chars)
+            and (args.max_response_chars is None or len(sample.response) <= args.max_response_chars))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True)
     parser.add_argument("--judge", default=None, help="registered judge or model directory (default: the default)")
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--metrics", default=None,
+                        help="comma-separated metric names, or all (default: the five seed metrics, as `run`)")
+    parser.add_argument("--max-context-chars", type=int, default=None, metavar="N",
+                        help="only samples whose retrieved contexts are N characters or fewer in all")
+    parser.add_argument("--max-response-chars", type=int, default=None, metavar="N",
+                        help="only samples whose response is N characters or fewer")
     parser.add_argument("--device", default="auto")
     parser.add_argument("--dtypes", "--dtype", default="auto",
                         help="one or more of auto, float32, bfloat16, int8, ...: each loads the judge anew and runs "
                              "every config, side by side in this process (ratios against the first)")
+    parser.add_argument("--linears", default="packed",
+                        help="packed, plain or both (packed,plain): the judge's linear layers with oneDNN's prepacked "
+                             "weights (as localeval runs them on a CPU) or torch's own kernels, side by side")
     parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
     parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--batch-size", type=int, default=None, help="the default config's batch size")
@@ -279,22 +302,27 @@ def main() -> None:
     parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
     args = parser.parse_args()
 
-    samples = as_samples(args.data)[: args.limit]
-    metrics = resolve_metrics(None, metric_settings(args.judge))  # as `run` asks this judge
+    samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
+    names = list(METRICS) if args.metrics == "all" else args.metrics.split(",") if args.metrics else None
+    metrics = resolve_metrics(names, metric_settings(args.judge))  # as `run` asks this judge
     configs = dict(CONFIGS)
     if args.batch_size:
         configs["default"] = BatchLimits(batch_size=args.batch_size)
     runs, judges, device = [], {}, None
-    for dtype in args.dtypes.split(","):  # one judge at a time, each measured under every config
-        loaded = build_pipeline(metrics, args.judge, device=args.device, dtype=dtype, log=lambda _: None)
-        device = loaded.device
+    variants = [(dtype, linears) for dtype in args.dtypes.split(",") for linears in args.linears.split(",")]
+    for dtype, linears in variants:  # one judge at a time, each measured under every config
+        device = choose_device(args.device)
+        judge = build_judge(args.judge, device, dtype, log=lambda _: None)
+        if linears == "plain":
+            judge = plain_linears(judge)
+        loaded = build_pipeline(metrics, judge, device=device, dtype=dtype, log=lambda _: None)
         if args.step_budget:
             loaded.judge.step_budget = args.step_budget
         started = time.perf_counter()
         loaded.load()
-        judges[dtype] = (loaded.judge.identity, time.perf_counter() - started)
+        judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
         for name in args.configs.split(","):
-            label = name if "," not in args.dtypes else f"{dtype} {name}"
+            label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []), name])
             runs.append(measure(label, configs[name], loaded, samples))
             print(json.dumps(runs[-1].row()), flush=True)
         del loaded
@@ -304,7 +332,7 @@ def main() -> None:
     judge_name = next(iter(judges.values()))[0].split("|")[0]
     title = args.title or f"{describe(device)} · {judge_name} · {Path(args.data).name}"
     body = markdown(args, f"{describe(device)}, flags {' '.join(cpu_flags()) or 'unknown'}"
-                    if device == "cpu" else describe(device), judges, runs, roofline, cache)
+                    if device == "cpu" else describe(device), judges, [m.name for m in metrics], runs, roofline, cache)
     write_section(Path(args.out), title, body)
     print(body)
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")

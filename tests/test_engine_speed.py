@@ -16,6 +16,8 @@ from localeval.device import dtype_name
 from localeval.engine.attention import grouped_sdpa
 from localeval.engine.decode import PREFILL_PADDING, Prompt, _similar_lengths
 from localeval.engine.int8 import NARROW_PASS, Int8Linear, quantize_linears
+from localeval.engine.judge import TransformersJudge
+from localeval.engine.linears import PackedLinear, pack_linears, packable
 from localeval.errors import UserError
 
 
@@ -63,6 +65,66 @@ def test_quantize_linears_replaces_every_linear_layer_head_included():
     assert quantize_linears(model.to(torch.bfloat16)) == 2
     assert not any(isinstance(m, torch.nn.Linear) for m in model.modules())
     assert model(torch.randn(3, 8).to(torch.bfloat16)).shape == (3, 4)
+
+
+CPU = torch.device("cpu")
+needs_packing = pytest.mark.skipif(not packable(CPU, torch.float32), reason="this torch cannot prepack for oneDNN")
+
+
+def judge_layer(in_features: int, out_features: int, dtype: torch.dtype) -> torch.nn.Linear:
+    torch.manual_seed(0)
+    return torch.nn.Linear(in_features, out_features).to(dtype)
+
+
+@needs_packing
+@pytest.mark.parametrize("shape", [(576, 1536), (1536, 576), (896, 4864)])  # SmolLM2's and Qwen-0.5B's layers
+def test_packed_bfloat16_linear_gives_torchs_numbers_bit_for_bit(shape):
+    if not packable(CPU, torch.bfloat16):
+        pytest.skip("no bf16 in oneDNN on this CPU")
+    linear = judge_layer(*shape, torch.bfloat16)
+    packed = PackedLinear(linear)
+    for rows in (2, 7, 24, 300):
+        x = torch.randn(rows, shape[0]).to(torch.bfloat16)
+        assert torch.equal(packed(x), linear(x))
+
+
+@needs_packing
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("shape", [(576, 1536), (4864, 896), (576, 49152)])
+def test_a_packed_rows_result_does_not_depend_on_the_rows_beside_it(dtype, shape):
+    """What keeps float32 scores batch-independent: one row alone, a few, or many, the same numbers."""
+    if not packable(CPU, dtype):
+        pytest.skip(f"no {dtype} in oneDNN on this CPU")
+    linear = judge_layer(*shape, dtype)
+    packed = PackedLinear(linear)
+    x = torch.randn(3, 100, shape[0]).to(dtype)  # batch x tokens, as a model feeds it
+    together = packed(x)
+    assert together.shape == (3, 100, shape[1])
+    assert torch.equal(packed(x[1, 7]), together[1, 7])  # one row alone (oneDNN's single-row kernel avoided)
+    assert torch.equal(packed(x[:, :1]), together[:, :1])  # a decoding pass: one token per row
+    assert torch.equal(packed(x[2:, 40:47]), together[2:, 40:47])
+    assert (packed(x) - linear(x)).abs().max() <= 1e-4 * linear(x).abs().max()
+
+
+def test_packing_is_for_a_cpus_float32_and_bfloat16_only():
+    assert not packable(torch.device("cuda"), torch.float32)
+    assert not packable(CPU, torch.float16)
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Sequential(torch.nn.Linear(8, 4)))
+    if packable(CPU, torch.float32):
+        assert pack_linears(model) == 2 and not any(isinstance(m, torch.nn.Linear) for m in model.modules())
+        assert model(torch.randn(3, 8)).shape == (3, 4)
+
+
+def test_a_judges_identity_says_how_its_weights_are_held():
+    """The answer cache keys on it: prepacked float32 differs from torch's kernel in the last bits."""
+    def identity(dtype, **kwargs) -> str:
+        return TransformersJudge("/models/judge", "judge", "cpu", dtype, "f1", **kwargs).identity
+
+    packed = "+prepacked" if packable(CPU, torch.float32) else ""
+    assert identity(torch.float32) == f"judge|f1|torch.float32{packed}|greedy"
+    assert identity(torch.float32, prepack=False) == "judge|f1|torch.float32|greedy"
+    assert identity(torch.bfloat16, int8_weights=True) == "judge|f1|torch.bfloat16+int8-weights|greedy"
+    assert "+prepacked" not in TransformersJudge("/m", "judge", "cuda", torch.bfloat16).identity
 
 
 def test_int8_is_a_cpu_format():

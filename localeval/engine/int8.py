@@ -20,6 +20,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from .linears import replace_linears
+
 # Widest pass (rows x tokens) the int8 kernel takes; wider ones dequantize. Measured on 2 cores
 # (avx512_bf16): the kernel's time grows with the width, the dequantized product's hardly at all,
 # and they cross between 8 and 16.
@@ -52,12 +54,5 @@ class Int8Linear(nn.Module):
 
 def quantize_linears(model: nn.Module) -> int:
     """Replace every linear layer of `model` (the output head included) by an Int8Linear, in place;
-    the count replaced. The model must already be in bfloat16. A head tied to the input embeddings
-    gets its own int8 copy: the embedding lookup reads one row per token and keeps its weight."""
-    replaced = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear):
-                setattr(parent, name, Int8Linear(child))
-                replaced += 1
-    return replaced
+    the count replaced. The model must already be in bfloat16."""
+    return replace_linears(model, Int8Linear)

@@ -20,6 +20,7 @@ from .batching import Admission, decode_continuously
 from .decode import DecodeCounters, Decoder, GreedyRows, PrefixCache, Prompt, RowOutput
 from .grammar import GrammarTokenizer
 from .int8 import quantize_linears
+from .linears import pack_linears, packable
 
 CPU_STEP_BUDGET = 32  # measured on 2 cores: a batch of 32 feeding 4 tokens a row ran 20% slower than 1
 GPU_STEP_BUDGET = 4096
@@ -62,13 +63,17 @@ class TransformersJudge:
     """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
-                 fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False):
+                 fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False,
+                 prepack: bool = True):
         self.path, self.device, self.dtype, self.int8_weights = str(path), torch.device(device), dtype, int8_weights
+        # oneDNN's prepacked weights on a CPU (linears.py): float32's last bits differ from torch's own kernel
+        self.prepacked = prepack and not int8_weights and packable(self.device, dtype)
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
-        self.identity = f"{name or path}|{fingerprint}|{dtype}{'+int8-weights' if int8_weights else ''}|greedy"
+        weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
+        self.identity = f"{name or path}|{fingerprint}|{dtype}{weights}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
         self.stats = JudgeStats()
@@ -108,6 +113,8 @@ class TransformersJudge:
         n_logits = model.get_output_embeddings().weight.shape[0]
         if self.int8_weights:
             quantize_linears(self._model)
+        elif self.prepacked:
+            pack_linears(self._model)
         self._grammar = GrammarTokenizer(self.tokenizer, n_logits)
         eos = self._grammar.eos_token_id
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
