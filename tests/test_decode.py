@@ -58,7 +58,10 @@ def plain_greedy(judge: TransformersJudge, request) -> list[int]:
                           use_cache=True).logits[:, -1, :]
     tokens: list[int] = []
     while len(tokens) < request.max_new_tokens:
-        token = int(constraint.mask(logits.float(), [0]).argmax(-1))
+        masked, (few,) = constraint.mask(logits.float(), [0], few=8)
+        allowed = torch.isfinite(masked[0]).nonzero().flatten().tolist()
+        assert few == (allowed if len(allowed) <= 8 else None)  # the tokens read off the grammar's bits
+        token = int(masked.argmax(-1))
         if token == judge._grammar.eos_token_id:
             break
         constraint.consume({0: token})

@@ -35,7 +35,7 @@ def test_choice_points_are_where_only_a_few_tokens_are_allowed():
     masked[2, :] = 0.0  # free text: every token open
     import torch
 
-    found = choice_probabilities(torch.tensor(masked))
+    found = choice_probabilities(torch.tensor(masked), [[4, 7], [5], None])
     assert found[0] == pytest.approx({4: 0.25, 7: 0.75})
     assert found[1] is None and found[2] is None
 

@@ -280,9 +280,9 @@ class GreedyRows:
         the slots that finished."""
         tick = time.perf_counter()
         choosing = [slot for slot, row in enumerate(self.rows) if not row.pending]
-        masked = self.constraint.mask(self.logits[choosing], choosing) if choosing else self.logits[:0]
+        masked, few = self.constraint.mask(self.logits[choosing], choosing, MAX_CHOICE_TOKENS) if choosing else (self.logits[:0], [])
         chosen = masked.argmax(-1).tolist()
-        for slot, probabilities in zip(choosing, choice_probabilities(masked)):
+        for slot, probabilities in zip(choosing, choice_probabilities(masked, few)):
             if probabilities is not None:
                 output = self.rows[slot].output
                 output.choices.append(ChoicePoint(len(output.tokens), probabilities))
@@ -343,16 +343,14 @@ def _similar_lengths(admitted: list[Prompt]) -> list[list[Prompt]]:
     return groups
 
 
-def choice_probabilities(masked: torch.Tensor) -> list[dict[int, float] | None]:
-    """Per row of grammar-masked logits: {token: probability} over the allowed tokens where only a
-    few are allowed (a choice between values), else None (free text, or a single forced token)."""
-    allowed = torch.isfinite(masked)
-    counts = allowed.sum(-1).tolist()
-    found: list[dict[int, float] | None] = [None] * len(counts)
-    for row, count in enumerate(counts):
-        if 1 < count <= MAX_CHOICE_TOKENS:
-            tokens = allowed[row].nonzero().flatten()
+def choice_probabilities(masked: torch.Tensor, few: list[list[int] | None]) -> list[dict[int, float] | None]:
+    """Per row of grammar-masked logits: {token: probability} over the allowed tokens where the row
+    allows a few (`few[row]`, as the grammar gives them: a choice between values), else None (free
+    text, or a single forced token)."""
+    found: list[dict[int, float] | None] = [None] * len(few)
+    for row, tokens in enumerate(few):
+        if tokens is not None and len(tokens) > 1:
             # float32 whatever the model's dtype: probabilities near 0 or 1 need the precision
             probabilities = torch.softmax(masked[row, tokens].float(), dim=-1)
-            found[row] = dict(zip(tokens.tolist(), probabilities.tolist()))
+            found[row] = dict(zip(tokens, probabilities.tolist()))
     return found
