@@ -295,7 +295,8 @@ def main() -> None:
     parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
     parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--batch-size", type=int, default=None, help="the default config's batch size")
-    parser.add_argument("--step-budget", type=int, default=None, help="most tokens a decoding forward pass feeds")
+    parser.add_argument("--step-budget", default=None,
+                        help="most tokens a decoding forward pass feeds; several (16,32,64) run side by side")
     parser.add_argument("--cache-check", type=int, default=None, metavar="N",
                         help="also time a cold and a warm `localeval run` of the first N samples")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
@@ -316,13 +317,14 @@ def main() -> None:
         if linears == "plain":
             judge = plain_linears(judge)
         loaded = build_pipeline(metrics, judge, device=device, dtype=dtype, log=lambda _: None)
-        if args.step_budget:
-            loaded.judge.step_budget = args.step_budget
         started = time.perf_counter()
         loaded.load()
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
-        for name in args.configs.split(","):
-            label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []), name])
+        budgets = [int(b) for b in args.step_budget.split(",")] if args.step_budget else [loaded.judge.step_budget]
+        for budget, name in [(budget, name) for budget in budgets for name in args.configs.split(",")]:
+            loaded.judge.step_budget = budget  # read by every generate call: no reload
+            label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []),
+                              *([f"budget {budget}"] if len(budgets) > 1 else []), name])
             runs.append(measure(label, configs[name], loaded, samples))
             print(json.dumps(runs[-1].row()), flush=True)
         del loaded
