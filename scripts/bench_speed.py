@@ -263,8 +263,8 @@ def write_section(path: Path, title: str, body: str) -> None:
 
 def plain_linears(judge: TransformersJudge) -> TransformersJudge:
     """The same judge with torch's own linear kernels: what prepacking is measured against."""
-    return TransformersJudge(judge.path, judge.name, str(judge.device), judge.dtype, step_budget=judge.step_budget,
-                             int8_weights=judge.int8_weights, prepack=False)
+    return TransformersJudge(judge.path, judge.name, str(judge.device), judge.dtype, judge.fingerprint,
+                             step_budget=judge.step_budget, int8_weights=judge.int8_weights, prepack=False)
 
 
 def short_enough(sample, args) -> bool:

@@ -74,6 +74,11 @@ def test_the_token_budget_counts_new_rows_padded_to_the_widest_prompt():
     assert len(heard) == 4
 
 
+def test_a_batch_of_no_rows_is_refused_rather_than_looping_forever():
+    with pytest.raises(ValueError, match="at least one row"):
+        run([3], [1], Admission(rows=0, prompt_tokens=10**6))
+
+
 def test_one_row_at_a_time():
     rows, heard = run([3, 1, 2], [2, 2, 2], Admission(rows=1, prompt_tokens=10**6))
     assert rows.admissions == [[0], [1], [2]]

@@ -989,6 +989,20 @@ def test_engine_answers_in_request_order_and_asks_each_request_once():
     assert [judge.prompt_tokens(r) for r in asked] == [3, 5, 7, 11]
 
 
+def test_a_judge_that_does_not_announce_its_answers_still_has_them_cached_and_counted(tmp_path):
+    class QuietJudge(ScriptedJudge):
+        def generate(self, requests, admission=None, on_answer=None):
+            return super().generate(requests, admission)  # never calls on_answer
+
+    requests = sized_requests([3, 4, 5], max_new_tokens=5)
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    engine = JudgeEngine(QuietJudge(lambda r: {"ok": 1}), BatchLimits(), cache)
+    engine.answer(requests)
+    assert engine.answered == 3
+    assert len(cache.get_many("scripted", requests)) == 3
+    cache.close()
+
+
 def sized_requests(prompt_words: list[int], max_new_tokens: int) -> list[JudgeRequest]:
     """Requests whose ScriptedJudge prompt size is exactly the given word count (system 'sys' is 1 word)."""
     return [

@@ -54,6 +54,8 @@ def decode_continuously(prompt_sizes: list[int], admission: Admission, rows: Row
     """Decode every request (by index, in order) through `rows`, admitting new ones as rows free up:
     a refill waits until enough rows are free to be worth a prefill pass, and takes the next
     requests while rows and padded prompt tokens stay within `admission`."""
+    if admission.rows < 1:
+        raise ValueError(f"a batch needs at least one row, not {admission.rows}")
     queue = deque(range(len(prompt_sizes)))
     while queue or rows.decoding():
         free = admission.rows - rows.decoding()

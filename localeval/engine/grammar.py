@@ -4,8 +4,10 @@ Outlines turns each JSON Schema into a regular expression (`build_regex_from_sch
 llguidance (one of Outlines' grammar backends) matches it token by token. llguidance builds
 its automaton lazily, so a new schema costs about a millisecond rather than the seconds a full
 vocabulary index takes; that matters because schemas differ by sentence count. The masks of
-all rows are filled in one parallel call, and applied to the logits with llguidance's own
-kernel (six times faster than unpacking the bits to a boolean mask first, on 24 rows of 152k).
+all rows are filled in one parallel call. A row the grammar leaves a few tokens (a verdict) keeps
+just those, read off its bitmask; only free-text rows unpack their bits over the whole vocabulary.
+(llguidance's own masking kernel is not used: it is built with torch.compile, which would need a
+C++ compiler at run time.)
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class BatchConstraint:
         self.tokenizer, self.schemas = tokenizer, schemas
         self.matchers: list[llguidance.LLMatcher] = []
         self.bitmask = llguidance.torch.allocate_token_bitmask(capacity, tokenizer.ll_tokenizer.vocab_size)
+        self._bit_positions = torch.arange(32, dtype=torch.int32)
 
     def admit(self, requests: list[int]) -> None:
         """New rows, after the current ones, for the schemas of these requests."""
@@ -91,13 +94,32 @@ class BatchConstraint:
 
     def mask(self, logits: torch.Tensor, slots: list[int], few: int) -> tuple[torch.Tensor, list[list[int] | None]]:
         """Set the logits of every token the grammar of row `slots[i]` forbids to -inf (in place); the
-        masked logits, and per row the tokens it allows where they are `few` or fewer (else None)."""
+        masked logits, and per row the tokens it allows where they are `few` or fewer (else None).
+
+        A row with few allowed tokens (a verdict, a flag) keeps just those logits, read off the few
+        nonzero words of its bitmask; only rows with many (free text) unpack their whole bitmask."""
         pairs = [(self.matchers[slot], i) for i, slot in enumerate(slots)]
         llguidance.torch.fill_next_token_bitmask_par(self.tokenizer.executor, pairs, self.bitmask)
         bitmask = self.bitmask[: len(slots)]
-        llguidance.torch.apply_token_bitmask_inplace(logits, bitmask.to(logits.device))
         counts = _bits_set(bitmask).tolist()
-        return logits, [_tokens_allowed(words) if count <= few else None for words, count in zip(bitmask, counts)]
+        allowed = [_tokens_allowed(words) if count <= few else None for words, count in zip(bitmask, counts)]
+        wide = [row for row, tokens in enumerate(allowed) if tokens is None]
+        if wide:
+            unpacked = self._unpack(bitmask[wide].to(logits.device), logits.shape[-1])
+            logits[wide] = logits[wide].masked_fill_(~unpacked, float("-inf"))
+        for row, tokens in enumerate(allowed):
+            if tokens is not None:
+                kept = logits[row, tokens]
+                logits[row] = float("-inf")
+                logits[row, tokens] = kept
+        return logits, allowed
+
+    def _unpack(self, bitmask: torch.Tensor, vocab: int) -> torch.Tensor:
+        bits = (bitmask.unsqueeze(-1) >> self._bit_positions.to(bitmask.device)) & 1
+        allowed = bits.bool().reshape(bitmask.shape[0], -1)
+        if allowed.shape[1] < vocab:  # logits wider than the tokenizer: padding ids are never allowed
+            allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]), value=False)
+        return allowed[:, :vocab]
 
 
 def _bits_set(bitmask: torch.Tensor) -> torch.Tensor:

@@ -66,12 +66,14 @@ class TransformersJudge:
                  fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False,
                  prepack: bool = True):
         self.path, self.device, self.dtype, self.int8_weights = str(path), torch.device(device), dtype, int8_weights
-        # oneDNN's prepacked weights on a CPU (linears.py): float32's last bits differ from torch's own kernel
+        self.fingerprint = fingerprint
+        # oneDNN's prepacked weights on a CPU (linears.py)
         self.prepacked = prepack and not int8_weights and packable(self.device, dtype)
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
+        # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
         weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
         self.identity = f"{name or path}|{fingerprint}|{dtype}{weights}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)

@@ -1,15 +1,18 @@
-"""A CPU judge's linear layers with their weights prepacked for oneDNN: the same products, faster.
+"""A CPU judge's float32 linear layers with their weights prepacked for oneDNN: faster products.
 
 torch's CPU linear hands the weight to the matrix library as it is stored, and the library lays
 it out for its kernel on every call. Laid out once at load (`_reorder_linear_weight`, the op
-torch's own compiler uses for CPU linears), the products on the judges' layer shapes ran, on 2
-cores with avx512_bf16 (docs/benchmarks.md): float32 2-5x faster, bfloat16 1.4-1.7x at decoding
-widths and 1.05-1.3x at prefill widths.
+torch's own compiler uses for CPU linears), float32 products on the judges' layer shapes ran 2-5x
+faster on 2 cores (docs/benchmarks.md), and the float32 judges' runs 1.7-2.2x.
 
-The numbers: bfloat16 products are the same bit for bit. float32 ones differ from torch's kernel
-in the last bits, but a row's result does not depend on the rows beside it, so a sample's scores
-still do not depend on its batch, with one exception handled here: oneDNN computes a single row
-with another kernel, so a single row is computed as a pair (tests/test_engine_speed.py).
+The numbers differ from torch's kernel in the last bits, but a row's result does not depend on
+the rows beside it, so a sample's scores still do not depend on its batch (why float32 is the CPU
+default), with one exception handled here: oneDNN computes a single row with another kernel, so a
+single row is computed as a pair (tests/test_engine_speed.py).
+
+bfloat16 is not prepacked: its products gain less (a Qwen-1.5B run 1.04-1.4x) and its weights
+are memory-mapped from the model file, so the packed copy would add their whole size to the
+process's memory (3 GB for Qwen-1.5B).
 """
 
 from __future__ import annotations
@@ -20,18 +23,12 @@ import torch
 from torch import nn
 
 BATCH_HINT = 32  # the rows oneDNN lays the weight out for; any number of rows may then be fed
-PACKABLE = (torch.float32, torch.bfloat16)
-
-
 def packable(device: torch.device, dtype: torch.dtype) -> bool:
-    """Whether this torch can prepack a judge's weights on `device` in `dtype`; known without a model,
-    so the judge's identity (which keys the answer cache) can say so before loading."""
+    """Whether a judge's weights are prepacked on `device` in `dtype` with this torch; known without a
+    model, so the judge's identity (which keys the answer cache) can say so before loading."""
     mkldnn = torch.ops.mkldnn
-    if device.type != "cpu" or dtype not in PACKABLE or not torch.backends.mkldnn.is_available():
-        return False
-    if not (hasattr(mkldnn, "_reorder_linear_weight") and hasattr(mkldnn, "_linear_pointwise")):
-        return False
-    return dtype != torch.bfloat16 or mkldnn._is_mkldnn_bf16_supported()
+    return (device.type == "cpu" and dtype == torch.float32 and torch.backends.mkldnn.is_available()
+            and hasattr(mkldnn, "_reorder_linear_weight") and hasattr(mkldnn, "_linear_pointwise"))
 
 
 class PackedLinear(nn.Module):
@@ -56,13 +53,13 @@ def replace_linears(model: nn.Module, make: Callable[[nn.Linear], nn.Module]) ->
     """Replace every linear layer of `model` (the output head included) by `make(layer)`, in place;
     the count replaced. A head tied to the input embeddings gets its own copy: the embedding lookup
     reads one row per token and keeps its weight."""
-    replaced = 0
-    for parent in list(model.modules()):
-        for name, child in list(parent.named_children()):
-            if isinstance(child, nn.Linear):
-                setattr(parent, name, make(child))
-                replaced += 1
-    return replaced
+    # Where each layer sits, not the layers: each original is then freed as soon as it is replaced,
+    # so a load never holds two copies of every weight.
+    places = [(parent, name) for parent in model.modules() for name, child in parent.named_children()
+              if isinstance(child, nn.Linear)]
+    for parent, name in places:
+        setattr(parent, name, make(getattr(parent, name)))
+    return len(places)
 
 
 def pack_linears(model: nn.Module) -> int:

@@ -40,11 +40,21 @@ class JudgeEngine:
         ordered = sorted(todo, key=self.judge.prompt_tokens)
         admission = Admission(rows=self.limits.batch_size, prompt_tokens=self.limits.max_batch_tokens)
 
+        heard: set[int] = set()
+
         def done(index: int, answer: JudgeAnswer) -> None:
+            heard.add(index)
             self._record({ordered[index]: answer})
             progress.advance(1)
 
-        return dict(zip(ordered, self.judge.generate(ordered, admission, done))) if ordered else {}
+        if not ordered:
+            return {}
+        answers = dict(zip(ordered, self.judge.generate(ordered, admission, done)))
+        unheard = {request: answers[request] for index, request in enumerate(ordered) if index not in heard}
+        if unheard:  # a judge that does not announce its answers still has them cached and counted
+            self._record(unheard)
+            progress.advance(len(unheard))
+        return answers
 
     def _record(self, fresh: dict[JudgeRequest, JudgeAnswer]) -> None:
         if self.cache:
