@@ -29,14 +29,12 @@ from localeval import offline
 offline.defaults_for_the_command_line()  # this script's process is localeval's, as the CLI's is
 
 from localeval.api import as_samples  # noqa: E402
-from localeval.device import describe  # noqa: E402
-from localeval.device import choose_device  # noqa: E402
+from localeval.device import choose_device, cpu_flags, describe  # noqa: E402
 from localeval.engine.judge import JudgeStats, TransformersJudge  # noqa: E402
 from localeval.engine.limits import BatchLimits  # noqa: E402
 from localeval.metrics import METRICS, resolve_metrics  # noqa: E402
 from localeval.pipeline import Pipeline, build_judge, build_pipeline  # noqa: E402
 from localeval.tuning import metric_settings  # noqa: E402
-from localeval.device import cpu_flags  # noqa: E402
 from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
 from roofline import measure as measure_roofline  # noqa: E402
 

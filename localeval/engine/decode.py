@@ -280,7 +280,9 @@ class GreedyRows:
         the slots that finished."""
         tick = time.perf_counter()
         choosing = [slot for slot, row in enumerate(self.rows) if not row.pending]
-        masked, few = self.constraint.mask(self.logits[choosing], choosing, MAX_CHOICE_TOKENS) if choosing else (self.logits[:0], [])
+        masked, few = self.logits[:0], []
+        if choosing:
+            masked, few = self.constraint.mask(self.logits[choosing], choosing, MAX_CHOICE_TOKENS)
         chosen = masked.argmax(-1).tolist()
         for slot, probabilities in zip(choosing, choice_probabilities(masked, few)):
             if probabilities is not None:

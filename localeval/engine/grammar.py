@@ -24,6 +24,7 @@ from outlines_core.json_schema import build_regex_from_schema
 # sentence numbers) is then fully determined, so the decoder appends it without asking the model,
 # and the model cannot pad its output with whitespace until it runs out of tokens.
 WHITESPACE = ""
+BIT_POSITIONS = torch.arange(32, dtype=torch.int32)  # bit b of a bitmask word w is token 32w + b
 
 
 @lru_cache(maxsize=None)
@@ -56,7 +57,6 @@ class BatchConstraint:
         self.tokenizer, self.schemas = tokenizer, schemas
         self.matchers: list[llguidance.LLMatcher] = []
         self.bitmask = llguidance.torch.allocate_token_bitmask(capacity, tokenizer.ll_tokenizer.vocab_size)
-        self._bit_positions = torch.arange(32, dtype=torch.int32)
 
     def admit(self, requests: list[int]) -> None:
         """New rows, after the current ones, for the schemas of these requests."""
@@ -115,7 +115,7 @@ class BatchConstraint:
         return logits, allowed
 
     def _unpack(self, bitmask: torch.Tensor, vocab: int) -> torch.Tensor:
-        bits = (bitmask.unsqueeze(-1) >> self._bit_positions.to(bitmask.device)) & 1
+        bits = (bitmask.unsqueeze(-1) >> BIT_POSITIONS.to(bitmask.device)) & 1
         allowed = bits.bool().reshape(bitmask.shape[0], -1)
         if allowed.shape[1] < vocab:  # logits wider than the tokenizer: padding ids are never allowed
             allowed = torch.nn.functional.pad(allowed, (0, vocab - allowed.shape[1]), value=False)
@@ -135,6 +135,5 @@ def _tokens_allowed(words: torch.Tensor) -> list[int]:
     """The token ids whose bits are set in one row of the bitmask (bit b of word w is token 32w + b):
     read from its few nonzero words rather than from 150k masked logits."""
     nonzero = words.nonzero().flatten()
-    bits = torch.arange(32, dtype=torch.int32)
-    tokens = nonzero[:, None] * 32 + bits
-    return tokens[((words[nonzero, None] >> bits) & 1).bool()].tolist()
+    tokens = nonzero[:, None] * 32 + BIT_POSITIONS
+    return tokens[((words[nonzero, None] >> BIT_POSITIONS) & 1).bool()].tolist()

@@ -23,6 +23,8 @@ import torch
 from torch import nn
 
 BATCH_HINT = 32  # the rows oneDNN lays the weight out for; any number of rows may then be fed
+
+
 def packable(device: torch.device, dtype: torch.dtype) -> bool:
     """Whether a judge's weights are prepacked on `device` in `dtype` with this torch; known without a
     model, so the judge's identity (which keys the answer cache) can say so before loading."""
