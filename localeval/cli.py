@@ -23,7 +23,8 @@ EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
   1    a bug in localeval (a traceback; please report it)
   {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file, an unknown option value,
-       metric or model, an --out that is a file, --resume into another run's folder
+       metric or model, an --out that is a file or that another run is writing in, --resume
+       into another run's folder
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk, a folder that cannot be written, too
        little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)

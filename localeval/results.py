@@ -4,6 +4,8 @@ Appending line by line is what makes a run resumable: whatever is in results.jso
 scored, and `--resume` skips those ids. What survives a crash, and why:
 - Nothing in the output folder is touched until the first result is written, so a run that fails
   before (a bad option, a model that does not load) leaves a previous run's files as they were.
+  (A hidden lock file, .localeval.lock, is made at the start: while a run holds it, a second run
+  aimed at the same folder is refused instead of interleaving its lines with the first's.)
 - Each result is one write of one whole line; a crash in the middle of it leaves a torn last line,
   which `--resume` cuts off before appending (that sample is scored again).
 - summary.json and report.html are written to a temporary file and renamed over the old one, so
@@ -19,8 +21,12 @@ import hashlib
 import json
 import math
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable
+
+from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
@@ -33,6 +39,7 @@ RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
 REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, "report.html")  # a previous run's, stale once its results go
+LOCK_FILE = ".localeval.lock"  # held by the run writing in a folder (claim_folder)
 
 
 class ResultWriter:
@@ -45,7 +52,6 @@ class ResultWriter:
         self.out_dir, self.path, self.identity = out_dir, out_dir / RESULTS_FILE, identity
         self.written = 0
         self._file = None
-        check_writable_folder(out_dir, "--out")
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
         if self.resuming:
@@ -79,6 +85,29 @@ class ResultWriter:
                 self._file.close()
             except OSError:  # the write that failed already said why
                 pass
+
+
+@contextmanager
+def claim_folder(folder: Path, option: str) -> Iterator[None]:
+    """`folder` made writable (check_writable_folder) and held by this process while the block runs.
+
+    A second localeval run aimed at the same folder is refused at once (exit 2) rather than left
+    to interleave its lines with this one's. The lock is the operating system's (filelock: flock
+    on Unix), so a run that is killed releases it with its process: no stale lock to clear by hand.
+    """
+    check_writable_folder(folder, option)
+    lock = FileLock(folder / LOCK_FILE)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise UserError(f"{option} {folder} is in use by another localeval run; wait for it to end or choose "
+                        "another folder") from None
+    except OSError as error:
+        raise EnvironmentFailure(f"{option} {folder}: cannot make its lock file ({_reason(error)})") from None
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def check_writable_folder(folder: Path, option: str) -> None:

@@ -26,6 +26,7 @@ from .results import (
     SCHEMA_VERSION,
     SUMMARY_FILE,
     ResultWriter,
+    claim_folder,
     file_digest,
     format_table,
     read_results,
@@ -59,7 +60,36 @@ def run_command(args) -> int:
                             args.window)
     cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
-    writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
+    with claim_folder(Path(args.out), "--out"):  # no second run writes here meanwhile
+        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
+        scored = _score(args, samples, writer, score, cluster, pipeline, log)
+        if scored is None:
+            return EXIT_INTERRUPTED
+        out_dir = writer.out_dir
+        names = result_names(metrics)
+        rows = read_results(writer.path)
+        summary = summarize(rows, names, human)
+        details = _details(args, pipeline, cluster, len(samples), scored, started)
+        details["calibration"] = calibration
+        details["labels"] = str(args.labels) if args.labels else None
+        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
+        document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
+        write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        report = write_report(out_dir, rows, summary, details, samples)
+        say = (lambda text: print(text, file=sys.stderr)) if args.json else print  # stdout: the JSON alone
+        say(format_table(summary))
+        for warning in details["warnings"]:
+            say(f"\n{warning}")
+        say(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
+            f"results in {writer.path}, report in {report}")
+        if args.json:
+            print(json.dumps(document, ensure_ascii=False))
+        return _gate(summary, gates)
+
+
+def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -> int | None:
+    """Score the samples not yet in results.jsonl, a line each as they finish; how many were scored
+    now, or None if interrupted (what was scored is kept)."""
     todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
@@ -73,7 +103,7 @@ def run_command(args) -> int:
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {writer.written} samples saved in {writer.path}; rerun with --resume to continue")
-        return EXIT_INTERRUPTED
+        return None
     except MemoryError:
         raise EnvironmentFailure(f"out of memory; {writer.written} samples saved in {writer.path}. Lower "
                                  "--batch-size or --max-batch-tokens and rerun with --resume") from None
@@ -85,28 +115,7 @@ def run_command(args) -> int:
     finally:
         bar.close()
         writer.close()
-    scored = writer.written
-    out_dir = writer.out_dir
-
-    names = result_names(metrics)
-    rows = read_results(writer.path)
-    summary = summarize(rows, names, human)
-    details = _details(args, pipeline, cluster, len(samples), scored, started)
-    details["calibration"] = calibration
-    details["labels"] = str(args.labels) if args.labels else None
-    details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
-    document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
-    write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
-    report = write_report(out_dir, rows, summary, details, samples)
-    say = (lambda text: print(text, file=sys.stderr)) if args.json else print  # stdout: the JSON alone
-    say(format_table(summary))
-    for warning in details["warnings"]:
-        say(f"\n{warning}")
-    say(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
-        f"results in {writer.path}, report in {report}")
-    if args.json:
-        print(json.dumps(document, ensure_ascii=False))
-    return _gate(summary, gates)
+    return writer.written
 
 
 def _progress(todo, cluster):

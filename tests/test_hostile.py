@@ -247,6 +247,60 @@ def test_resume_with_a_line_that_is_not_a_result_is_refused(capsys, finished, ti
           "not a localeval result")
 
 
+# --- two runs aimed at one folder -----------------------------------------------------------------
+
+HOLD_FOLDER = """
+import sys, time
+from pathlib import Path
+from localeval.results import claim_folder
+with claim_folder(Path(sys.argv[1]), "--out"):
+    print("holding", flush=True)
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def held_by_another_process():
+    """Hold a folder the way a running localeval does, from another process; the process, to kill."""
+    held = []
+
+    def hold(folder: Path) -> subprocess.Popen:
+        process = subprocess.Popen([sys.executable, "-c", HOLD_FOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
+        held.append(process)
+        assert process.stdout.readline().strip() == "holding"
+        return process
+
+    yield hold
+    for process in held:
+        process.kill()
+        process.wait()
+
+
+def test_a_second_run_into_a_folder_in_use_is_refused_and_the_first_runs_files_kept(
+        capsys, finished, tiny_judge, held_by_another_process):
+    data, out, before = finished
+    holder = held_by_another_process(out)
+    capsys.readouterr()
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache"]
+    fails(capsys, argv, EXIT_USER, "is in use by another localeval run")
+    fails(capsys, [*argv, "--resume"], EXIT_USER, "is in use by another localeval run")
+    assert {name: (out / name).read_bytes() for name in before} == before
+    holder.kill()  # a run killed mid-way: its lock goes with its process, nothing to clear by hand
+    holder.wait()
+    assert main(argv) == 0
+    assert main(argv) == 0  # and a finished run releases it too
+
+
+def test_a_second_bench_into_a_folder_in_use_is_refused_before_any_judge_runs(tmp_path, capsys,
+                                                                             held_by_another_process):
+    labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+    out = tmp_path / "bench-out"
+    out.mkdir()
+    held_by_another_process(out)
+    fails(capsys, ["bench", "--data", str(labeled), "--out", str(out)], EXIT_USER, "is in use by another localeval run")
+    assert [path.name for path in out.iterdir()] == [".localeval.lock"]
+
+
 # --- the machine: a full disk, a read-only folder, no memory (exit 3) ------------------------------
 
 

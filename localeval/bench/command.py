@@ -18,7 +18,7 @@ from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
 from ..device import choose_device, describe, dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
-from ..results import check_writable_folder, write_atomically
+from ..results import claim_folder, write_atomically
 from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -39,33 +39,34 @@ def bench_command(args) -> int:
     device = choose_device(args.device)
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     labeled = read_labeled(args.data, metrics)[: args.limit]
-    check_writable_folder(Path(args.out), "--out")  # before any judge runs for minutes
-    log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
-    jobs = [
-        JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
-                 metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
-                 BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
-        for judge in judges
-    ]
-    try:
-        runs = run_judges(jobs, log, isolate=True)
-    except KeyboardInterrupt:
-        print("\ninterrupted: no report written", file=sys.stderr)
-        return 130
-    bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
-                     example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate)
-    out_dir = Path(args.out)
-    write_reports(out_dir, bench)
-    write_judge_results(out_dir, runs)
-    calibrated = ""
-    if args.calibrate:
-        fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
-        write_calibration(out_dir / CALIBRATION_FILE, fitted, str(args.data), len(labeled))
-        calibrated = f"; thresholds in {out_dir / CALIBRATION_FILE} (use with run --calibration)"
-    print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
-          f"{len(judges)} judge(s) on {len(labeled)} samples in {bench['total_seconds']:.1f} s; "
-          f"report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
-    return 0 if all(run.ok for run in runs) else 1
+    # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
+    with claim_folder(Path(args.out), "--out"):
+        log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
+        jobs = [
+            JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
+                     metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
+                     BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
+            for judge in judges
+        ]
+        try:
+            runs = run_judges(jobs, log, isolate=True)
+        except KeyboardInterrupt:
+            print("\ninterrupted: no report written", file=sys.stderr)
+            return 130
+        bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
+                         example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate)
+        out_dir = Path(args.out)
+        write_reports(out_dir, bench)
+        write_judge_results(out_dir, runs)
+        calibrated = ""
+        if args.calibrate:
+            fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
+            write_calibration(out_dir / CALIBRATION_FILE, fitted, str(args.data), len(labeled))
+            calibrated = f"; thresholds in {out_dir / CALIBRATION_FILE} (use with run --calibration)"
+        print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
+              f"{len(judges)} judge(s) on {len(labeled)} samples in {bench['total_seconds']:.1f} s; "
+              f"report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
+        return 0 if all(run.ok for run in runs) else 1
 
 
 RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl
