@@ -91,6 +91,7 @@ class ModelShape:
     weight_params: int  # the weights every prompt token goes through (not the embedding lookup, not the head)
     weight_bytes: int  # the bytes a decoding pass reads: those weights and the head's, as stored
     kv_bytes_per_token: int  # keys and values of one token, all layers
+    dtype: str  # what the products compute in: the matmul peak this judge can reach (Roofline.flops_in)
 
     @staticmethod
     def of(model) -> "ModelShape":
@@ -104,7 +105,8 @@ class ModelShape:
         return ModelShape(
             sum(t.numel() for t in read if not any(t is h for h in head)),  # the head runs for one token per row
             sum(t.numel() * t.element_size() for t in read),
-            config.num_hidden_layers * 2 * kv_heads * head_dim * model.dtype.itemsize)
+            config.num_hidden_layers * 2 * kv_heads * head_dim * model.dtype.itemsize,
+            str(model.dtype).removeprefix("torch."))
 
     def roofline_columns(self, roofline: Roofline, decoding, seconds_per_pass: float) -> dict:
         prefill_flops = 2 * self.weight_params * (decoding.prefix_tokens + decoding.prefill_tokens)
@@ -112,13 +114,18 @@ class ModelShape:
         bytes_per_pass = self.weight_bytes + self.kv_bytes_per_token * decoding.cache_tokens_read / passes
         floor = bytes_per_pass / roofline.bandwidth
         # A pass of many rows can be bound by compute instead: 2 flops per weight per token it feeds.
-        compute = 2 * self.weight_params * decoding.decode_tokens / passes / roofline.matmul_flops
+        decode_flops = 2 * self.weight_params * decoding.decode_tokens / passes
+        compute, own_compute = decode_flops / roofline.matmul_flops, decode_flops / roofline.flops_in(self.dtype)
+        prefill_flops_per_s = prefill_flops / max(decoding.prefill_seconds, 1e-9)
         return {
-            "prefill_pct_of_matmul_peak": 100 * prefill_flops / max(decoding.prefill_seconds, 1e-9) / roofline.matmul_flops,
+            "prefill_pct_of_matmul_peak": 100 * prefill_flops_per_s / roofline.matmul_flops,
             "decode_floor_ms": 1000 * floor,
             "decode_pct_of_floor": 100 * floor / seconds_per_pass,
             "decode_compute_ms": 1000 * compute,
             "decode_pct_of_roofline": 100 * max(floor, compute) / seconds_per_pass,
+            # the same, against what the judge's own dtype can reach (differs for float32 on a bf16 device)
+            "prefill_pct_of_dtype_peak": 100 * prefill_flops_per_s / roofline.flops_in(self.dtype),
+            "decode_pct_of_dtype_roofline": 100 * max(floor, own_compute) / seconds_per_pass,
         }
 
 
@@ -210,7 +217,7 @@ COLUMNS = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok
            "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
            "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb",
            "prefill_pct_of_matmul_peak", "decode_floor_ms", "decode_pct_of_floor", "decode_compute_ms",
-           "decode_pct_of_roofline"]
+           "decode_pct_of_roofline", "prefill_pct_of_dtype_peak", "decode_pct_of_dtype_roofline"]
 
 
 def markdown(args, device: str, judges: dict[str, tuple[str, float]], metric_names: list[str],
