@@ -1,4 +1,4 @@
-"""A CPU judge's float32 linear layers with their weights prepacked for oneDNN: faster products.
+"""A CPU judge's linear layers with their weights prepacked for oneDNN: faster products.
 
 torch's CPU linear hands the weight to the matrix library as it is stored, and the library lays
 it out for its kernel on every call. Laid out once at load (`_reorder_linear_weight`, the op
@@ -10,9 +10,11 @@ the rows beside it, so a sample's scores still do not depend on its batch (why f
 default), with one exception handled here: oneDNN computes a single row with another kernel, so a
 single row is computed as a pair (tests/test_engine_speed.py).
 
-bfloat16 is not prepacked: its products gain less (a Qwen-1.5B run 1.04-1.4x) and its weights
-are memory-mapped from the model file, so the packed copy would add their whole size to the
-process's memory (3 GB for Qwen-1.5B).
+bfloat16 is prepacked where the CPU computes it natively (where it does not, bfloat16 is not a
+judge's default). Its products gain less (Qwen-1.5B's runs 1.04-1.4x, docs/benchmarks.md), and its
+weights come memory-mapped from the model file: the file stays mapped, with every page that
+packing read, while any tensor of it is alive. So what is not packed (embeddings, norms) is copied
+out of it, and the mapping goes; the process then holds what plain bfloat16 held (Qwen-1.5B: 3.7 GB).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from collections.abc import Callable
 import torch
 from torch import nn
 
+from ..device import native_bf16
+
 BATCH_HINT = 32  # the rows oneDNN lays the weight out for; any number of rows may then be fed
 
 
@@ -29,7 +33,8 @@ def packable(device: torch.device, dtype: torch.dtype) -> bool:
     """Whether a judge's weights are prepacked on `device` in `dtype` with this torch; known without a
     model, so the judge's identity (which keys the answer cache) can say so before loading."""
     mkldnn = torch.ops.mkldnn
-    return (device.type == "cpu" and dtype == torch.float32 and torch.backends.mkldnn.is_available()
+    fast = dtype == torch.float32 or (dtype == torch.bfloat16 and native_bf16())
+    return (device.type == "cpu" and fast and torch.backends.mkldnn.is_available()
             and hasattr(mkldnn, "_reorder_linear_weight") and hasattr(mkldnn, "_linear_pointwise"))
 
 
@@ -39,7 +44,7 @@ class PackedLinear(nn.Module):
     def __init__(self, linear: nn.Linear):
         super().__init__()
         self.register_buffer("weight_packed", torch.ops.mkldnn._reorder_linear_weight(linear.weight.detach(), BATCH_HINT))
-        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach())
+        self.register_buffer("bias", None if linear.bias is None else linear.bias.detach().clone())  # out of the file
         self.in_features, self.out_features = linear.in_features, linear.out_features
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -65,5 +70,9 @@ def replace_linears(model: nn.Module, make: Callable[[nn.Linear], nn.Module]) ->
 
 
 def pack_linears(model: nn.Module) -> int:
-    """Prepack every linear layer of a CPU model (see `packable`); the count replaced."""
-    return replace_linears(model, PackedLinear)
+    """Prepack every linear layer of a CPU model (see `packable`); the count replaced. The model's
+    other weights are then copied out of the model file, so that its memory map is released."""
+    count = replace_linears(model, PackedLinear)
+    for parameter in model.parameters():
+        parameter.data = parameter.data.clone()
+    return count
