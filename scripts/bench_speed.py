@@ -283,6 +283,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", required=True)
     parser.add_argument("--judge", default=None, help="registered judge or model directory (default: the default)")
+    parser.add_argument("--embedder", default=None,
+                        help="registered embedder or model directory (default: the default; scripts/gpu_kit.py "
+                             "builds a random-weight one where the real one cannot travel)")
     parser.add_argument("--limit", type=int, default=None, help="first N samples only")
     parser.add_argument("--metrics", default=None,
                         help="comma-separated metric names, or all (default: the five seed metrics, as `run`)")
@@ -321,7 +324,7 @@ def main() -> None:
         judge = build_judge(args.judge, device, dtype, log=lambda _: None)
         if linears == "plain":
             judge = plain_linears(judge)
-        loaded = build_pipeline(metrics, judge, device=device, dtype=dtype, log=lambda _: None)
+        loaded = build_pipeline(metrics, judge, args.embedder, device=device, dtype=dtype, log=lambda _: None)
         started = time.perf_counter()
         loaded.load()
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)

@@ -72,14 +72,18 @@ def _matmul_flops(device: str, dtype: torch.dtype) -> float:
 
 
 def _best_time(work, device: str, repeats: int = 5) -> float:
-    """The fastest of a few runs after a warm-up: the limit, not the noise of a shared machine."""
-    sync = torch.cuda.synchronize if device.startswith("cuda") else (lambda: None)
+    """The fastest of a few runs after a warm-up: the limit, not the noise of a shared machine. On a
+    GPU each run is many calls between two synchronisations: one product takes tens of microseconds
+    there, about what launching it and reading the host's clock cost."""
+    cuda = device.startswith("cuda")
+    sync, calls = (torch.cuda.synchronize, 50) if cuda else ((lambda: None), 1)
     work()
     sync()
     best = float("inf")
     for _ in range(repeats):
         started = time.perf_counter()
-        work()
+        for _ in range(calls):
+            work()
         sync()
-        best = min(best, time.perf_counter() - started)
+        best = min(best, (time.perf_counter() - started) / calls)
     return best

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# The GPU benchmark on a lent GPU machine, with random weights (scripts/gpu_kit.py says why).
+#
+# Here, once: python scripts/gpu_kit.py prepare          (writes .gpu/, ignored by git)
+# There, through the device tool's `run` with carry [".gpu"]:
+#     bash scripts/gpu_bench.sh --limit 12 [more bench_speed.py options]
+# Tables go to $OUT/benchmarks.md (copy them into docs/benchmarks.md), each judge's log beside it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-/tmp/gpu-bench}
+mkdir -p "$OUT"
+# what the GPU image lacks, from the carried wheels; the image's own torch and transformers stay
+python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/wheels/*.whl
+export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LOCALEVAL_MODEL_STORE=/tmp/store
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
+python3 scripts/gpu_kit.py randomize .gpu/shapes /tmp/store
+for judge in ${JUDGES:-qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct}; do
+    python3 scripts/bench_speed.py --data .gpu/data/dev.jsonl --judge "$judge" --device cuda \
+        --embedder /tmp/store/all-minilm-l6-v2 --out "$OUT/benchmarks.md" \
+        --title "$(head -1 "$OUT/device.txt" | cut -d, -f1) · $judge, random weights · dev.jsonl" "$@" \
+        2>&1 | tee "$OUT/$judge.log"
+done
