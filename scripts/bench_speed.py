@@ -302,7 +302,9 @@ def main() -> None:
                              "weights (as localeval runs them on a CPU) or torch's own kernels, side by side")
     parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
     parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
-    parser.add_argument("--batch-size", type=int, default=None, help="the default config's batch size")
+    parser.add_argument("--batch-size", default=None,
+                        help="the default config's batch size; several (32,64,128: on a GPU, up to what its memory "
+                             "holds) run side by side as configs of their own")
     parser.add_argument("--step-budget", default=None,
                         help="most tokens a decoding forward pass feeds; several (16,32,64) run side by side")
     parser.add_argument("--cache-check", type=int, default=None, metavar="N",
@@ -314,9 +316,15 @@ def main() -> None:
     samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
     names = list(METRICS) if args.metrics == "all" else args.metrics.split(",") if args.metrics else None
     metrics = resolve_metrics(names, metric_settings(args.judge))  # as `run` asks this judge
-    configs = dict(CONFIGS)
+    configs, wanted = dict(CONFIGS), args.configs.split(",")
     if args.batch_size:
-        configs["default"] = BatchLimits(batch_size=args.batch_size)
+        sizes = [int(size) for size in args.batch_size.split(",")]
+        if len(sizes) > 1 and "default" in wanted:  # each size a config of its own, in the default's place
+            at = wanted.index("default")
+            wanted[at:at + 1] = [f"batch-size-{size}" for size in sizes]
+            configs.update({f"batch-size-{size}": BatchLimits(batch_size=size) for size in sizes})
+        else:
+            configs["default"] = BatchLimits(batch_size=sizes[0])
     runs, judges, device = [], {}, None
     variants = [(dtype, linears) for dtype in args.dtypes.split(",") for linears in args.linears.split(",")]
     for dtype, linears in variants:  # one judge at a time, each measured under every config
@@ -329,7 +337,7 @@ def main() -> None:
         loaded.load()
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
         budgets = [int(b) for b in args.step_budget.split(",")] if args.step_budget else [loaded.judge.step_budget]
-        for budget, name in [(budget, name) for budget in budgets for name in args.configs.split(",")]:
+        for budget, name in [(budget, name) for budget in budgets for name in wanted]:
             loaded.judge.step_budget = budget  # read by every generate call: no reload
             label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []),
                               *([f"budget {budget}"] if len(budgets) > 1 else []), name])

@@ -3,7 +3,7 @@
 #
 # Here, once: python scripts/gpu_kit.py prepare          (writes .gpu/, ignored by git)
 # There, through the device tool's `run` with carry [".gpu"]:
-#     bash scripts/gpu_bench.sh --limit 12 [more bench_speed.py options]
+#     bash scripts/gpu_bench.sh --limit 12 [more bench_speed.py options, e.g. --batch-size 32,128,512]
 # Tables go to $OUT/benchmarks.md (copy them into docs/benchmarks.md), each judge's log beside it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
