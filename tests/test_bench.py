@@ -230,22 +230,22 @@ class LabelJudge:
             for metric in resolve_metrics(METRICS, metric_settings("scripted")):
                 requests = next(metric.steps(item.sample, item.sample.language or "en"))
                 self.requests[(item.sample.id, metric.name)] = requests
-                self.answers.update(zip(requests, self._answers(metric.name, item)))
+                self.answers.update(zip(requests, self._answers(metric, item)))
 
     def __call__(self, request: JudgeRequest) -> dict:
         return self.answers[request]
 
-    def _answers(self, metric: str, item: LabeledSample) -> list[dict]:
-        if metric == "response_relevancy":
+    def _answers(self, metric, item: LabeledSample) -> list[dict]:
+        if metric.name == "response_relevancy":
             return [self._questions(item)]
-        flags = [self._verdict(metric, flag) for flag in item.sentences[metric]]
-        key = resolve_metrics([metric])[0].verdict_key
-        if metric != "context_supported_precision":
-            return [verdict_list(key, flags)]
+        flags = [self._verdict(metric.name, flag) for flag in item.sentences[metric.name]]
+        key, reasons = metric.verdict_key, metric.settings.reasons
+        if metric.name != "context_supported_precision":
+            return [verdict_list(key, flags, reasons)]
         answers, start = [], 0  # one request per chunk that has sentences, in chunk order
         for chunk in split_chunks(item.sample.retrieved_contexts, item.sample.language or "en"):
             if chunk:
-                answers.append(verdict_list(key, flags[start:start + len(chunk)]))
+                answers.append(verdict_list(key, flags[start:start + len(chunk)], reasons))
                 start += len(chunk)
         return answers
 
@@ -265,8 +265,11 @@ class LabelJudge:
         return {"questions": [{"question": question, "noncommittal": int(noncommittal)}] * n}
 
 
-def verdict_list(key: str, flags: list[bool]) -> dict:
-    return {"verdicts": [{"sentence": i, "reason": "labels", key: int(f)} for i, f in enumerate(flags, 1)]}
+def verdict_list(key: str, flags: list[bool], reasons: bool) -> dict:
+    """The answer a schema asks for: a reason before each verdict only where the schema has one
+    (its objects are closed, so an extra key makes the answer unfit)."""
+    reason = {"reason": "labels"} if reasons else {}
+    return {"verdicts": [{"sentence": i, **reason, key: int(f)} for i, f in enumerate(flags, 1)]}
 
 
 class Failing:

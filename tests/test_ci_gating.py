@@ -125,7 +125,7 @@ def test_assert_scores_takes_what_evaluate_returns():
     sample = {"id": "a", "user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."],
               "response": "In France."}
     result = evaluate([sample], ["answer_supported_precision"], ScriptedJudge(
-        lambda request: {"verdicts": [{"sentence": 1, "reason": "no", "supported": 0}]}), cache=False)
+        lambda request: {"verdicts": [{"sentence": 1, "supported": 0}]}), cache=False)
     with pytest.raises(AssertionError, match="answer_supported_precision: mean 0.000 is below 0.5"):
         assert_scores(result, {"answer_supported_precision": 0.5})
 

@@ -15,7 +15,7 @@ import pytest
 from outlines_core.json_schema import build_regex_from_schema
 
 from localeval.engine.cache import AnswerCache
-from localeval.engine.grammar import WHITESPACE
+from localeval.engine.grammar import schema_grammar
 from localeval.engine.limits import BatchLimits
 from localeval.engine.scheduler import JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
@@ -776,15 +776,34 @@ def test_every_request_asks_for_the_schema_token_bound():
 
 
 def compact_json(value) -> str:
-    """JSON exactly as the grammar writes it: no whitespace anywhere (WHITESPACE is "")."""
+    """JSON exactly as the grammar writes it: no whitespace anywhere (grammar.COMPACT_JSON)."""
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
-WIDE = "\U0001d11e"  # MUSICAL SYMBOL G CLEF: 4 bytes in UTF-8, the widest character a string can hold
+WIDE = "\x1f"  # a control character: JSON writes it as the escape \u001f, 6 bytes, the widest a character takes
+
+
+@pytest.fixture(scope="module")
+def grammar_accepts():
+    """Whether the engine's grammar for a schema accepts a text, tokenized by the embedded judge's tokenizer."""
+    import llguidance
+    import llguidance.hf
+    from transformers import AutoTokenizer
+
+    from localeval import models
+
+    tokenizer = AutoTokenizer.from_pretrained(models.resolve("smollm2-135m-instruct", "judge", log=lambda _: None).path)
+    grammar_tokenizer = llguidance.hf.from_tokenizer(tokenizer)
+
+    def accepts(schema: dict, text: str) -> bool:
+        matcher = llguidance.LLMatcher(grammar_tokenizer, schema_grammar(json.dumps(schema)))
+        return matcher.consume_tokens(tokenizer.encode(text, add_special_tokens=False)) and matcher.is_accepting()
+
+    return accepts
 
 
 def longest_answer(schema: dict):
-    """A valid answer as long as the schema allows: full strings of 4-byte characters, full lists."""
+    """A valid answer as long as the schema allows: full strings of 6-byte escapes, full lists."""
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
@@ -810,13 +829,36 @@ def longest_answer(schema: dict):
     ids=["verdicts-1", "verdicts-9", "verdicts-12-no-reason", "verdicts-120-no-reason", "questions-3",
          "questions-6"],
 )
-def test_token_bound_covers_the_longest_valid_answer(schema):
+def test_token_bound_covers_the_longest_valid_answer(schema, grammar_accepts):
     text = compact_json(longest_answer(schema))
-    # it is valid: the judge's grammar (the same regex the engine compiles) accepts it
-    assert re.fullmatch(build_regex_from_schema(json.dumps(schema), WHITESPACE), text)
+    # it is valid: the grammar the engine compiles accepts it
+    assert grammar_accepts(schema, text)
     assert json.loads(text) == longest_answer(schema)
     # a token is at least one byte, and the end-of-sequence token comes on top
     assert schemas.max_output_tokens(schema) >= len(text.encode("utf-8")) + 1
+
+
+VERDICTS_2 = schemas.verdict_list(2, "supported", JudgeSettings(reason_chars=12))
+
+
+@pytest.mark.parametrize(("text", "valid"), [
+    ('{"verdicts":[{"sentence":1,"reason":"It says so.","supported":1},{"sentence":2,"reason":"","supported":0}]}', True),
+    ('{"verdicts":[{"sentence":1,"reason":"Le texte dit: «oui».","supported":1},{"sentence":2,"reason":"x","supported":1}]}', False),  # 20 characters
+    ('{"verdicts":[{"sentence":1,"reason":"a\\"b","supported":1},{"sentence":2,"reason":"x","supported":1}]}', True),
+    ('{"verdicts": [{"sentence":1,"reason":"a","supported":1},{"sentence":2,"reason":"x","supported":1}]}', False),  # whitespace
+    ('{"verdicts":[{"sentence":2,"reason":"a","supported":1},{"sentence":1,"reason":"x","supported":1}]}', False),  # numbering
+    ('{"verdicts":[{"sentence":1,"reason":"a","supported":2},{"sentence":2,"reason":"x","supported":1}]}', False),  # not 0/1
+    ('{"verdicts":[{"sentence":1,"reason":"a","supported":1}]}', False),  # one verdict short
+    ('{"verdicts":[{"sentence":1,"supported":1,"reason":"a"},{"sentence":2,"reason":"x","supported":1}]}', False),  # key order
+    ('{"verdicts":[{"sentence":1,"reason":"a","supported":1,"note":"n"},{"sentence":2,"reason":"x","supported":1}]}', False),
+], ids=["valid", "reason-too-long", "escaped-quote", "whitespace", "numbering", "not-binary", "short", "key-order",
+        "extra-key"])
+def test_the_engine_grammar_means_what_outlines_regex_means(text, valid, grammar_accepts):
+    # The engine compiles schemas with llguidance's JSON compiler (engine/grammar.py); Outlines' regex for
+    # the same schema is the reference: both accept and refuse the same answers.
+    outlines_regex = build_regex_from_schema(json.dumps(VERDICTS_2), "")
+    assert bool(re.fullmatch(outlines_regex, text)) is valid
+    assert grammar_accepts(VERDICTS_2, text) is valid
 
 
 def test_every_verdict_task_names_its_verdict_key_in_its_instructions():
@@ -836,12 +878,12 @@ EXAMPLED = [(prompts.CONTEXT_RELEVANCE, "relevant"), (prompts.CONTEXT_RECALL, "a
 @pytest.mark.parametrize("reasons", [False, True], ids=["no-reasons", "reasons"])
 @pytest.mark.parametrize(("task", "key"), EXAMPLED, ids=["context_relevance", "context_recall",
                                                           "answer_supported_precision"])
-def test_the_example_answer_is_what_the_grammar_would_write(task, key, reasons):
+def test_the_example_answer_is_what_the_grammar_would_write(task, key, reasons, grammar_accepts):
     settings = JudgeSettings(reasons=reasons, example=True)
     system, _ = task.messages(settings, context="c", question="q", sentences="s")
     answer = re.search(r"^Answer: (.*)$", system, re.M).group(1)
     schema = schemas.verdict_list(len(task.example.verdicts), key, settings)
-    assert re.fullmatch(build_regex_from_schema(json.dumps(schema), WHITESPACE), answer)
+    assert grammar_accepts(schema, answer)
     items = json.loads(answer)["verdicts"]
     assert [item[key] for item in items] == list(task.example.verdicts)
     assert all(("reason" in item) == reasons for item in items)

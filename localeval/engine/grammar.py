@@ -1,13 +1,18 @@
 """Outlines-constrained JSON for a batch whose rows each follow their own schema.
 
-Outlines turns each JSON Schema into a regular expression (`build_regex_from_schema`), and
-llguidance (one of Outlines' grammar backends) matches it token by token. llguidance builds
-its automaton lazily, so a new schema costs about a millisecond rather than the seconds a full
-vocabulary index takes; that matters because schemas differ by sentence count. The masks of
-all rows are filled in one parallel call. A row the grammar leaves a few tokens (a verdict) keeps
-just those, read off its bitmask; only free-text rows unpack their bits over the whole vocabulary.
-(llguidance's own masking kernel is not used: it is built with torch.compile, which would need a
-C++ compiler at run time.)
+Each JSON Schema is compiled by llguidance, one of Outlines' grammar backends, the way Outlines'
+own llguidance backend compiles one (`grammar_from("json_schema")`), with llguidance's options for
+compact JSON, which Outlines' wrapper does not expose. Outlines' other route, a regular expression
+for the whole answer (outlines_core's `build_regex_from_schema`), accepts the same answers; it was
+the route here until it was measured: the whole answer is then one lexeme, so at every free-text
+position the matcher walks the whole vocabulary through that expression (about 1 ms a row), where
+the JSON compiler's string lexemes take precomputed token sets (about 0.2 ms a row,
+docs/benchmarks.md). llguidance builds its automata lazily, so a new schema costs about a
+millisecond rather than the seconds a full vocabulary index takes; that matters because schemas
+differ by sentence count. The masks of all rows are filled in one parallel call. A row the grammar
+leaves a few tokens (a verdict) keeps just those, read off its bitmask; only free-text rows unpack
+their bits over the whole vocabulary. (llguidance's own masking kernel is not used: it is built
+with torch.compile, which would need a C++ compiler at run time.)
 """
 
 from __future__ import annotations
@@ -18,20 +23,19 @@ import llguidance
 import llguidance.hf
 import llguidance.torch
 import torch
-from outlines_core.json_schema import build_regex_from_schema
 
 # Compact JSON, no whitespace between tokens: the structure (keys, punctuation, constant
 # sentence numbers) is then fully determined, so the decoder appends it without asking the model,
-# and the model cannot pad its output with whitespace until it runs out of tokens.
-WHITESPACE = ""
+# and the model cannot pad its output with whitespace until it runs out of tokens. (Objects must
+# also be closed, "additionalProperties": false, for their ends to be forced: schemas.py.)
+COMPACT_JSON = {"whitespace_flexible": False, "whitespace_pattern": "", "item_separator": ",", "key_separator": ":"}
 BIT_POSITIONS = torch.arange(32, dtype=torch.int32)  # bit b of a bitmask word w is token 32w + b
 
 
 @lru_cache(maxsize=None)
 def schema_grammar(schema: str) -> str:
     """The llguidance grammar for a JSON Schema, compiled once per process."""
-    regex = build_regex_from_schema(schema, WHITESPACE)
-    return llguidance.grammar_from("regex", regex)
+    return llguidance.LLMatcher.grammar_from_json_schema(schema, defaults=COMPACT_JSON)
 
 
 class GrammarTokenizer:

@@ -19,7 +19,8 @@ def _reason(settings: JudgeSettings) -> dict[str, Any]:
 
 
 def _object(properties: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": list(properties)}
+    # closed: with no other key possible, the grammar forces each object's end (engine/grammar.py)
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
 def _exact_list(items: list[dict[str, Any]]) -> dict[str, Any]:
@@ -48,8 +49,9 @@ def question_list(settings: JudgeSettings) -> dict[str, Any]:
 def max_output_tokens(schema: dict[str, Any]) -> int:
     """An upper bound on the tokens of any JSON the schema admits.
 
-    A token carries at least one byte, so bytes bound tokens. Strings are counted at 4 bytes
-    per character (the longest UTF-8 character, or an escape); the grammar allows no whitespace.
+    A token carries at least one byte, so bytes bound tokens. Strings are counted at 6 bytes
+    per character (the longest escape, \\u001F; a UTF-8 character takes at most 4); the grammar
+    allows no whitespace.
     """
     return _max_bytes(schema) + 1  # + the end-of-sequence token
 
@@ -61,7 +63,7 @@ def _max_bytes(schema: dict[str, Any]) -> int:
         return max(len(repr(v)) for v in schema["enum"])
     kind = schema.get("type")
     if kind == "string":
-        return 2 + 4 * schema["maxLength"]
+        return 2 + 6 * schema["maxLength"]
     if kind == "object":
         return 2 + sum(len(key) + 4 + _max_bytes(sub) for key, sub in schema["properties"].items())
     if kind == "array":
