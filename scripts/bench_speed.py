@@ -21,7 +21,9 @@ import sys
 import tempfile
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from localeval import offline
@@ -30,6 +32,7 @@ offline.defaults_for_the_command_line()  # this script's process is localeval's,
 
 from localeval.api import as_samples  # noqa: E402
 from localeval.device import choose_device, cpu_flags, describe  # noqa: E402
+from localeval.engine import grammar  # noqa: E402
 from localeval.engine.judge import JudgeStats, TransformersJudge  # noqa: E402
 from localeval.engine.limits import BatchLimits  # noqa: E402
 from localeval.metrics import METRICS, resolve_metrics  # noqa: E402
@@ -272,6 +275,26 @@ def plain_linears(judge: TransformersJudge) -> TransformersJudge:
                              step_budget=judge.step_budget, int8_weights=judge.int8_weights, prepack=False)
 
 
+@contextmanager
+def grammars_compiled_by(compiler: str):
+    """Schemas compiled as localeval compiles them ("json": llguidance's JSON compiler), or ("regex") as
+    Outlines' whole-answer regular expression, which localeval used before: the same answers, measured
+    against the grammar time it costs."""
+    if compiler == "json":
+        yield
+        return
+    import llguidance
+    from outlines_core.json_schema import build_regex_from_schema
+
+    own = grammar.schema_grammar
+    grammar.schema_grammar = lru_cache(maxsize=None)(
+        lambda schema: llguidance.grammar_from("regex", build_regex_from_schema(schema, "")))
+    try:
+        yield
+    finally:
+        grammar.schema_grammar = own
+
+
 def short_enough(sample, args) -> bool:
     """Whether the sample is within --max-context-chars and --max-response-chars."""
     context = sum(map(len, sample.retrieved_contexts))
@@ -300,6 +323,9 @@ def main() -> None:
     parser.add_argument("--linears", default="packed",
                         help="packed, plain or both (packed,plain): the judge's linear layers with oneDNN's prepacked "
                              "weights (as localeval runs them on a CPU) or torch's own kernels, side by side")
+    parser.add_argument("--grammar", default="json",
+                        help="json, regex or both (json,regex): each schema compiled by llguidance's JSON compiler (as "
+                             "localeval does) or as Outlines' whole-answer regular expression, side by side")
     parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
     parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
     parser.add_argument("--batch-size", default=None,
@@ -337,11 +363,14 @@ def main() -> None:
         loaded.load()
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
         budgets = [int(b) for b in args.step_budget.split(",")] if args.step_budget else [loaded.judge.step_budget]
-        for budget, name in [(budget, name) for budget in budgets for name in wanted]:
+        compilers = args.grammar.split(",")
+        for budget, name, compiler in [(b, n, c) for b in budgets for n in wanted for c in compilers]:
             loaded.judge.step_budget = budget  # read by every generate call: no reload
             label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []),
-                              *([f"budget {budget}"] if len(budgets) > 1 else []), name])
-            runs.append(measure(label, configs[name], loaded, samples))
+                              *([f"budget {budget}"] if len(budgets) > 1 else []),
+                              *([f"{compiler} grammar"] if len(compilers) > 1 else []), name])
+            with grammars_compiled_by(compiler):
+                runs.append(measure(label, configs[name], loaded, samples))
             print(json.dumps(runs[-1].row()), flush=True)
         del loaded
         gc.collect()
