@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
                "(legacy names question, contexts, answer, ground_truth are accepted).\n\n" + EXIT_CODES,
     )
     run.add_argument("data", help="dataset file: .jsonl, .json (a list of objects), .csv or .parquet")
-    run.add_argument("--metrics", default=None, help="comma-separated metric names (default: the five seed metrics; context_precision and faithfulness by name)")
+    run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
     run.add_argument("--judge", default=None, help="registered judge name or local model directory "
                      f"(default: {models.default_model('judge')})")
     run.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
@@ -218,7 +218,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                        f"directories (default: {models.default_model('judge')})")
     bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md and "
                        "bench.html (default: %(default)s)")
-    bench.add_argument("--metrics", default=None, help="comma-separated metric names (default: the five seed metrics; context_precision and faithfulness by name)")
+    bench.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
     bench.add_argument("--limit", type=int, default=None, help="use only the first N samples")
     bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
                        f"directory, for response_relevancy (default: {models.default_model('embedder')})")

@@ -13,15 +13,12 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import load_thresholds
 from .data import load_samples
-from .device import describe
 from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
 from .gating import failures, parse_gates
 from .metrics import resolve_metrics, result_names
-from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .report import write_report
-from .scaleout import cluster_for
 from .results import (
     SCHEMA_VERSION,
     SUMMARY_FILE,
@@ -55,6 +52,11 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
+    # or a bad file should be answered at once.
+    from .pipeline import PipelineRecipe, build_scoring
+    from .scaleout import cluster_for
+
     recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
                             BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache, args.language,
                             args.window)
@@ -175,6 +177,8 @@ def _check_numbers(args) -> None:
 
 def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
     judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
+    from .device import describe  # torch, loaded by now with the models
+
     stats = getattr(judge, "stats", None)
     timings = {
         "total_seconds": time.perf_counter() - started,

@@ -35,7 +35,7 @@ from localeval.device import choose_device, cpu_flags, describe  # noqa: E402
 from localeval.engine import grammar  # noqa: E402
 from localeval.engine.judge import JudgeStats, TransformersJudge  # noqa: E402
 from localeval.engine.limits import BatchLimits  # noqa: E402
-from localeval.metrics import METRICS, resolve_metrics  # noqa: E402
+from localeval.metrics import resolve_metrics  # noqa: E402
 from localeval.pipeline import Pipeline, build_judge, build_pipeline  # noqa: E402
 from localeval.tuning import metric_settings  # noqa: E402
 from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
@@ -340,8 +340,7 @@ def main() -> None:
     args = parser.parse_args()
 
     samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
-    names = list(METRICS) if args.metrics == "all" else args.metrics.split(",") if args.metrics else None
-    metrics = resolve_metrics(names, metric_settings(args.judge))  # as `run` asks this judge
+    metrics = resolve_metrics(args.metrics, metric_settings(args.judge))  # as `run` asks this judge
     configs, wanted = dict(CONFIGS), args.configs.split(",")
     if args.batch_size:
         sizes = [int(size) for size in args.batch_size.split(",")]

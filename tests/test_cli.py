@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from localeval.cli import main
+from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
 
@@ -50,6 +51,22 @@ def test_bad_data_is_one_clear_line_and_exit_2(tmp_path, content, expected):
 def test_missing_file(tmp_path, capsys):
     assert main(["run", str(tmp_path / "nope.jsonl")]) == 2
     assert "not found" in capsys.readouterr().err
+
+
+def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path):
+    """The engine brings torch and transformers (seconds): a typo must not wait for them."""
+    code = ("import sys; from localeval.cli import main; "
+            f"code = main(['run', {str(EXAMPLES)!r}, '--metrics', 'faithfulnes', '--out', {str(tmp_path)!r}]); "
+            "print(code, [m for m in ('torch', 'transformers', 'localeval.pipeline') if m in sys.modules])")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["2", "[]"], done.stdout + done.stderr
+    assert "unknown metric 'faithfulnes'" in done.stderr
+
+
+def test_metrics_all_names_every_metric():
+    assert [m.name for m in resolve_metrics("all")] == list(METRICS)
+    assert [m.name for m in resolve_metrics(["all"])] == list(METRICS)
+    assert [m.name for m in resolve_metrics(None)] == list(DEFAULT_METRICS)
 
 
 def test_unknown_metric_and_unknown_model(tmp_path, capsys):

@@ -32,7 +32,8 @@ RAGAS_EQUIVALENTS = {
 
 
 def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None) -> list[Metric]:
-    """Metric objects for `names` (names or Metric instances; None means all), in the order given.
+    """Metric objects for `names` (names or Metric instances), in the order given; None means the
+    default five, "all" every metric.
 
     `settings` is one JudgeSettings for every metric, or one per metric name (localeval/tuning.py).
     """
@@ -40,6 +41,9 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         names = DEFAULT_METRICS
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
+    names = list(names)
+    if names == ["all"]:
+        names = list(METRICS)
     metrics = []
     for item in names:
         if isinstance(item, Metric):
