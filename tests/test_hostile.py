@@ -409,11 +409,16 @@ def test_killed_at_random_moments_then_resumed_scores_every_sample_once_as_an_un
     kill_data(data, 12)
     common = ["--judge", str(tiny_judge), "--quiet", "--no-cache", "--window", "1", "--batch-size", "1",
               "--dtype", "float32"]
-    reference = tmp_path / "reference"
-    started = time.perf_counter()
-    subprocess.run(cli(str(data), "--out", str(reference), *common), check=True, capture_output=True, timeout=600)
-    duration = time.perf_counter() - started
-    expected = scores_by_id(reference)
+    durations = []
+    for reference in (tmp_path / "reference", tmp_path / "reference-again"):
+        started = time.perf_counter()
+        subprocess.run(cli(str(data), "--out", str(reference), *common), check=True, capture_output=True, timeout=600)
+        durations.append(time.perf_counter() - started)
+    # The faster run is the run's length: the first may pay for a cold disk or a busy machine, and
+    # kills timed against a slow run would come after the run is done.
+    duration = min(durations)
+    expected = scores_by_id(tmp_path / "reference")
+    assert scores_by_id(tmp_path / "reference-again") == expected
 
     out = tmp_path / "killed"
     rng = __import__("random").Random(7)
