@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import warnings
 
@@ -107,11 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     run = commands.add_parser(
         "run", help="score a dataset", formatter_class=argparse.RawDescriptionHelpFormatter,
-        description="Score every sample of DATA with the chosen metrics and write results.jsonl and "
-                    "summary.json to --out.\n\nmetrics:\n" + "\n".join(
+        description="Score every sample of DATA with the chosen metrics and write results.jsonl, "
+                    "summary.json and report.html to --out.\n\nmetrics:\n" + "\n".join(
                         f"  {name:<28} {cls.description}" for name, cls in METRICS.items()),
         epilog="Fields: user_input, retrieved_contexts (list), response, reference, optional id and language\n"
-               "(legacy names question, contexts, answer, ground_truth are accepted).\n\n" + EXIT_CODES,
+               "(ragas's names question, contexts, answer, ground_truth and ground_truths are accepted).\n\n"
+               "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
+               "(OMP_NUM_THREADS=1): threads waiting on a busy core can make it many times slower.\n\n" + EXIT_CODES,
     )
     run.add_argument("data", help="dataset file: .jsonl, .json (a list of objects), .csv or .parquet")
     run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
@@ -299,5 +302,6 @@ def _list_models() -> int:
         print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {spec.description}{flag}")
         if status == "not installed":
             print(f"{'':<30} install: {spec.install}")
-    print(f"\nmodel store: {models.store_dir()} (LOCALEVAL_MODEL_STORE)")
+    chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "LOCALEVAL_MODEL_STORE names another"
+    print(f"\nmodel store: {models.store_dir()} ({chosen})")
     return EXIT_OK

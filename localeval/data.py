@@ -45,6 +45,7 @@ READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
 # same file is a valid dataset for run, so they are no surprise there.
 LABELED_FIELDS = ("labels",)
 KNOWN_FIELDS = frozenset({*READ_FIELDS, *FIELD_ALIASES, *LABELED_FIELDS})
+CONTENT_FIELDS = frozenset({*TEXT_FIELDS, LIST_FIELD, *FIELD_ALIASES})  # what a metric reads
 
 # Not str.splitlines: it also breaks on U+2028 and friends, which JSON allows raw inside strings.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -151,7 +152,7 @@ def _frame_records(frame, pandas) -> Iterator[dict[str, Any]]:
 
 
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
-    samples, first_seen, ignored = [], {}, Counter()
+    samples, first_seen, ignored, with_content = [], {}, Counter(), 0
     for where, record in records:
         sample = _to_sample(path, record, where)
         if sample.id in first_seen:
@@ -160,6 +161,12 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
         samples.append(sample)
         if isinstance(record, dict):
             ignored.update(name for name in record if name not in KNOWN_FIELDS)
+            with_content += any(name in CONTENT_FIELDS for name in record)
+        else:
+            with_content += 1
+    if ignored and not with_content:  # misnamed columns: every metric of every sample would be null
+        raise DataError(path, f"no record has a field localeval scores ({', '.join(READ_FIELDS[1:-1])}, or the "
+                              f"ragas names {', '.join(FIELD_ALIASES)}); its fields: {', '.join(ignored)}")
     if ignored:
         _warn_ignored(path, ignored, len(samples))
     return samples

@@ -19,7 +19,7 @@ def parse_gates(texts: Iterable[str], metrics: Iterable[str]) -> dict[str, float
     chosen, gates = list(metrics), {}
     for text in texts:
         metric, sep, value = text.partition("=")
-        if not sep:
+        if not sep or not metric.strip():
             raise UserError(f"--fail-under {text}: write METRIC=VALUE, e.g. context_recall=0.7")
         if metric not in chosen:
             raise UserError(f"--fail-under {text}: {metric} is not among this run's metrics ({', '.join(chosen)})")

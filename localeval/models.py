@@ -101,6 +101,20 @@ def registered(name: str | None, command: str) -> ModelSpec:
     return known[name]
 
 
+def check_name(name: str, kind: str) -> None:
+    """A registered model of this kind, or a directory; else one clear error. Known without loading
+    anything, so a mistyped name is answered at once; whether the model is installed and loads is
+    found when it is resolved (in bench, by each judge's worker: one that fails fails alone)."""
+    spec = registry().get(name)
+    if spec is not None:
+        if spec.kind != kind:
+            raise UserError(f"'{name}' is a registered {spec.kind}, not {_article(kind)} {kind}")
+        return
+    if not Path(name).expanduser().is_dir():
+        known = ", ".join(n for n, s in registry().items() if s.kind == kind)
+        raise UserError(f"unknown {kind} '{name}': give a registered name ({known}) or a local model directory")
+
+
 def default_model(kind: str) -> str:
     return next(spec.name for spec in registry().values() if spec.kind == kind and spec.default)
 

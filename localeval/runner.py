@@ -43,14 +43,19 @@ def run_command(args) -> int:
     _check_numbers(args)
     if args.language not in SUPPORTED_LANGUAGES:
         raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
-    samples = load_samples(args.data)[: args.limit]
+    every_sample = load_samples(args.data)
+    samples = every_sample[: args.limit]
+    for name, kind in ((args.judge, "judge"), (args.embedder, "embedder")):
+        if name is not None:
+            models.check_name(name, kind)
     judge_name = models.judge_name(args.judge)
     thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     gates = parse_gates(args.fail_under, result_names(metrics))
-    human = human_scores(args.labels, samples, [m.name for m in metrics]) if args.labels else None
+    left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
+    human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels else None
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
     # or a bad file should be answered at once.
@@ -82,7 +87,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         for warning in details["warnings"]:
             say(f"\n{warning}")
-        say(f"\n{len(samples)} samples ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
+        say(f"\n{_count(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
             f"results in {writer.path}, report in {report}")
         if args.json:
             print(json.dumps(document, ensure_ascii=False))
@@ -104,7 +109,8 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
             writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
-        log(f"\ninterrupted: {writer.written} samples saved in {writer.path}; rerun with --resume to continue")
+        saved = f"{_count(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
+        log(f"\ninterrupted: {saved}; rerun with --resume to continue")
         return None
     except MemoryError:
         raise EnvironmentFailure(f"out of memory; {writer.written} samples saved in {writer.path}. Lower "
@@ -134,7 +140,7 @@ def _gate(summary: dict, gates: dict[str, float]) -> int:
     if failed:
         return EXIT_BELOW_THRESHOLD
     if gates:
-        print(f"fail-under: all {len(gates)} gates passed", file=sys.stderr)
+        print(f"fail-under: {'all ' if len(gates) > 1 else ''}{_count(len(gates), 'gate')} passed", file=sys.stderr)
     return EXIT_OK
 
 
@@ -206,3 +212,7 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
         "localeval": __version__,
         "python": platform.python_version(),
     }
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -604,3 +604,16 @@ def test_real_judge_bench_end_to_end(tmp_path):
             assert sentences["balanced_accuracy"] is not None and sentences["accuracy"] is not None
     assert judge["metrics"]["response_relevancy"]["auc"] is not None
     assert judge["metrics"]["response_relevancy"]["noncommittal"]["agreement"] is not None
+
+
+def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused():
+    """`run --labels L --limit N`: the labels of the data's samples past N are not used (a quick
+    check with --limit must not be refused), but a labeled sample that is nowhere in the data is."""
+    from localeval.bench.labels import human_scores
+    from localeval.data import load_samples
+
+    samples = load_samples(SMALL)
+    scored, rest = samples[:1], frozenset(s.id for s in samples[1:])
+    assert set(human_scores(SMALL, scored, ["context_recall"], left_out=rest)) == {samples[0].id}
+    with pytest.raises(UserError, match="not among the samples scored"):
+        human_scores(SMALL, scored, ["context_recall"])

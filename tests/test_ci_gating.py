@@ -45,7 +45,7 @@ def test_fail_under_exits_4_naming_the_metric_and_keeps_every_result(tmp_path, d
 
 def test_fail_under_passes_when_every_mean_reaches_its_value(tmp_path, data, tiny_judge, capsys):
     assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=0") == EXIT_OK
-    assert "all 1 gates passed" in capsys.readouterr().err
+    assert "fail-under: 1 gate passed" in capsys.readouterr().err
 
 
 def test_a_gate_on_a_metric_nothing_could_score_fails(tmp_path, tiny_judge, capsys):

@@ -53,14 +53,19 @@ def test_missing_file(tmp_path, capsys):
     assert "not found" in capsys.readouterr().err
 
 
-def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path):
+@pytest.mark.parametrize("option, expected", [
+    (["--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
+    (["--judge", "gpt-9"], "unknown judge 'gpt-9'"),
+    (["--embedder", "smollm2-135m-instruct"], "is a registered judge, not an embedder"),
+])
+def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, option, expected):
     """The engine brings torch and transformers (seconds): a typo must not wait for them."""
     code = ("import sys; from localeval.cli import main; "
-            f"code = main(['run', {str(EXAMPLES)!r}, '--metrics', 'faithfulnes', '--out', {str(tmp_path)!r}]); "
+            f"code = main(['run', {str(EXAMPLES)!r}, *{option!r}, '--out', {str(tmp_path)!r}]); "
             "print(code, [m for m in ('torch', 'transformers', 'localeval.pipeline') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["2", "[]"], done.stdout + done.stderr
-    assert "unknown metric 'faithfulnes'" in done.stderr
+    assert expected in done.stderr
 
 
 def test_metrics_all_names_every_metric():
@@ -76,7 +81,7 @@ def test_unknown_metric_and_unknown_model(tmp_path, capsys):
     error = capsys.readouterr().err
     assert "unknown judge 'gpt-9'" in error and "smollm2-135m-instruct" in error
     assert main(["run", str(EXAMPLES), "--judge", "all-minilm-l6-v2", "--out", str(tmp_path)]) == 2
-    assert "is an embedder, not a judge" in capsys.readouterr().err
+    assert "is a registered embedder, not a judge" in capsys.readouterr().err
 
 
 def test_bad_numbers_and_language(tmp_path, capsys):

@@ -178,6 +178,15 @@ def test_extra_fields_are_ignored_with_one_warning_naming_them(tmp_path):
     assert "labels" not in message  # a field of localeval's labeled format
 
 
+def test_a_file_whose_fields_are_all_unknown_is_refused_naming_them(tmp_path):
+    """Misnamed columns would make every metric of every sample null: a run that "succeeds" at that
+    helps nobody."""
+    message = load_error(write_csv(tmp_path, "q,ctx,ans\nwhat,some,thing\n"))
+    assert "no record has a field localeval scores" in message and "its fields: q, ctx, ans" in message
+    with pytest.warns(IgnoredFieldsWarning):  # one known field: read, the other named as ignored
+        assert load_samples(write_csv(tmp_path, "q,user_input\nwhat,why\n"))[0].user_input == "why"
+
+
 def test_labeled_data_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)

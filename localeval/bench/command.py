@@ -35,7 +35,7 @@ def bench_command(args) -> int:
     metrics = [m.name for m in resolve_metrics(args.metrics)]
     judges = parse_judges(args.judges)
     if args.embedder is not None:
-        check_model_name(args.embedder, "embedder")
+        models.check_name(args.embedder, "embedder")
     device = choose_device(args.device)
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     labeled = read_labeled(args.data, metrics)[: args.limit]
@@ -101,21 +101,8 @@ def parse_judges(text: str | None) -> list[str]:
     if repeated:
         raise UserError(f"--judges: {', '.join(repeated)} listed twice")
     for name in names:
-        check_model_name(name, "judge")
+        models.check_name(name, "judge")
     return names
-
-
-def check_model_name(name: str, kind: str) -> None:
-    """A registered model of this kind, or a directory. Whether it is installed and loads is the
-    worker's business: a judge that is not installed fails alone, and the others still run."""
-    spec = models.registry().get(name)
-    if spec is not None:
-        if spec.kind != kind:
-            raise UserError(f"'{name}' is a registered {spec.kind}, not a {kind}")
-        return
-    if not Path(name).expanduser().is_dir():
-        known = ", ".join(n for n, s in models.registry().items() if s.kind == kind)
-        raise UserError(f"unknown {kind} '{name}': give a registered name ({known}) or a local model directory")
 
 
 def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True) -> list[JudgeRun]:

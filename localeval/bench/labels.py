@@ -91,10 +91,12 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
 
 
-def human_scores(path: str | Path, samples: list[Sample], metrics: list[str]) -> dict[str, dict[str, float | None]]:
+def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
+                 left_out: frozenset[str] = frozenset()) -> dict[str, dict[str, float | None]]:
     """{sample id: {metric: the score people's labels give}} for `run --labels`: every labeled
-    sample must be one of the run's `samples` (matched by id), whose judge scores it corrects."""
-    labeled = read_labeled(path, metrics)
+    sample must be one of the run's `samples` (matched by id), whose judge scores it corrects, or
+    one of the data's samples that the run `left_out` (--limit), whose labels are not used."""
+    labeled = [item for item in read_labeled(path, metrics) if item.sample.id not in left_out]
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
@@ -136,7 +138,7 @@ def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
 def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> LabeledSample:
     labels = record.get("labels")
     if labels is None:
-        raise place(f"sample {sample.id} has no 'labels'; bench compares judges with human labels "
+        raise place(f"sample {sample.id} has no 'labels': a labeled file gives each sample people's labels "
                     f"(format: {FORMAT_DOC})", "labels")
     if not isinstance(labels, dict):
         raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
