@@ -114,7 +114,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Fields: user_input, retrieved_contexts (list), response, reference, optional id and language\n"
                "(ragas's names question, contexts, answer, ground_truth and ground_truths are accepted).\n\n"
                "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
-               "(OMP_NUM_THREADS=1): threads waiting on a busy core can make it many times slower.\n\n" + EXIT_CODES,
+               "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n" + EXIT_CODES,
     )
     run.add_argument("data", help="dataset file: .jsonl, .json (a list of objects), .csv or .parquet")
     run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
