@@ -33,6 +33,8 @@ from .results import (
 )
 from .text import SUPPORTED_LANGUAGES
 from .trust import weak_judge_warning
+
+FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
 from .tuning import metric_settings, settings_used
 
 
@@ -79,7 +81,8 @@ def run_command(args) -> int:
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
-        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration)] if w]
+        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration),
+                                           _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         report = write_report(out_dir, rows, summary, details, samples)
@@ -171,6 +174,15 @@ def _unused_calibration(calibration: dict | None) -> str | None:
         return None
     return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both halves "
             "of the labeled samples); every metric is scored as --scoring says")
+
+
+def _few_labels(human: dict | None, n_samples: int) -> str | None:
+    """Fewer labels than the corrected intervals were checked with (docs/judges.md); none needed when
+    every sample is labeled, since people's mean is then known exactly."""
+    if not human or len(human) >= FEW_LABELS or len(human) == n_samples:
+        return None
+    return (f"note: {_count(len(human), 'labeled sample')}; with fewer than ten, the corrected 95% intervals "
+            "covered people's mean less often on the dev set (docs/labeled-data.md): label at least ten")
 
 
 def _check_numbers(args) -> None:

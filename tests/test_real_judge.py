@@ -253,6 +253,21 @@ def test_labels_correct_each_mean_to_the_peoples_when_every_sample_is_labeled(la
     assert summary["labels"] == str(LABELED)
 
 
+def test_fewer_than_ten_labels_are_noted_unless_every_sample_is_labeled(labeled_run, tmp_path):
+    out, _, _ = labeled_run
+    every = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert not any("labeled sample" in warning for warning in every["warnings"])  # people's mean is known
+    labels = tmp_path / "two.jsonl"
+    labels.write_text("".join(LABELED.read_text(encoding="utf-8").splitlines(keepends=True)[:2]), encoding="utf-8")
+    argv = ["run", str(LABELED), "--out", str(tmp_path / "out"), "--quiet", "--metrics", "context_recall",
+            "--labels", str(labels)]
+    assert main(argv) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["metrics"]["context_recall"]["corrected"]["labeled"] == 2
+    (note,) = [warning for warning in summary["warnings"] if "labeled sample" in warning]
+    assert note.startswith("note: 2 labeled samples") and "label at least ten" in note
+
+
 def test_a_calibrated_metric_counts_verdicts_whose_probability_reaches_the_threshold(labeled_run):
     out, rows, calibration = labeled_run
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
