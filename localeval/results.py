@@ -114,6 +114,9 @@ def check_writable_folder(folder: Path, option: str) -> None:
     """`folder` is, or can be made, a folder this process may write in; else one clear error."""
     if folder.exists() and not folder.is_dir():
         raise UserError(f"{option} {folder} is a file, not a folder; give a folder (it is created if missing)")
+    inside_a_file = next((parent for parent in folder.parents if parent.exists() and not parent.is_dir()), None)
+    if inside_a_file is not None:
+        raise UserError(f"{option} {folder}: {inside_a_file} is a file, not a folder; give a folder path")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:

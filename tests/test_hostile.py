@@ -183,6 +183,14 @@ def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_j
     assert out.read_text() == "precious"
 
 
+def test_out_inside_a_file_is_the_users_mistake_and_the_file_kept(tmp_path, capsys):
+    data, blocking = tmp_path / "d.jsonl", tmp_path / "results"
+    data.write_bytes(jsonl(GOOD))
+    blocking.write_text("precious")
+    fails(capsys, ["run", str(data), "--out", str(blocking / "run-1")], EXIT_USER, f"{blocking} is a file, not a folder")
+    assert blocking.read_text() == "precious"
+
+
 def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, capsys):
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
     out = tmp_path / "bench-out"
