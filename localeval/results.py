@@ -137,6 +137,8 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
     differing = [key for key in sorted(set(recorded) | set(identity)) if recorded.get(key) != identity.get(key)]
+    if "metrics" in differing:  # the embedder and the settings follow from the metrics: name the cause alone
+        differing = ["metrics", *(key for key in differing if key not in ("metrics", "embedder", "settings"))]
     if differing:
         shown = "; ".join(f"{key}: {_short(recorded.get(key))} there, {_short(identity.get(key))} now"
                           for key in differing[:3])
@@ -195,6 +197,8 @@ def _reason(error: OSError) -> str:
 
 
 def _short(value: Any) -> str:
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return f"[{', '.join(value)}]"  # metric names, whole: which one differs is the point
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
     return text if len(text) <= 60 else text[:57] + "..."
 

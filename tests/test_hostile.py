@@ -237,9 +237,9 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     data, out, before = finished
     capsys.readouterr()
     argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"]
-    # context_recall alone needs no embedder, so the embedder differs too: named first.
-    err = fails(capsys, [*argv, "--metrics", "context_recall"], EXIT_USER, "holds another run (embedder:")
-    assert "; metrics: " in err
+    # context_recall alone needs no embedder, so the embedder differs too: the metrics, its cause, are named alone
+    err = fails(capsys, [*argv, "--metrics", "context_recall"], EXIT_USER, "holds another run (metrics: ")
+    assert "[context_recall] now)" in err and "embedder" not in err
     fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings:")
     other = data.with_name("other.jsonl")
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))
