@@ -302,6 +302,6 @@ def _list_models() -> int:
         print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {spec.description}{flag}")
         if status == "not installed":
             print(f"{'':<30} install: {spec.install}")
-    chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "LOCALEVAL_MODEL_STORE names another"
+    chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
     print(f"\nmodel store: {models.store_dir()} ({chosen})")
     return EXIT_OK

@@ -137,8 +137,9 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
     differing = [key for key in sorted(set(recorded) | set(identity)) if recorded.get(key) != identity.get(key)]
-    if "metrics" in differing:  # the embedder and the settings follow from the metrics: name the cause alone
-        differing = ["metrics", *(key for key in differing if key not in ("metrics", "embedder", "settings"))]
+    if "metrics" in differing:  # named first, without the differences that only follow from it
+        differing = ["metrics", *(key for key in differing if key != "metrics"
+                                  and not _follows_from_metrics(key, recorded, identity))]
     if differing:
         shown = "; ".join(f"{key}: {_short(recorded.get(key))} there, {_short(identity.get(key))} now"
                           for key in differing[:3])
@@ -194,6 +195,26 @@ def _reason(error: OSError) -> str:
     if error.errno == errno.EROFS:
         return "read-only file system"
     return error.strerror or str(error)
+
+
+def _follows_from_metrics(key: str, recorded: dict[str, Any], identity: dict[str, Any]) -> bool:
+    """Whether two runs of different metrics differ in `key` only because of their metrics: an
+    embedder one of them needs and the other does not, settings that differ only for the metrics
+    one of them lacks."""
+    if key == "embedder":
+        return None in (recorded.get(key), identity.get(key))
+    if key == "settings":
+        shared = set(recorded.get("metrics") or ()) & set(identity.get("metrics") or ())
+        return _settings_of(recorded.get(key), shared) == _settings_of(identity.get(key), shared)
+    return False
+
+
+def _settings_of(settings: Any, metrics: set[str]) -> Any:
+    """A run's settings ({setting: {metric: choice}} and run-wide values) for these metrics only."""
+    if not isinstance(settings, dict):
+        return settings
+    return {name: {m: choice for m, choice in value.items() if m in metrics} if isinstance(value, dict) else value
+            for name, value in settings.items()}
 
 
 def _short(value: Any) -> str:

@@ -33,9 +33,9 @@ from .results import (
 )
 from .text import SUPPORTED_LANGUAGES
 from .trust import weak_judge_warning
+from .tuning import metric_settings, settings_used
 
 FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
-from .tuning import metric_settings, settings_used
 
 
 def run_command(args) -> int:
@@ -47,14 +47,15 @@ def run_command(args) -> int:
         raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
     every_sample = load_samples(args.data)
     samples = every_sample[: args.limit]
-    for name, kind in ((args.judge, "judge"), (args.embedder, "embedder")):
-        if name is not None:
-            models.check_name(name, kind)
+    if args.judge is not None:
+        models.check_name(args.judge, "judge")
     judge_name = models.judge_name(args.judge)
     thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
+    if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
+        models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels else None

@@ -339,6 +339,9 @@ def main() -> None:
     parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
     args = parser.parse_args()
 
+    unknown = set(args.grammar.split(",")) - {"json", "regex"}
+    if unknown:
+        parser.error(f"--grammar: {', '.join(sorted(unknown))}: give json, regex or json,regex")
     samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
     metrics = resolve_metrics(args.metrics, metric_settings(args.judge))  # as `run` asks this judge
     configs, wanted = dict(CONFIGS), args.configs.split(",")

@@ -617,3 +617,5 @@ def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused(
     assert set(human_scores(SMALL, scored, ["context_recall"], left_out=rest)) == {samples[0].id}
     with pytest.raises(UserError, match="not among the samples scored"):
         human_scores(SMALL, scored, ["context_recall"])
+    with pytest.raises(UserError, match="none of its labeled samples is among the 1 scored"):  # never silently unused
+        human_scores(SMALL, scored, ["context_recall"], left_out=frozenset(s.id for s in samples))

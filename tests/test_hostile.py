@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from localeval import data as data_module
-from localeval.cli import EXIT_ENVIRONMENT, EXIT_USER, main
+from localeval.cli import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USER, main
 
 GOOD = {"id": "s1", "user_input": "When did the bridge open?", "retrieved_contexts": ["The bridge opened in 1932."],
         "response": "It opened in 1932.", "reference": "The bridge opened in 1932."}
@@ -183,6 +183,15 @@ def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_j
     assert out.read_text() == "precious"
 
 
+def test_an_embedder_no_chosen_metric_uses_is_not_checked(tmp_path, tiny_judge):
+    """As before the name checks moved ahead of loading: a bad --embedder cannot stop a run that needs none."""
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall", "--embedder",
+            str(tmp_path / "no-such-embedder"), "--out", str(tmp_path / "out"), "--quiet", "--no-cache"]
+    assert main(argv) == EXIT_OK
+
+
 def test_out_inside_a_file_is_the_users_mistake_and_the_file_kept(tmp_path, capsys):
     data, blocking = tmp_path / "d.jsonl", tmp_path / "results"
     data.write_bytes(jsonl(GOOD))
@@ -239,7 +248,11 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"]
     # context_recall alone needs no embedder, so the embedder differs too: the metrics, its cause, are named alone
     err = fails(capsys, [*argv, "--metrics", "context_recall"], EXIT_USER, "holds another run (metrics: ")
-    assert "[context_recall] now)" in err and "embedder" not in err
+    assert "[context_recall] now)" in err and "embedder" not in err and "settings" not in err
+    # a second cause that does not follow from the metrics is named beside them
+    err = fails(capsys, [*argv, "--metrics", "context_recall", "--language", "zh"], EXIT_USER,
+                "holds another run (metrics: ")
+    assert "; settings: " in err
     fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings:")
     other = data.with_name("other.jsonl")
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))

@@ -851,14 +851,31 @@ VERDICTS_2 = schemas.verdict_list(2, "supported", JudgeSettings(reason_chars=12)
     ('{"verdicts":[{"sentence":1,"reason":"a","supported":1}]}', False),  # one verdict short
     ('{"verdicts":[{"sentence":1,"supported":1,"reason":"a"},{"sentence":2,"reason":"x","supported":1}]}', False),  # key order
     ('{"verdicts":[{"sentence":1,"reason":"a","supported":1,"note":"n"},{"sentence":2,"reason":"x","supported":1}]}', False),
+    ('{"verdicts":[{"sentence":1,"reason":"éééééééééééé","supported":1},{"sentence":2,"reason":"x","supported":1}]}', True),  # 12 characters, 24 bytes
 ], ids=["valid", "reason-too-long", "escaped-quote", "whitespace", "numbering", "not-binary", "short", "key-order",
-        "extra-key"])
+        "extra-key", "length-in-characters"])
 def test_the_engine_grammar_means_what_outlines_regex_means(text, valid, grammar_accepts):
     # The engine compiles schemas with llguidance's JSON compiler (engine/grammar.py); Outlines' regex for
-    # the same schema is the reference: both accept and refuse the same answers.
+    # the same schema is the reference: both accept and refuse the same answers, escapes apart (below).
     outlines_regex = build_regex_from_schema(json.dumps(VERDICTS_2), "")
     assert bool(re.fullmatch(outlines_regex, text)) is valid
     assert grammar_accepts(VERDICTS_2, text) is valid
+
+
+@pytest.mark.parametrize(("reason", "regex_accepts", "grammar_accepts_it"), [
+    ("a\\u0001b", False, True),  # a control character written as an escape: JSON allows it, Outlines' regex not
+    ("a\x85b", False, True),  # a raw C1 control character
+    ("a\\/b", True, False),  # an escaped slash: llguidance writes "/" only one way
+], ids=["control-character-escape", "raw-c1-character", "escaped-slash"])
+def test_where_the_engine_grammar_and_outlines_regex_differ_escapes_only(reason, regex_accepts, grammar_accepts_it,
+                                                                       grammar_accepts):
+    """Where the two grammars part: ways to write a character that a judge's reason has no use for,
+    and which the conformance check (jsonschema) takes either way."""
+    text = ('{"verdicts":[{"sentence":1,"reason":"' + reason + '","supported":1},'
+            '{"sentence":2,"reason":"x","supported":1}]}')
+    assert bool(re.fullmatch(build_regex_from_schema(json.dumps(VERDICTS_2), ""), text)) is regex_accepts
+    assert grammar_accepts(VERDICTS_2, text) is grammar_accepts_it
+    assert json.loads(text)["verdicts"][0]["reason"]  # valid JSON either way
 
 
 def test_every_verdict_task_names_its_verdict_key_in_its_instructions():

@@ -97,6 +97,9 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     sample must be one of the run's `samples` (matched by id), whose judge scores it corrects, or
     one of the data's samples that the run `left_out` (--limit), whose labels are not used."""
     labeled = [item for item in read_labeled(path, metrics) if item.sample.id not in left_out]
+    if not labeled:
+        raise UserError(f"--labels {path}: none of its labeled samples is among the {len(samples)} scored "
+                        "(--limit left them out); score more samples or label some of these")
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:

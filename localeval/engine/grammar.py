@@ -3,7 +3,8 @@
 Each JSON Schema is compiled by llguidance, one of Outlines' grammar backends, the way Outlines'
 own llguidance backend compiles one (`grammar_from("json_schema")`), with llguidance's options for
 compact JSON, which Outlines' wrapper does not expose. Outlines' other route, a regular expression
-for the whole answer (outlines_core's `build_regex_from_schema`), accepts the same answers; it was
+for the whole answer (outlines_core's `build_regex_from_schema`), accepts the same answers but for
+a few ways to write a character (a control character's escape, an escaped slash; tests/test_metrics.py); it was
 the route here until it was measured: the whole answer is then one lexeme, so at every free-text
 position the matcher walks the whole vocabulary through that expression (about 1 ms a row), where
 the JSON compiler's string lexemes take precomputed token sets (about 0.2 ms a row,
