@@ -216,7 +216,9 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench = commands.add_parser("bench", help="benchmark judge models against human labels",
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 description=BENCH_DESCRIPTION, epilog=BENCH_EXAMPLES)
-    bench.add_argument("--data", required=True, help="labeled dataset: .jsonl or .json (docs/labeled-data.md)")
+    bench.add_argument("labeled", nargs="?", metavar="LABELED",
+                       help="labeled dataset: .jsonl or .json (docs/labeled-data.md); or give it as --data")
+    bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
     bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
     bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md and "
@@ -267,6 +269,7 @@ def _dispatch(args) -> int:
         if args.command == "bench":
             from .bench.command import bench_command
 
+            args.data = _labeled_file(args)
             return bench_command(args)
         from .runner import run_command
 
@@ -280,6 +283,13 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt:  # outside scoring (a run says what it saved): nothing half-done is kept
         print("\nlocaleval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+
+
+def _labeled_file(args) -> str:
+    """bench's dataset, given as `bench LABELED` (as run takes its data) or as `--data LABELED`."""
+    if (args.labeled is None) == (args.data is None):
+        raise UserError("bench: give the labeled dataset once, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
+    return args.data or args.labeled
 
 
 def models_command(args) -> int:

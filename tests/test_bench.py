@@ -551,6 +551,9 @@ def test_bench_help_teaches_with_examples():
         (["--data", str(SMALL), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
         (["--data", str(SMALL), "--limit", "0"], "--limit must be at least 1"),
         (["--data", str(SMALL), "--dtype", "float8"], "unknown dtype 'float8'"),
+        (["{tmp}/given-as-run-takes-it.jsonl"], "given-as-run-takes-it.jsonl: file not found"),  # read as --data
+        ([str(SMALL), "--data", str(SMALL)], "give the labeled dataset once"),
+        ([], "give the labeled dataset once"),
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, args, expected):
