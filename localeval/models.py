@@ -165,19 +165,14 @@ class ResolvedModel:
 
 def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) -> ResolvedModel:
     """A registered name (prepared on first use) or a local model directory."""
-    models = registry()
-    if name_or_path in models:
-        spec = models[name_or_path]
-        if spec.kind != kind:
-            raise UserError(f"'{name_or_path}' is {_article(spec.kind)} {spec.kind}, not {_article(kind)} {kind}")
+    check_name(name_or_path, kind)
+    spec = registry().get(name_or_path)
+    if spec is not None:
         return ResolvedModel(spec.name, spec.local_path() or prepare(spec, log))
     path = Path(name_or_path).expanduser()
-    if path.is_dir():
-        if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
-            raise UserError(f"{path} is not a model directory (no config.json)")
-        return ResolvedModel(str(path), path)
-    known = ", ".join(n for n, s in models.items() if s.kind == kind)
-    raise UserError(f"unknown {kind} '{name_or_path}': give a registered name ({known}) or a local model directory")
+    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
+        raise UserError(f"{path} is not a model directory (no config.json)")
+    return ResolvedModel(str(path), path)
 
 
 def _article(word: str) -> str:
