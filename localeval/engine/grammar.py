@@ -13,7 +13,9 @@ millisecond rather than the seconds a full vocabulary index takes; that matters 
 differ by sentence count. The masks of all rows are filled in one parallel call. A row the grammar
 leaves a few tokens (a verdict) keeps just those, read off its bitmask; only free-text rows unpack
 their bits over the whole vocabulary. (llguidance's own masking kernel is not used: it is built
-with torch.compile, which would need a C++ compiler at run time.)
+with torch.compile, which would need a C++ compiler at run time; nor is the module that holds it,
+llguidance.torch, whose import of torch.compile's machinery costs about 0.8 s of every run's start:
+its helpers are thin wrappers over the executor's calls, made here directly.)
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from functools import lru_cache
 
 import llguidance
 import llguidance.hf
-import llguidance.torch
 import torch
 
 # Compact JSON, no whitespace between tokens: the structure (keys, punctuation, constant
@@ -61,7 +62,8 @@ class BatchConstraint:
     def __init__(self, tokenizer: GrammarTokenizer, schemas: list[str], capacity: int):
         self.tokenizer, self.schemas = tokenizer, schemas
         self.matchers: list[llguidance.LLMatcher] = []
-        self.bitmask = llguidance.torch.allocate_token_bitmask(capacity, tokenizer.ll_tokenizer.vocab_size)
+        # one row of int32 words per batch slot, bit b of word w for token 32w + b (as llguidance lays it out)
+        self.bitmask = torch.full((capacity, (tokenizer.ll_tokenizer.vocab_size + 31) // 32), -1, dtype=torch.int32)
 
     def admit(self, requests: list[int]) -> None:
         """New rows, after the current ones, for the schemas of these requests."""
@@ -76,7 +78,7 @@ class BatchConstraint:
         pairs = [(self.matchers[slot], token) for slot, token in chosen.items()]
         if not pairs:
             return
-        accepted = llguidance.torch.consume_token_par(self.tokenizer.executor, pairs)
+        accepted = self.tokenizer.executor.consume_token_par(pairs)
         for (matcher, token), ok in zip(pairs, accepted):
             if not ok:
                 raise RuntimeError(f"grammar rejected token {token}: {matcher.get_error()}")
@@ -104,7 +106,8 @@ class BatchConstraint:
         A row with few allowed tokens (a verdict, a flag) keeps just those logits, read off the few
         nonzero words of its bitmask; only rows with many (free text) unpack their whole bitmask."""
         pairs = [(self.matchers[slot], i) for i, slot in enumerate(slots)]
-        llguidance.torch.fill_next_token_bitmask_par(self.tokenizer.executor, pairs, self.bitmask)
+        words = self.bitmask.shape[1]  # the executor writes each row's mask at the pointer, row after row
+        self.tokenizer.executor.unsafe_compute_mask_ptr(pairs, self.bitmask.data_ptr(), words * 4, len(slots))
         bitmask = self.bitmask[: len(slots)]
         counts = _bits_set(bitmask).tolist()
         allowed = [_tokens_allowed(words) if count <= few else None for words, count in zip(bitmask, counts)]
