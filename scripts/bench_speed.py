@@ -42,6 +42,7 @@ from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
 from roofline import measure as measure_roofline  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+WARM_UP_SAMPLES = 2
 CONFIGS = {
     "batch-size-1": BatchLimits(batch_size=1),  # the one-request-at-a-time baseline
     "default": BatchLimits(),
@@ -75,6 +76,8 @@ class Measurement:
             "computed_prompt_tokens": stats.suffix_tokens,
             "output_tokens": stats.output_tokens,
             "forced_tokens": decoding.forced_tokens,
+            "drafted_tokens": decoding.drafted_tokens,
+            "confirmed_tokens": decoding.confirmed_tokens,
             "output_tok_per_s": stats.output_tokens / self.seconds,
             "prompt_tok_per_s": stats.prompt_tokens / self.seconds,
             "forward_passes": decoding.forward_passes,
@@ -170,6 +173,8 @@ def measure(config: str, limits: BatchLimits, loaded: Pipeline, samples) -> Meas
     """The loaded pipeline's models under other batch limits, without an answer cache."""
     judge, metrics = loaded.judge, loaded.metrics
     judge.stats = JudgeStats()
+    if hasattr(judge, "forget_prefixes"):  # every config computes the instructions it shares: none inherits them
+        judge.forget_prefixes()
     pipeline = build_pipeline(metrics, judge, loaded.embedder, device=loaded.device, limits=limits)
     engine = pipeline.engine
     with PeakMemory(loaded.device) as memory:
@@ -217,7 +222,8 @@ def cache_check(data: str, judge: str, limit: int) -> dict:
 
 
 COLUMNS = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
-           "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens", "forward_passes",
+           "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens",
+           "drafted_tokens", "confirmed_tokens", "forward_passes",
            "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb",
            "prefill_pct_of_matmul_peak", "decode_floor_ms", "decode_pct_of_floor", "decode_compute_ms",
            "decode_pct_of_roofline", "prefill_pct_of_dtype_peak", "decode_pct_of_dtype_roofline"]
@@ -333,6 +339,8 @@ def main() -> None:
                              "holds) run side by side as configs of their own")
     parser.add_argument("--step-budget", default=None,
                         help="most tokens a decoding forward pass feeds; several (16,32,64) run side by side")
+    parser.add_argument("--drafts", default=None,
+                        help="most guessed tokens a row is fed in a pass (0: none); several (8,0) run side by side")
     parser.add_argument("--cache-check", type=int, default=None, metavar="N",
                         help="also time a cold and a warm `localeval run` of the first N samples")
     parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
@@ -364,12 +372,18 @@ def main() -> None:
         started = time.perf_counter()
         loaded.load()
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
+        # One untimed run of a few samples first: the first batches of a fresh process run slower (kernels
+        # chosen, memory mapped in), which would otherwise count against whichever config runs first.
+        measure("warm-up", configs[wanted[0]], loaded, samples[:WARM_UP_SAMPLES])
         budgets = [int(b) for b in args.step_budget.split(",")] if args.step_budget else [loaded.judge.step_budget]
+        drafts = [int(d) for d in args.drafts.split(",")] if args.drafts else [loaded.judge.draft_tokens]
         compilers = args.grammar.split(",")
-        for budget, name, compiler in [(b, n, c) for b in budgets for n in wanted for c in compilers]:
-            loaded.judge.step_budget = budget  # read by every generate call: no reload
+        for budget, draft, name, compiler in [(b, d, n, c) for b in budgets for d in drafts for n in wanted
+                                              for c in compilers]:
+            loaded.judge.step_budget, loaded.judge.draft_tokens = budget, draft  # read by every generate call
             label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []),
                               *([f"budget {budget}"] if len(budgets) > 1 else []),
+                              *([f"drafts {draft}"] if len(drafts) > 1 else []),
                               *([f"{compiler} grammar"] if len(compilers) > 1 else []), name])
             with grammars_compiled_by(compiler):
                 runs.append(measure(label, configs[name], loaded, samples))

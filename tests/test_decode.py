@@ -142,3 +142,25 @@ def test_one_request_at_a_time_matches_the_batch(judge):
     alone = [judge.generate([r])[0].text for r in requests]
     assert alone == together
     assert all(json.loads(text) for text in alone)
+
+
+def test_guessed_tokens_leave_every_answer_as_plain_greedy_gives_it_in_fewer_passes(judge):
+    """Alone in the batch, each row is fed guesses of its next tokens (prompt lookup, drafts.py): the
+    ones the model confirms are kept, the rest forgotten by the cache. Same answers as plain greedy
+    decoding, and as decoding without guesses; fewer decoding passes."""
+    requests = first_requests(JudgeSettings(reason_chars=40, question_chars=40))[:6]
+    expected = [judge.tokenizer.decode(plain_greedy(judge, r)) for r in requests]
+    runs = {}
+    for draft_tokens in (0, 8):
+        judge.draft_tokens = draft_tokens
+        before = (judge.stats.decoding.decode_passes, judge.stats.decoding.drafted_tokens,
+                  judge.stats.decoding.confirmed_tokens)
+        texts = [judge.generate([r])[0].text for r in requests]
+        after = (judge.stats.decoding.decode_passes, judge.stats.decoding.drafted_tokens,
+                 judge.stats.decoding.confirmed_tokens)
+        runs[draft_tokens] = texts, *(b - a for a, b in zip(before, after))
+    judge.draft_tokens = 8
+    (plain, passes_plain, drafted_plain, _), (guessed, passes, drafted, confirmed) = runs[0], runs[8]
+    assert plain == expected and guessed == expected
+    assert drafted_plain == 0 and drafted > confirmed > 0  # some guesses kept, some forgotten
+    assert passes < passes_plain

@@ -9,6 +9,11 @@ Three things keep the work per answer small:
   several per row in one forward pass. Every row of the pass is padded to the widest, so the
   width is bounded by `step_budget` tokens per pass: a small batch takes forced runs whole,
   while a large batch on a CPU, where each padded token costs compute, feeds one at a time.
+- **Guessed tokens, confirmed in the same pass.** Where a pass has room (few rows), a row's next
+  tokens are guessed from its own text (drafts.py) and fed after its real ones; the model's greedy
+  choices at those positions keep the guesses they agree with, and the rest are masked out of the
+  cache. The answer is the plain greedy one; a row that copies its prompt writes it in fewer passes.
+  That matters most where one long answer decodes alone after the others are done.
 - **Finished rows leave.** A row whose JSON is complete is dropped from the batch, cache included.
 
 Where the grammar leaves a row only a few tokens to choose from (a 0/1 verdict, a flag), the
@@ -28,6 +33,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .drafts import PromptLookup
 from .grammar import BatchConstraint
 from .kv_cache import growing_cache
 
@@ -43,6 +49,14 @@ class Prompt:
 MAX_CHOICE_TOKENS = 8
 # Most padding a prefill pass may compute, as a share of its real prompt tokens (_similar_lengths).
 PREFILL_PADDING = 0.25
+# Most guessed tokens a row is fed in one pass (drafts.py): beyond about this many, the guesses of
+# a judge's answers are rarely all right, and each one costs a row of the output head's product.
+DRAFT_TOKENS = 8
+# Most tokens, guesses included, a pass that carries guesses may feed on a CPU. A pass is bound by
+# reading the weights up to about 16 tokens (the weights' bytes at the memory's speed against 2
+# flops a weight a token at the matmul peak: ~17 tokens for bfloat16 and float32 alike on the
+# CPUs measured); beyond, each guess costs compute, and about 6 in 10 guesses are wrong.
+CPU_DRAFT_BUDGET = 16
 
 
 @dataclass(frozen=True)
@@ -67,6 +81,8 @@ class DecodeCounters:
     prefill_passes: int = 0  # forward passes over prompts: one per group of similar length (_similar_lengths)
     admissions: int = 0  # refills: requests that joined the batch together, in one or more prefill passes
     forced_tokens: int = 0
+    drafted_tokens: int = 0  # guessed tokens fed after rows' real ones (drafts.py)
+    confirmed_tokens: int = 0  # of those, the ones the model's own choices agreed with
     prefill_seconds: float = 0.0
     grammar_seconds: float = 0.0
     # What the model computed and read, padding included, for the roofline (scripts/bench_speed.py):
@@ -86,6 +102,9 @@ class PrefixCache:
     def __init__(self, model, device: torch.device, capacity: int = 32):
         self.model, self.device, self.capacity = model, device, capacity
         self._entries: OrderedDict[tuple[int, ...], list[tuple[torch.Tensor, torch.Tensor]]] = OrderedDict()
+
+    def clear(self) -> None:
+        self._entries.clear()
 
     def __contains__(self, prefix: tuple[int, ...]) -> bool:
         return prefix in self._entries
@@ -163,8 +182,9 @@ class Batch:
         self.rows = len(prompts)
         return self.step([list(p.suffix) for p in prompts], appended=False)
 
-    def step(self, tokens: list[list[int]], appended: bool = True) -> torch.Tensor:
-        """Feed each row its tokens (left-padded to the longest); the logits after each row's last one."""
+    def step(self, tokens: list[list[int]], appended: bool = True, keep: int = 1) -> torch.Tensor:
+        """Feed each row its tokens (left-padded to the longest); per row, the logits after each of
+        its last `keep` positions (rows x keep x vocabulary)."""
         width = max(map(len, tokens))
         ids = torch.full((len(tokens), width), self.pad_id, dtype=torch.long)
         mask = torch.zeros((len(tokens), width), dtype=torch.long)
@@ -181,9 +201,18 @@ class Batch:
             self.attention[:, -width:] = mask
         positions = self.next_position[:, None] + offsets
         out = self.model(input_ids=ids.to(self.device), attention_mask=self.attention, position_ids=positions,
-                         past_key_values=self.cache, use_cache=True, logits_to_keep=1)
+                         past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
         self.next_position = self.next_position + mask.sum(dim=1)
-        return out.logits[:, -1, :]
+        return out.logits[:, -keep:, :]
+
+    def retract(self, tokens: list[int]) -> None:
+        """Forget the last `tokens[row]` tokens fed to each row (guesses the model did not confirm):
+        masked out of attention and their positions reused, as if they had never been fed. They are
+        a row's last columns, since each pass right-aligns the rows' tokens."""
+        counts = torch.tensor(tokens, device=self.device)
+        columns = torch.arange(self.attention.shape[1], device=self.device)
+        self.attention = self.attention.masked_fill(columns >= self.attention.shape[1] - counts[:, None], 0)
+        self.next_position = self.next_position - counts
 
     def keep(self, slots: list[int]) -> None:
         self.rows = len(slots)
@@ -214,22 +243,37 @@ def _left_pad(mask: torch.Tensor, width: int) -> torch.Tensor:
 
 @dataclass
 class Row:
-    """One request decoding in a batch slot: what it emitted, and what the model has yet to be fed."""
+    """One request decoding in a batch slot: what it emitted, what the model has yet to be fed, and
+    the guesses fed after that in the last pass, of which the model's choices have confirmed some."""
 
     request: int  # its index among the requests decoded
     limit: int  # most tokens it may emit
+    lookup: PromptLookup  # its prompt and output, for guessing what comes next
     output: RowOutput = field(default_factory=RowOutput)
     pending: list[int] = field(default_factory=list)  # tokens chosen or forced, not yet fed to the model
+    draft: list[int] = field(default_factory=list)  # guesses fed in the last pass after its real tokens
+    confirmed: int = 0  # how many of `draft` its choices since that pass have matched
 
     def emit(self, tokens: list[int], complete: bool) -> bool:
         """Append a chosen token and those the grammar forced after it; whether the row is done
-        (its JSON `complete`, or its limit reached: the output is then cut there)."""
+        (its JSON `complete`, or its limit reached: the output is then cut there). Tokens that match
+        the guesses already fed need no feeding; the first that does not ends the guesses' use."""
+        guessed = self.draft[self.confirmed:]
+        matched = 0
+        while matched < min(len(tokens), len(guessed)) and tokens[matched] == guessed[matched]:
+            matched += 1
+        self.confirmed += matched
         self.output.tokens.extend(tokens)
         if complete or len(self.output.tokens) >= self.limit:
             del self.output.tokens[self.limit:]
             return True
-        self.pending = tokens
+        self.lookup.extend(tokens)
+        self.pending = tokens[matched:]
         return False
+
+    def unconfirmed(self) -> int:
+        """Guesses fed that the model did not confirm: to be forgotten by the cache."""
+        return len(self.draft) - self.confirmed
 
 
 @dataclass
@@ -248,41 +292,60 @@ class GreedyRows:
     batching.decode_continuously admits real requests into."""
 
     def __init__(self, decoder: Decoder, constraint: BatchConstraint, prompts: list[Prompt], limits: list[int],
-                 step_budget: int, counters: DecodeCounters):
+                 step_budget: int, counters: DecodeCounters, draft_tokens: int = DRAFT_TOKENS,
+                 draft_budget: int = CPU_DRAFT_BUDGET):
         self.decoder, self.constraint, self.prompts, self.limits = decoder, constraint, prompts, limits
         self.step_budget = step_budget  # most tokens one decoding pass feeds, rows x width (judge.py)
+        self.draft_tokens = draft_tokens  # most guesses a row is fed in a pass; 0: none
+        self.draft_budget = min(draft_budget, step_budget)  # most tokens a pass with guesses feeds, rows x width
         self.counters = counters
         self.batch = Batch(decoder.model, decoder.device, decoder.pad_id)
         self.rows: list[Row] = []  # one per batch slot, in slot order
-        self.logits: torch.Tensor | None = None  # per slot: the logits after its last token fed
+        # per slot, the logits after each of the last positions fed (slots x positions x vocabulary):
+        # a row's guesses are its last positions, its real tokens end just before them
+        self.logits: torch.Tensor | None = None
 
     def decoding(self) -> int:
         return len(self.rows)
 
     def admit(self, requests: list[int]) -> None:
-        logits = _prefill(self.batch, [self.prompts[i] for i in requests], self.decoder.prefixes, self.counters)
+        prompts = [self.prompts[i] for i in requests]
+        logits = _prefill(self.batch, prompts, self.decoder.prefixes, self.counters)
         self.constraint.admit(requests)
+        if self.logits is not None:  # the rows decoding may have been fed guesses: as many positions
+            logits = logits.expand(-1, self.logits.shape[1], -1)
         self.logits = logits if self.logits is None else torch.cat([self.logits, logits])
-        self.rows += [Row(i, self.limits[i]) for i in requests]
+        self.rows += [Row(i, self.limits[i], PromptLookup(p.prefix + p.suffix)) for i, p in zip(requests, prompts)]
 
     def step(self, on_done: Callable[[int, RowOutput], None]) -> None:
         """Choose where rows wait for the model, announce and drop the rows that finished, feed the rest."""
         done = self._choose()
         for slot in sorted(done):
             on_done(self.rows[slot].request, self.rows[slot].output)
+        self._forget_guesses()
         if done:
             self._keep([slot for slot in range(len(self.rows)) if slot not in done])
         if self.rows:
             self._feed()
 
     def _choose(self) -> set[int]:
-        """Pick the token of each row that waits for the model, append what the grammar then forces;
-        the slots that finished."""
+        """Pick the token of each row that waits for the model, append what the grammar then forces,
+        and again while the tokens picked are the guesses fed after them; the slots that finished."""
         tick = time.perf_counter()
+        done: set[int] = set()
         choosing = [slot for slot, row in enumerate(self.rows) if not row.pending]
-        masked, few = self.logits[:0], []
-        if choosing:
-            masked, few = self.constraint.mask(self.logits[choosing], choosing, MAX_CHOICE_TOKENS)
+        while choosing:
+            done |= self._choose_once(choosing)
+            choosing = [slot for slot in choosing if slot not in done and not self.rows[slot].pending]
+        self.counters.grammar_seconds += time.perf_counter() - tick
+        return done
+
+    def _choose_once(self, choosing: list[int]) -> set[int]:
+        """One token for each of these rows, from the logits after its last confirmed position."""
+        last = self.logits.shape[1] - 1
+        positions = [last - len(self.rows[slot].draft) + self.rows[slot].confirmed for slot in choosing]
+        logits = self.logits[choosing, positions]
+        masked, few = self.constraint.mask(logits, choosing, MAX_CHOICE_TOKENS)
         chosen = masked.argmax(-1).tolist()
         for slot, probabilities in zip(choosing, choice_probabilities(masked, few)):
             if probabilities is not None:
@@ -296,8 +359,16 @@ class GreedyRows:
             self.counters.forced_tokens += len(forced)
             if self.rows[slot].emit([token, *forced], self.constraint.finished(slot)):
                 done.add(slot)
-        self.counters.grammar_seconds += time.perf_counter() - tick
         return done
+
+    def _forget_guesses(self) -> None:
+        """Mask out of the cache the guesses the rows were fed and did not confirm."""
+        unconfirmed = [row.unconfirmed() for row in self.rows]
+        self.counters.confirmed_tokens += sum(row.confirmed for row in self.rows)
+        if any(unconfirmed):
+            self.batch.retract(unconfirmed)
+        for row in self.rows:
+            row.draft, row.confirmed = [], 0
 
     def _keep(self, survivors: list[int]) -> None:
         self.batch.keep(survivors)
@@ -306,15 +377,31 @@ class GreedyRows:
         self.logits = self.logits[survivors] if survivors else None
 
     def _feed(self) -> None:
-        """One decoding pass: each row's pending tokens, as many as the step budget leaves each row."""
+        """One decoding pass: each row's pending tokens, as many as the step budget leaves each row,
+        and, where that leaves room, guesses of what follows them."""
         width = max(1, self.step_budget // len(self.rows))
-        feed = [row.pending[:width] for row in self.rows]
-        for row in self.rows:
-            row.pending = row.pending[width:]
-        self.logits = self.batch.step(feed)
+        guessing_width = max(1, self.draft_budget // len(self.rows))
+        feed = []
+        for slot, row in enumerate(self.rows):
+            tokens, row.pending = row.pending[:width], row.pending[width:]
+            row.draft = [] if row.pending else self._guess(slot, row, guessing_width - len(tokens))
+            feed.append(tokens + row.draft)
+        self.logits = self.batch.step(feed, keep=1 + max(len(row.draft) for row in self.rows))
         self.counters.decode_passes += 1
         self.counters.decode_tokens += len(feed) * max(map(len, feed))
+        self.counters.drafted_tokens += sum(len(row.draft) for row in self.rows)
         self.counters.cache_tokens_read += self.batch.attention.numel()
+
+    def _guess(self, slot: int, row: Row, room: int) -> list[int]:
+        """What the row will likely write next, at most `room` tokens, cut where its grammar would
+        refuse one (the model could not pick it) and before the end of its answer."""
+        room = min(room, self.draft_tokens, row.limit - len(row.output.tokens))
+        if room < 1:
+            return []
+        guess = row.lookup.propose(room)
+        if self.decoder.eos_id in guess:
+            guess = guess[:guess.index(self.decoder.eos_id)]
+        return guess[:self.constraint.valid(slot, guess)]
 
 
 def _prefill(batch: Batch, admitted: list[Prompt], prefixes: PrefixCache, counters: DecodeCounters) -> torch.Tensor:

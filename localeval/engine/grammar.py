@@ -91,6 +91,10 @@ class BatchConstraint:
         """The row's JSON is complete: its grammar allows nothing but the end."""
         return self.matchers[slot].is_stopped()
 
+    def valid(self, slot: int, tokens: list[int]) -> int:
+        """How many of `tokens` the row's grammar would take next, in order (none are consumed)."""
+        return self.matchers[slot].validate_tokens(tokens) if tokens else 0
+
     def forced(self, slot: int) -> list[int]:
         """Consume and return the tokens the row's grammar now allows no alternative to."""
         matcher = self.matchers[slot]

@@ -17,7 +17,7 @@ from ..requests import JudgeAnswer, JudgeRequest
 from . import attention
 from .choices import keyed_choices
 from .batching import Admission, decode_continuously
-from .decode import DecodeCounters, Decoder, GreedyRows, PrefixCache, Prompt, RowOutput
+from .decode import CPU_DRAFT_BUDGET, DRAFT_TOKENS, DecodeCounters, Decoder, GreedyRows, PrefixCache, Prompt, RowOutput
 from .grammar import GrammarTokenizer
 from .int8 import quantize_linears
 from .linears import pack_linears, packable
@@ -64,7 +64,7 @@ class TransformersJudge:
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
                  fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False,
-                 prepack: bool = True):
+                 prepack: bool = True, draft_tokens: int = DRAFT_TOKENS):
         self.path, self.device, self.dtype, self.int8_weights = str(path), torch.device(device), dtype, int8_weights
         self.fingerprint = fingerprint
         # oneDNN's prepacked weights on a CPU (linears.py)
@@ -72,6 +72,11 @@ class TransformersJudge:
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
+        # Most guessed tokens a row is fed in a pass (decode.py); 0 feeds none. Guesses change how many
+        # passes an answer takes, not the answer, so they are not part of the identity.
+        self.draft_tokens = draft_tokens
+        # On a GPU a pass is bound by reading the weights far beyond the rows x 9 tokens guesses add.
+        self.draft_budget = self.step_budget if self.device.type == "cuda" else CPU_DRAFT_BUDGET
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
         # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
         weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
@@ -123,6 +128,12 @@ class TransformersJudge:
         self._decoder = Decoder(self._model, self.device, pad_id, eos, PrefixCache(self._model, self.device))
         self.load_seconds = time.perf_counter() - started
 
+    def forget_prefixes(self) -> None:
+        """Drop the computed instructions, so the next call computes them again (a benchmark's configs
+        each pay for their own)."""
+        if self._model is not None:
+            self._decoder.prefixes.clear()
+
     def prompt_ids(self, request: JudgeRequest) -> list[int]:
         if request not in self._prompt_ids:
             self._prompt_ids[request] = self._ids(request.messages)
@@ -152,7 +163,7 @@ class TransformersJudge:
         admissions = self.stats.decoding.admissions
         constraint = self._grammar.constraint([r.schema for r in requests], admission.rows)
         rows = GreedyRows(self._decoder, constraint, prompts, [r.max_new_tokens for r in requests],
-                          self.step_budget, self.stats.decoding)
+                          self.step_budget, self.stats.decoding, self.draft_tokens, self.draft_budget)
         decode_continuously([len(p.suffix) for p in prompts], admission, rows, finished)
         self.stats.requests += len(requests)
         self.stats.batches += self.stats.decoding.admissions - admissions
