@@ -13,6 +13,7 @@ from localeval.cli import main
 from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
+LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
@@ -60,12 +61,29 @@ def test_missing_file(tmp_path, capsys):
 ])
 def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, option, expected):
     """The engine brings torch and transformers (seconds): a typo must not wait for them."""
+    assert _exit_and_heavy_imports(["run", str(EXAMPLES), *option, "--out", str(tmp_path)], expected) == "2 []"
+
+
+@pytest.mark.parametrize("arguments, expected", [
+    (["missing.jsonl"], "missing.jsonl: file not found"),
+    ([str(LABELED), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
+    ([str(LABELED), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
+    ([str(LABELED), "--limit", "0"], "--limit"),
+])
+def test_bench_answers_a_mistake_before_the_engine_is_imported(tmp_path, arguments, expected):
+    """bench's judges run in processes of their own: the one that checks the command needs no torch."""
+    assert _exit_and_heavy_imports(["bench", *arguments, "--out", str(tmp_path / "b")], expected) == "2 []"
+
+
+def _exit_and_heavy_imports(argv: list[str], expected: str) -> str:
+    """`localeval ARGV` in a fresh interpreter: its exit code and which heavy modules it imported,
+    once its one-line error has been checked for `expected`."""
     code = ("import sys; from localeval.cli import main; "
-            f"code = main(['run', {str(EXAMPLES)!r}, *{option!r}, '--out', {str(tmp_path)!r}]); "
+            f"code = main({argv!r}); "
             "print(code, [m for m in ('torch', 'transformers', 'localeval.pipeline') if m in sys.modules])")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert done.stdout.split() == ["2", "[]"], done.stdout + done.stderr
-    assert expected in done.stderr
+    assert expected in done.stderr, done.stderr
+    return " ".join(done.stdout.split())
 
 
 def test_metrics_all_names_every_metric():

@@ -15,7 +15,6 @@ from typing import Any
 
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
-from ..device import choose_device, describe, dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import claim_folder, write_atomically
@@ -36,9 +35,11 @@ def bench_command(args) -> int:
     judges = parse_judges(args.judges)
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
+    labeled = read_labeled(args.data, metrics)[: args.limit]
+    from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
+
     device = choose_device(args.device)
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
-    labeled = read_labeled(args.data, metrics)[: args.limit]
     # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out), "--out"):
         log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
@@ -143,6 +144,8 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["mean_spearman"] is not None]
     best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
     job = jobs[0]
+    from ..device import describe
+
     return {
         "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"],
                                 "spearman_defined": best["summary"]["spearman_defined"]},

@@ -14,15 +14,16 @@ import sys
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..device import dtype_name
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..metrics import JudgeSettings, resolve_metrics
-from ..pipeline import Pipeline, build_pipeline
 from ..progress import NoProgress, progress_for
 from ..samples import Sample
+
+if TYPE_CHECKING:  # the pipeline imports torch and transformers: only a judge's process needs them
+    from ..pipeline import Pipeline
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,8 @@ def run_judge(job: JudgeJob) -> JudgeRun:
 
 
 def _evaluate(job: JudgeJob) -> JudgeRun:
+    from ..pipeline import build_pipeline
+
     log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     _reset_peak_memory(job.device)
     pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
@@ -187,4 +190,8 @@ def _dtype(judge, job: JudgeJob) -> str:
     if getattr(judge, "int8_weights", False):
         return "int8"
     dtype = getattr(judge, "dtype", None)
-    return str(dtype).removeprefix("torch.") if dtype is not None else dtype_name(job.device, job.dtype)
+    if dtype is not None:
+        return str(dtype).removeprefix("torch.")
+    from ..device import dtype_name
+
+    return dtype_name(job.device, job.dtype)
