@@ -113,16 +113,15 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
             writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
-        saved = f"{_count(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
-        log(f"\ninterrupted: {saved}; rerun with --resume to continue")
+        log(f"\ninterrupted: {_saved(writer)}; rerun with --resume to continue")
         return None
     except MemoryError:
-        raise EnvironmentFailure(f"out of memory; {writer.written} samples saved in {writer.path}. Lower "
-                                 "--batch-size or --max-batch-tokens and rerun with --resume") from None
+        raise EnvironmentFailure(f"out of memory; {_saved(writer)}. Lower --batch-size or --max-batch-tokens "
+                                 "and rerun with --resume") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
-        raise EnvironmentFailure(f"out of memory on {pipeline.device}; {writer.written} samples saved in {writer.path}. "
+        raise EnvironmentFailure(f"out of memory on {pipeline.device}; {_saved(writer)}. "
                                  "Lower --batch-size or --max-batch-tokens and rerun with --resume") from None
     finally:
         bar.close()
@@ -225,6 +224,11 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
         "localeval": __version__,
         "python": platform.python_version(),
     }
+
+
+def _saved(writer) -> str:
+    """What a stopped run kept, for its last message."""
+    return f"{_count(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
 
 
 def _count(n: int, noun: str) -> str:

@@ -400,7 +400,7 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
 
     argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
     monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
-    fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; 0 samples saved")
+    fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
 
 
 # --- kills at any moment ----------------------------------------------------------------------------
