@@ -83,12 +83,15 @@ def test_batched_decoding_gives_each_row_its_plain_greedy_answer(judge, settings
     requests = first_requests(settings)
     expected = [judge.tokenizer.decode(plain_greedy(judge, r)) for r in requests]
     forced_before, admissions_before = judge.stats.decoding.forced_tokens, judge.stats.decoding.admissions
+    drafted_before = judge.stats.decoding.drafted_tokens
     heard = {}
     answers = judge.generate(requests, admission, on_answer=lambda index, answer: heard.setdefault(index, answer))
     assert [a.text for a in answers] == expected
     assert heard == dict(enumerate(answers))  # every answer announced once, as it finished
     if admission is not None:
         assert judge.stats.decoding.admissions - admissions_before > 1
+        # several rows held guesses of different lengths while others joined and left (drafts.py)
+        assert judge.stats.decoding.drafted_tokens > drafted_before
     assert all(a.data is not None for a in answers), [a.error for a in answers]
     # the shortcuts were taken: instructions shared, structure appended without the model
     assert judge.stats.decoding.forced_tokens > forced_before

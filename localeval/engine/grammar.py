@@ -14,7 +14,7 @@ differ by sentence count. The masks of all rows are filled in one parallel call.
 leaves a few tokens (a verdict) keeps just those, read off its bitmask; only free-text rows unpack
 their bits over the whole vocabulary. (llguidance's own masking kernel is not used: it is built
 with torch.compile, which would need a C++ compiler at run time; nor is the module that holds it,
-llguidance.torch, whose import of torch.compile's machinery costs about 0.8 s of every run's start:
+llguidance.torch, whose import of torch.compile's machinery cost about 0.65 s of every run's start:
 its helpers are thin wrappers over the executor's calls, made here directly.)
 """
 

@@ -75,8 +75,6 @@ class TransformersJudge:
         # Most guessed tokens a row is fed in a pass (decode.py); 0 feeds none. Guesses change how many
         # passes an answer takes, not the answer, so they are not part of the identity.
         self.draft_tokens = draft_tokens
-        # On a GPU a pass is bound by reading the weights far beyond the rows x 9 tokens guesses add.
-        self.draft_budget = self.step_budget if self.device.type == "cuda" else CPU_DRAFT_BUDGET
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
         # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
         weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
@@ -87,6 +85,13 @@ class TransformersJudge:
         self._tokenizer = self._model = self._grammar = None
         self._prompt_ids: dict[JudgeRequest, list[int]] = {}
         self._prefixes: dict[tuple, tuple[int, ...]] = {}
+
+    @property
+    def draft_budget(self) -> int:
+        """Most tokens a pass that carries guesses feeds: on a GPU the step budget, since a pass is bound by
+        reading the weights far beyond the rows x 9 tokens guesses add; on a CPU, CPU_DRAFT_BUDGET. Derived,
+        so a step budget changed after construction (bench_speed.py --step-budget) carries over."""
+        return self.step_budget if self.device.type == "cuda" else CPU_DRAFT_BUDGET
 
     @property
     def model(self):
