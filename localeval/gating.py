@@ -57,7 +57,9 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
             continue
         value, called = gated_value(summary[metric])
         if value is None:
-            failed.append(f"{metric}: no sample could be scored (needs at least {lowest:g})")
+            why = ", ".join(summary[metric].get("null_reasons", {}))  # the commonest reason first
+            failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
+                          f"needs at least {lowest:g}")
         elif value < lowest:
             failed.append(f"{metric}: {called} {value:.3f} is below {lowest:g}")
     return failed

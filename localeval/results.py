@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -278,12 +279,42 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
             "scored": len(scored),
             "null": len(scores) - len(scored),
         }
+        reasons = _null_reasons(rows, name)
+        if reasons:
+            table[name]["null_reasons"] = reasons
         labeled = [(row[name], human[str(row["id"])][name]) for row in rows
                    if human and str(row["id"]) in human and _number(row.get(name))
                    and _number(human[str(row["id"])].get(name))]
         if labeled:
             table[name]["corrected"] = corrected_mean(scored, labeled).to_json()
     return table
+
+
+def _null_reasons(rows: list[dict[str, Any]], name: str) -> dict[str, int]:
+    """Why the metric's null scores are null, {reason: samples}, most common first; a sub-score
+    (no evidence of its own) has none, its metric's reasons are its own."""
+    reasons = Counter(row.get("evidence", {}).get(name, {}).get("null_reason") for row in rows
+                      if not _number(row.get(name)))
+    reasons.pop(None, None)
+    return dict(reasons.most_common())
+
+
+def format_null_reasons(summary: dict[str, dict[str, Any]], shown: int = 3) -> str:
+    """Why scores are null, a line per metric and reason (the `shown` most common of each metric);
+    empty when every score was given."""
+    lines = []
+    for name, row in summary.items():
+        reasons = list(row.get("null_reasons", {}).items())
+        lines += [f"  {name}: {count_of(samples, 'sample')}, {reason}" for reason, samples in reasons[:shown]]
+        others = sum(samples for _, samples in reasons[shown:])
+        if others:
+            lines.append(f"  {name}: {count_of(others, 'sample')}, other reasons (results.jsonl, evidence)")
+    return "null scores, and why:\n" + "\n".join(lines) if lines else ""
+
+
+def count_of(n: int, noun: str) -> str:
+    """'1 sample', '2 samples'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def _number(value: Any) -> bool:

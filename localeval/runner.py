@@ -24,7 +24,9 @@ from .results import (
     SUMMARY_FILE,
     ResultWriter,
     claim_folder,
+    count_of,
     file_digest,
+    format_null_reasons,
     format_table,
     read_results,
     sample_inputs,
@@ -89,9 +91,11 @@ def run_command(args) -> int:
         report = write_report(out_dir, rows, summary, details, samples)
         say = (lambda text: print(text, file=sys.stderr)) if args.json else print  # stdout: the JSON alone
         say(format_table(summary))
+        if why_null := format_null_reasons(summary):
+            say(f"\n{why_null}")
         for warning in details["warnings"]:
             say(f"\n{warning}")
-        say(f"\n{_count(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
+        say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
             f"results in {writer.path}, report in {report}")
         if args.json:
             print(json.dumps(document, ensure_ascii=False))
@@ -143,7 +147,7 @@ def _gate(summary: dict, gates: dict[str, float]) -> int:
     if failed:
         return EXIT_BELOW_THRESHOLD
     if gates:
-        print(f"fail-under: {'all ' if len(gates) > 1 else ''}{_count(len(gates), 'gate')} passed", file=sys.stderr)
+        print(f"fail-under: {'all ' if len(gates) > 1 else ''}{count_of(len(gates), 'gate')} passed", file=sys.stderr)
     return EXIT_OK
 
 
@@ -181,7 +185,7 @@ def _few_labels(human: dict | None, n_samples: int) -> str | None:
     every sample is labeled, since people's mean is then known exactly."""
     if not human or len(human) >= FEW_LABELS or len(human) == n_samples:
         return None
-    return (f"note: {_count(len(human), 'labeled sample')}; with fewer than ten, the corrected 95% intervals "
+    return (f"note: {count_of(len(human), 'labeled sample')}; with fewer than ten, the corrected 95% intervals "
             "covered people's mean less often on the dev set (docs/labeled-data.md): label at least ten")
 
 
@@ -228,8 +232,5 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
 
 def _saved(writer) -> str:
     """What a stopped run kept, for its last message."""
-    return f"{_count(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
+    return f"{count_of(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
 
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -13,7 +13,7 @@ from localeval.cli import main
 from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
 from localeval.gating import failures, parse_gates
 from localeval.progress import LineProgress, progress_for
-from localeval.results import SCHEMA_VERSION, summarize
+from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
 from localeval.testing import assert_scores
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
@@ -55,7 +55,27 @@ def test_a_gate_on_a_metric_nothing_could_score_fails(tmp_path, tiny_judge, caps
     data = tmp_path / "no-references.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     assert run(tmp_path, data, tiny_judge, "--fail-under", "context_recall=0") == EXIT_BELOW_THRESHOLD
-    assert "context_recall: no sample could be scored" in capsys.readouterr().err
+    assert "context_recall: no sample could be scored (missing reference)" in capsys.readouterr().err
+
+
+def test_null_scores_say_why_on_the_terminal_and_in_the_summary(tmp_path, data, tiny_judge, capsys):
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    assert "null scores, and why:\n  context_recall: 1 sample, missing reference\n" in capsys.readouterr().out
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    assert summary["context_recall"]["null_reasons"] == {"missing reference": 1}
+    assert "null_reasons" not in summary["context_relevance"]  # every sample scored
+
+
+def test_null_reasons_are_counted_and_the_rarest_folded():
+    rows = [{"id": str(i), "m": None, "evidence": {"m": {"null_reason": reason}}}
+            for i, reason in enumerate(["a", "a", "a", "b", "b", "c", "d", "e"])]
+    rows.append({"id": "scored", "m": 0.5, "evidence": {"m": {}}})
+    summary = summarize(rows, ["m"])
+    assert summary["m"]["null_reasons"] == {"a": 3, "b": 2, "c": 1, "d": 1, "e": 1}
+    assert format_null_reasons(summary).splitlines() == [
+        "null scores, and why:", "  m: 3 samples, a", "  m: 2 samples, b", "  m: 1 sample, c",
+        "  m: 2 samples, other reasons (results.jsonl, evidence)"]
+    assert format_null_reasons(summarize(rows[-1:], ["m"])) == ""
 
 
 @pytest.mark.parametrize("gate, expected", [

@@ -106,7 +106,8 @@ def test_summary_names_models_device_and_counts(cli_run):
     assert summary["models"]["judge"].startswith("smollm2-135m-instruct")
     assert summary["models"]["embedder"] == "all-minilm-l6-v2"
     assert "CPU" in summary["device"] or "NVIDIA" in summary["device"]
-    assert summary["metrics"]["context_recall"] == {**summary["metrics"]["context_recall"], "scored": 2, "null": 1}
+    assert summary["metrics"]["context_recall"] == {**summary["metrics"]["context_recall"], "scored": 2, "null": 1,
+                                                    "null_reasons": {"missing reference": 1}}
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
     # --reasons / --example auto: the embedded judge's measured choice from the registry, per metric
     registered = models.registry()["smollm2-135m-instruct"].settings
