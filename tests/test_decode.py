@@ -17,6 +17,7 @@ from transformers.cache_utils import DynamicCache
 from localeval import models
 from localeval.engine.batching import Admission
 from localeval.engine.judge import TransformersJudge
+from localeval.engine.kv_cache import forward_over
 from localeval.metrics import JudgeSettings, resolve_metrics
 from localeval.samples import Sample
 from localeval.text import DEFAULT_LANGUAGE
@@ -54,8 +55,7 @@ def plain_greedy(judge: TransformersJudge, request) -> list[int]:
     constraint = judge._grammar.constraint([request.schema], capacity=1)
     constraint.admit([0])
     cache = DynamicCache()
-    logits = judge._model(input_ids=torch.tensor([judge.prompt_ids(request)]), past_key_values=cache,
-                          use_cache=True).logits[:, -1, :]
+    logits = forward_over(judge._model, cache, input_ids=torch.tensor([judge.prompt_ids(request)])).logits[:, -1, :]
     tokens: list[int] = []
     while len(tokens) < request.max_new_tokens:
         masked, (few,) = constraint.mask(logits.float(), [0], few=8)
@@ -68,7 +68,7 @@ def plain_greedy(judge: TransformersJudge, request) -> list[int]:
         tokens.append(token)
         if constraint.finished(0):
             break
-        logits = judge._model(input_ids=torch.tensor([[token]]), past_key_values=cache, use_cache=True).logits[:, -1]
+        logits = forward_over(judge._model, cache, input_ids=torch.tensor([[token]])).logits[:, -1]
     return tokens
 
 

@@ -29,3 +29,21 @@ def test_kept_rows_hold_their_own_keys_and_values_in_their_new_slots(order):
     cache.update(more_keys, more_values, 0)  # a decoding pass after the rows left
     assert torch.equal(layer.keys, torch.cat([keys[order], more_keys], dim=2))
     assert torch.equal(layer.values, torch.cat([values[order], more_values], dim=2))
+
+
+def test_the_model_is_given_its_cache_by_the_name_its_transformers_takes(tiny_judge):
+    """No deprecation warning today (transformers removes `past_key_values` in 5.40), and the
+    cache is the one the forward pass extended."""
+    import warnings
+
+    from transformers import AutoModelForCausalLM
+
+    from localeval.engine.kv_cache import forward_over
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_judge)
+    cache = growing_cache()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        logits = forward_over(model, cache, input_ids=torch.tensor([[1, 2, 3]])).logits
+        forward_over(model, cache, input_ids=torch.tensor([[4]]))
+    assert logits.shape[:2] == (1, 3) and cache.layers[0].keys.shape[2] == 4

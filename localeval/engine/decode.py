@@ -35,7 +35,7 @@ import torch
 
 from .drafts import PromptLookup
 from .grammar import BatchConstraint
-from .kv_cache import growing_cache
+from .kv_cache import forward_over, growing_cache
 
 
 @dataclass(frozen=True)
@@ -114,8 +114,7 @@ class PrefixCache:
             self._entries.move_to_end(prefix)
             return self._entries[prefix]
         cache = growing_cache()
-        self.model(input_ids=torch.tensor([prefix], device=self.device), past_key_values=cache, use_cache=True,
-                   logits_to_keep=1)
+        forward_over(self.model, cache, input_ids=torch.tensor([prefix], device=self.device), logits_to_keep=1)
         self._entries[prefix] = [(layer.keys.clone(), layer.values.clone()) for layer in cache.layers]
         if len(self._entries) > self.capacity:
             self._entries.popitem(last=False)
@@ -200,8 +199,8 @@ class Batch:
         else:  # prefill: the suffix columns are already part of the attention mask's width
             self.attention[:, -width:] = mask
         positions = self.next_position[:, None] + offsets
-        out = self.model(input_ids=ids.to(self.device), attention_mask=self.attention, position_ids=positions,
-                         past_key_values=self.cache, use_cache=True, logits_to_keep=keep)
+        out = forward_over(self.model, self.cache, input_ids=ids.to(self.device), attention_mask=self.attention,
+                           position_ids=positions, logits_to_keep=keep)
         self.next_position = self.next_position + mask.sum(dim=1)
         return out.logits[:, -keep:, :]
 

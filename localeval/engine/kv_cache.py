@@ -8,6 +8,9 @@ hands attention a view of the part in use; the buffer grows by doubling, so copi
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 import torch
 from transformers.cache_utils import Cache, DynamicLayer
 
@@ -73,3 +76,15 @@ class GrowingLayer(DynamicLayer):
 
 def growing_cache() -> Cache:
     return Cache(layer_class_to_replicate=GrowingLayer)
+
+
+def forward_over(model, cache: Cache, **inputs):
+    """The model's forward pass extending `cache` in place (its output: logits and all)."""
+    return model(**inputs, **{_cache_keyword(type(model)): cache}, use_cache=True)
+
+
+@functools.cache
+def _cache_keyword(model_class: type) -> str:
+    """transformers renamed the forward's `past_key_values` to `cache` within 5.x and removes the
+    old name in 5.40: each version gets the name it takes, without a deprecation warning."""
+    return "cache" if "cache" in inspect.signature(model_class.forward).parameters else "past_key_values"
