@@ -234,7 +234,10 @@ def read_done_ids(path: Path) -> set[str]:
             if not line.strip():
                 continue
             try:
-                done.add(str(json.loads(line)["id"]))
+                row = json.loads(line)
+                if not isinstance(row["evidence"], dict):  # every line localeval writes has its evidence
+                    raise TypeError
+                done.add(str(row["id"]))
             except (json.JSONDecodeError, KeyError, TypeError):
                 raise UserError(f"{path}, line {number}: not a localeval result; use another --out or drop --resume")
     return done

@@ -79,7 +79,8 @@ def run_command(args) -> int:
             return EXIT_INTERRUPTED
         out_dir = writer.out_dir
         names = result_names(metrics)
-        rows = read_results(writer.path)
+        wanted = {s.id for s in samples}  # a resumed folder may hold samples this run left out (--limit)
+        rows = [row for row in read_results(writer.path) if str(row.get("id")) in wanted]
         summary = summarize(rows, names, human)
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration

@@ -269,6 +269,26 @@ def test_resume_with_a_line_that_is_not_a_result_is_refused(capsys, finished, ti
           "not a localeval result")
 
 
+def test_resume_with_a_results_file_localeval_did_not_write_is_refused(capsys, finished, tiny_judge):
+    """A line with an id and a score but no evidence is someone else's: refused before anything is
+    written, not read into the summary (or the report, which needs the evidence)."""
+    data, out, before = finished
+    (out / "results.jsonl").write_text('{"id": "zzz", "context_recall": 0.9}\n')
+    capsys.readouterr()
+    fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume"], EXIT_USER,
+          "line 1: not a localeval result")
+    assert (out / "summary.json").read_bytes() == before["summary.json"]
+
+
+def test_a_resumed_run_summarizes_only_the_samples_it_was_asked_for(capsys, finished, tiny_judge):
+    data, out, _ = finished
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache", "--quiet"]
+    assert main([*argv, "--limit", "1"]) == 0
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert {m["scored"] + m["null"] for m in summary["metrics"].values()} == {1}
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2  # the other sample's line is kept
+
+
 # --- two runs aimed at one folder -----------------------------------------------------------------
 
 HOLD_FOLDER = """
