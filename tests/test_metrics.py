@@ -1234,3 +1234,15 @@ def test_answer_cache_is_keyed_by_judge_identity(tmp_path):
     list(Evaluator(resolve_metrics(["context_relevance"]), JudgeEngine(judge, cache=cache), FLAT).run([make_sample()]))
     cache.close()
     assert judge.batches == [1]
+
+
+def test_a_sample_without_a_question_still_gets_the_metrics_whose_prompt_has_none():
+    # answer_supported_precision and context_supported_precision judge the response against the
+    # context alone; context_relevance and context_recall show the judge the question.
+    script = Script()
+    results = score_one(make_sample(user_input=None), list(CONTEXT_METRICS), script)
+    for name in ("answer_supported_precision", "context_supported_precision"):
+        assert results[name].score is not None, name
+    for name in ("context_relevance", "context_recall"):
+        assert results[name].null_reason == "missing user_input"
+    assert {metric_of(r) for r in script.seen} == {"answer_supported_precision", "context_supported_precision"}

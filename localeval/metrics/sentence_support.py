@@ -30,7 +30,7 @@ class SentencesAgainstContext(Metric):
         system, user = self.task.messages(
             self.settings,
             context=prompts.passages(sample.retrieved_contexts),
-            question=sample.user_input.strip(),
+            question=(sample.user_input or "").strip(),  # for the tasks that show it (their metric requires it)
             sentences=prompts.numbered(sentences),
         )
         (answer,) = yield [JudgeRequest.build(system, user, schema, schemas.max_output_tokens(schema))]

@@ -25,7 +25,7 @@ VERDICT = prompts.CONTEXT_SUPPORTED.verdict  # context_supported_precision's key
 
 class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
-    requires = ("user_input", "retrieved_contexts", "response")
+    requires = ("retrieved_contexts", "response")  # no question: its prompt judges against the context alone
     description = "share of response sentences supported by the context"
     text_field, task = "response", prompts.ANSWER_SUPPORTED
     verdict_key = task.verdict
