@@ -55,6 +55,8 @@ class ResultWriter:
         self._file = None
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
+        # An earlier run's scored samples, which a fresh run replaces at its first result.
+        self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
             cut_torn_tail(self.path)
@@ -239,8 +241,17 @@ def read_done_ids(path: Path) -> set[str]:
                     raise TypeError
                 done.add(str(row["id"]))
             except (json.JSONDecodeError, KeyError, TypeError):
-                raise UserError(f"{path}, line {number}: not a localeval result; use another --out or drop --resume")
+                raise UserError(f"{path}, line {number}: not a localeval result; delete that line to resume, or "
+                                "score into another --out")
     return done
+
+
+def count_lines(path: Path) -> int:
+    """Non-blank lines of a results file (0 if there is none): the samples it holds."""
+    if not path.is_file():
+        return 0
+    with path.open("rb") as lines:
+        return sum(1 for line in lines if line.strip())
 
 
 def sample_inputs(sample: Sample) -> dict[str, Any]:

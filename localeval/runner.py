@@ -109,6 +109,9 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
+    elif writer.replacing:  # said before the models load, while Ctrl-C still loses nothing
+        log(f"note: {writer.path} holds {count_of(writer.replacing, 'scored sample')} of an earlier run; this run "
+            "replaces them when it writes its first result (--resume keeps them and scores only the rest)")
 
     bar = NoProgress() if args.quiet else _progress(todo, cluster)
     inputs = {s.id: sample_inputs(s) for s in todo} if args.with_inputs else {}

@@ -289,6 +289,18 @@ def test_a_resumed_run_summarizes_only_the_samples_it_was_asked_for(capsys, fini
     assert len((out / "results.jsonl").read_text().splitlines()) == 2  # the other sample's line is kept
 
 
+def test_a_fresh_run_into_a_finished_folder_says_it_replaces_the_earlier_results(capsys, finished, tiny_judge):
+    data, out, _ = finished
+    capsys.readouterr()
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--quiet"]
+    assert main([*argv, "--limit", "1"]) == 0
+    err = capsys.readouterr().err
+    assert f"note: {out / 'results.jsonl'} holds 2 scored samples of an earlier run; this run replaces them" in err
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1  # replaced, as the note said
+    assert main([*argv, "--limit", "1", "--resume"]) == 0
+    assert "replaces" not in capsys.readouterr().err  # --resume keeps them
+
+
 # --- two runs aimed at one folder -----------------------------------------------------------------
 
 HOLD_FOLDER = """
