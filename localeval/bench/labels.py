@@ -96,7 +96,11 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     """{sample id: {metric: the score people's labels give}} for `run --labels`: every labeled
     sample must be one of the run's `samples` (matched by id), whose judge scores it corrects, or
     one of the data's samples that the run `left_out` (--limit), whose labels are not used."""
-    labeled = [item for item in read_labeled(path, metrics) if item.sample.id not in left_out]
+    try:
+        every = read_labeled(path, metrics)
+    except DataError as error:  # named as the option it came from: the run reads two files
+        raise UserError(f"--labels {error}") from None
+    labeled = [item for item in every if item.sample.id not in left_out]
     if not labeled:
         raise UserError(f"--labels {path}: none of its labeled samples is among the {len(samples)} scored "
                         "(--limit left them out); score more samples or label some of these")

@@ -51,7 +51,7 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         elif item in METRICS:
             metrics.append(METRICS[item](settings.get(item) if isinstance(settings, Mapping) else settings))
         else:
-            raise UserError(f"unknown metric '{item}';{_suggestion(str(item))} choose from: {', '.join(METRICS)}")
+            raise UserError(f"unknown metric '{item}';{_suggestion(str(item))} choose from: {', '.join(METRICS)}, or all")
     if not metrics:
         raise UserError("no metrics chosen")
     return metrics
