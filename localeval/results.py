@@ -139,13 +139,13 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     except (OSError, ValueError):
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
-    differing = [key for key in sorted(set(recorded) | set(identity)) if recorded.get(key) != identity.get(key)]
-    if "metrics" in differing:  # named first, without the differences that only follow from it
-        differing = ["metrics", *(key for key in differing if key != "metrics"
-                                  and not _follows_from_metrics(key, recorded, identity))]
+    if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
+        recorded, identity = _apart_from_metrics(recorded, identity)
+    differing = [key for key in sorted(set(recorded) | set(identity), key=lambda key: (key != "metrics", key))
+                 if recorded.get(key) != identity.get(key)]
     if differing:
-        shown = "; ".join(f"{key}: {_short(recorded.get(key))} there, {_short(identity.get(key))} now"
-                          for key in differing[:3])
+        found = [found for key in differing for found in _differences(key, recorded.get(key), identity.get(key))]
+        shown = "; ".join(f"{path}: {_short(there)} there, {_short(now)} now" for path, there, now in found[:3])
         raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
                         "options, or score into another --out")
 
@@ -200,16 +200,14 @@ def _reason(error: OSError) -> str:
     return error.strerror or str(error)
 
 
-def _follows_from_metrics(key: str, recorded: dict[str, Any], identity: dict[str, Any]) -> bool:
-    """Whether two runs of different metrics differ in `key` only because of their metrics: an
-    embedder one of them needs and the other does not, settings that differ only for the metrics
-    one of them lacks."""
-    if key == "embedder":
-        return None in (recorded.get(key), identity.get(key))
-    if key == "settings":
-        shared = set(recorded.get("metrics") or ()) & set(identity.get("metrics") or ())
-        return _settings_of(recorded.get(key), shared) == _settings_of(identity.get(key), shared)
-    return False
+def _apart_from_metrics(recorded: dict[str, Any], identity: dict[str, Any]) -> tuple[dict, dict]:
+    """Two runs of different metrics, less what differs only because of their metrics: an embedder
+    one of them needs and the other does not, settings for the metrics one of them lacks."""
+    shared = set(recorded.get("metrics") or ()) & set(identity.get("metrics") or ())
+    recorded, identity = ({**run, "settings": _settings_of(run.get("settings"), shared)} for run in (recorded, identity))
+    if None in (recorded.get("embedder"), identity.get("embedder")):
+        recorded, identity = ({**run, "embedder": None} for run in (recorded, identity))
+    return recorded, identity
 
 
 def _settings_of(settings: Any, metrics: set[str]) -> Any:
@@ -218,6 +216,17 @@ def _settings_of(settings: Any, metrics: set[str]) -> Any:
         return settings
     return {name: {m: choice for m, choice in value.items() if m in metrics} if isinstance(value, dict) else value
             for name, value in settings.items()}
+
+
+def _differences(path: str, there: Any, now: Any) -> Iterator[tuple[str, Any, Any]]:
+    """Where two recorded values differ, down to the innermost keys of dicts (settings are nested:
+    the one choice that changed is what a reader needs, not both dicts cut at the same point)."""
+    if isinstance(there, dict) and isinstance(now, dict):
+        for key in sorted(set(there) | set(now)):
+            if there.get(key) != now.get(key):
+                yield from _differences(f"{path}.{key}", there.get(key), now.get(key))
+    else:
+        yield path, there, now
 
 
 def _short(value: Any) -> str:

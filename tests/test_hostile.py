@@ -267,8 +267,9 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     # a second cause that does not follow from the metrics is named beside them
     err = fails(capsys, [*argv, "--metrics", "context_recall", "--language", "zh"], EXIT_USER,
                 "holds another run (metrics: ")
-    assert "; settings: " in err
-    fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings:")
+    assert "; settings.language: " in err  # the setting that changed, not the whole settings cut short
+    err = fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings.scoring.")
+    assert "..." not in err and ": hard there, soft now" in err
     other = data.with_name("other.jsonl")
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))
     fails(capsys, ["run", str(other), *argv[2:]], EXIT_USER, "holds another run (data_sha256:")
