@@ -166,7 +166,7 @@ def _histogram(metric: str, values: list[Any]) -> str:
     # Bins of 0.1 from 0, or from below 0 when a score is (a cosine similarity can be negative).
     low = min(0.0, math.floor(min(scores, default=0.0) * 10) / 10)
     note = f"{len(scores)} scored, {len(values) - len(scores)} null"
-    chart = svg.histogram(metric, scores, low, 1.0, 0.1, note, unit="samples")
+    chart = svg.histogram(metric, scores, low, 1.0, 0.1, note, unit="sample")
     return f"<figure class='histogram' data-metric='{escape(metric)}'>{chart}</figure>"
 
 

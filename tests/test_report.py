@@ -137,6 +137,9 @@ def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_u
     assert page.sample_links == ["#s-mars", "#s-paris", "#s-seine"]  # mars scores 0; ties keep the data's order
     assert all(link[1:] in page.ids for link in page.sample_links)  # every row links to its evidence
     assert page.histograms == list(DEFAULT_METRICS)
+    counts = re.findall(r"<title>[^<]* to [^<]*: (\d+) (samples?)</title>", report.read_text(encoding="utf-8"))
+    assert {"1", "0"} <= {count for count, _ in counts}  # each bar's tooltip counts its samples in words
+    assert all(noun == ("sample" if count == "1" else "samples") for count, noun in counts)
     assert external(page.urls) == []
     assert "<link" not in report.read_text(encoding="utf-8")
 

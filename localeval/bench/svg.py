@@ -102,8 +102,9 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
 
 
 def histogram(title: str, values: Sequence[float], low: float, high: float, step: float, note: str = "",
-              unit: str = "values") -> str:
-    """Counts of `values` in bins of width `step` from `low` to `high` (the last bin includes `high`)."""
+              unit: str = "value") -> str:
+    """Counts of `values` in bins of width `step` from `low` to `high` (the last bin includes `high`);
+    each bin's tooltip counts them in `unit`s."""
     bins = max(1, round((high - low) / step))
     counts = [0] * bins
     for value in values:
@@ -118,7 +119,7 @@ def histogram(title: str, values: Sequence[float], low: float, high: float, step
     parts += _y_axis(sorted({0, max(counts)}), y, left, width - 10)
     for i, count in enumerate(counts):
         start, end = low + i * step, low + (i + 1) * step
-        tip = f"{start:.2g} to {end:.2g}: {count} {unit}"
+        tip = f"{start:.2g} to {end:.2g}: {count} {unit}{'' if count == 1 else 's'}"
         parts.append(f"<rect x='{x(start) + 1:.1f}' y='{y(count):.1f}' width='{x(end) - x(start) - 2:.1f}' "
                      f"height='{y(0) - y(count):.1f}' fill='{colour(0)}'><title>{escape(tip)}</title></rect>")
         if count:
