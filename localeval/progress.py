@@ -7,6 +7,7 @@ then, because a bar's carriage-return frames would fill the log with thousands o
 from __future__ import annotations
 
 import sys
+import threading
 import time
 from typing import TextIO
 
@@ -53,29 +54,40 @@ class BarProgress(Progress):
 
 
 class LineProgress(Progress):
-    """`judging 30 samples: 120/480 requests, 41 s` at most every `every` seconds, and at the end."""
+    """`judging 30 samples: 120/480 requests, 41 s` every `every` seconds, and at the end.
+
+    A clock thread writes the lines, not advance(): answers come in bursts as a batch finishes, and
+    a large first batch can take minutes, which is when a log most needs to show the run is alive.
+    """
 
     def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0,
                  unit: str = "requests"):
         self.description, self.stream, self.every, self.unit = description, stream or sys.stderr, every, unit
         self.done = self.total = 0
-        self.started = self.last = time.monotonic()
-        self.closed = False
+        self.started = time.monotonic()
+        self._closed = threading.Event()
+        self._clock = threading.Thread(target=self._tick, name="localeval-progress", daemon=True)
+        self._clock.start()
 
     def expect(self, n: int) -> None:
         self.total += n
 
     def advance(self, n: int) -> None:
         self.done += n
-        if time.monotonic() - self.last >= self.every:
-            self._line()
 
     def close(self) -> None:
-        if not self.closed and self.total:
+        if self._closed.is_set():
+            return
+        self._closed.set()
+        self._clock.join()
+        if self.total:
             self._line()
-        self.closed = True
+
+    def _tick(self) -> None:
+        while not self._closed.wait(self.every):
+            if self.total:  # nothing to count before the first requests are known
+                self._line()
 
     def _line(self) -> None:
-        self.last = time.monotonic()
-        print(f"{self.description}: {self.done}/{self.total} {self.unit}, {self.last - self.started:.0f} s",
+        print(f"{self.description}: {self.done}/{self.total} {self.unit}, {time.monotonic() - self.started:.0f} s",
               file=self.stream, flush=True)

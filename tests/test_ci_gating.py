@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -154,12 +156,23 @@ def test_progress_is_plain_lines_when_not_a_terminal():
     log = io.StringIO()
     progress = progress_for("judging 2 samples", log)
     assert isinstance(progress, LineProgress)
-    progress.every = 0.0  # a line at each advance, to see them
     progress.expect(4)
     progress.advance(2)
     progress.advance(2)
     progress.close()
+    progress.close()  # a second close (the runner's finally after Ctrl-C) writes nothing more
+    assert log.getvalue() == "judging 2 samples: 4/4 requests, 0 s\n"  # at the end, and not on every answer
+
+
+def test_progress_lines_keep_coming_while_no_request_is_answered():
+    """A first batch can take minutes: the log must still show the run is alive."""
+    log = io.StringIO()
+    progress = LineProgress("judging 2 samples", log, every=0.02)
+    progress.expect(4)
+    deadline = time.monotonic() + 10
+    while log.getvalue().count("\n") < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    progress.close()
     lines = log.getvalue().splitlines()
-    assert lines == ["judging 2 samples: 2/4 requests, 0 s", "judging 2 samples: 4/4 requests, 0 s",
-                     "judging 2 samples: 4/4 requests, 0 s"]
+    assert len(lines) >= 4 and all(re.fullmatch(r"judging 2 samples: 0/4 requests, \d+ s", line) for line in lines)
     assert "\r" not in log.getvalue()
