@@ -304,8 +304,8 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
 
 
 def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
-    if isinstance(record, Sample):  # from Python: already a sample, checked only for a unique id
-        return record
+    if isinstance(record, Sample):  # from Python: built without checks, so checked as its fields' record
+        record = {name: value for name, value in vars(record).items() if value is not None}
     if not isinstance(record, dict):
         raise where.error(path, f"expected a JSON object, got {_kind(record)}")
     fields, written = _rename_aliases(path, record, where)
@@ -343,7 +343,8 @@ def _sample_id(path: Path, value: Any, where: _Where) -> str:
         return str(value)
     if isinstance(value, str) and value.strip():
         return value
-    raise where.error(path, f"expected a non-empty string or an integer, got {_kind(value)}", "id")
+    got = "an empty string" if isinstance(value, str) else _kind(value)
+    raise where.error(path, f"expected a non-empty string or an integer, got {got}", "id")
 
 
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:

@@ -1,5 +1,6 @@
 """Tests for localeval.data: every format loads, and every bad file gives a message that places the fault."""
 
+import re
 import builtins
 import json
 import warnings
@@ -216,7 +217,7 @@ def test_duplicate_id_in_json_names_record(tmp_path):
     assert "data.json, record 2" in message and "duplicate id '1'" in message
 
 
-@pytest.mark.parametrize("value, kind", [(True, "true/false"), (1.5, "a number"), ("", "a string"), ([1], "a list")])
+@pytest.mark.parametrize("value, kind", [(True, "true/false"), (1.5, "a number"), ("", "an empty string"), ("  ", "an empty string"), ([1], "a list")])
 def test_bad_id(tmp_path, value, kind):
     message = load_error(write_jsonl(tmp_path, {"id": value}))
     assert "data.jsonl, line 1, field 'id'" in message and kind in message
@@ -431,3 +432,22 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     assert [s.id for s in mixed] == ["a", "2"] and mixed[1].user_input == "q2"
     with pytest.raises(DataError, match="duplicate id 'a'"):
         as_samples([Sample(id="a"), {"id": "a"}])
+
+
+@pytest.mark.parametrize(("fields", "expected"), [
+    # a string of contexts would be read character by character, each a chunk: silently wrong scores
+    ({"retrieved_contexts": "x is y. z."}, "field 'retrieved_contexts': expected a list of strings, got a string"),
+    ({"retrieved_contexts": ("x", None)}, "field 'retrieved_contexts': expected a list of strings, got null at item 2"),
+    ({"response": 5}, "field 'response': expected a string, got a number"),
+    ({"id": ""}, "field 'id': expected a non-empty string or an integer, got an empty string"),
+    ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits"),
+])
+def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields, expected):
+    from localeval.api import as_samples
+    from localeval.errors import DataError
+    from localeval.samples import Sample
+
+    with pytest.raises(DataError, match=re.escape(f"samples, record 1, {expected}")):
+        as_samples([Sample(**{"id": "a", "user_input": "q?", "response": "r.", **fields})])
+    good = Sample(id="a", user_input="q?", retrieved_contexts=("x",), response="r.", language="zh")
+    assert as_samples([good]) == [good]
