@@ -259,7 +259,7 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None) -> str
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
     if metric is not None:
-        lines += [_verdict_line(verdict) for verdict in metric().verdicts(evidence) or []]
+        lines += [_verdict_line(verdict) for verdict in metric().verdicts(evidence)]
     for key in ("reason", "against", "chunk_relevance", "per_chunk", "rank_weighted"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")

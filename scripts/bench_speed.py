@@ -185,7 +185,7 @@ def measure(config: str, limits: BatchLimits, loaded: Pipeline, samples) -> Meas
         raise SystemExit(f"{config}: {engine.invalid} of {engine.answered} judge answers were not valid JSON")
     scores = {(r.sample_id, name): m.score for r in results for name, m in r.metrics.items()}
     by_name = {metric.name: metric for metric in metrics}
-    verdicts = {(r.sample_id, name): [v.verdict for v in by_name[name].verdicts(m.evidence) or []]
+    verdicts = {(r.sample_id, name): [v.verdict for v in by_name[name].verdicts(m.evidence)]
                 for r in results for name, m in r.metrics.items()}
     model = getattr(judge, "model", None)  # a TransformersJudge's loaded model
     return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores, verdicts,

@@ -71,7 +71,7 @@ def rescored(rows: list[dict], metric: str, scoring: Scoring) -> list[float | No
 def judged_in_order(row: dict[str, Any], metric: str) -> list[Verdict]:
     """The judge's typed verdicts for `metric` in a results row, a context metric's chunks in order
     (the labels' order: verdicts that carry a chunk are sorted by it, stably)."""
-    verdicts = METRICS[metric]().verdicts(row["evidence"][metric]) or []
+    verdicts = METRICS[metric]().verdicts(row["evidence"][metric])
     if verdicts and getattr(verdicts[0], "chunk", None) is not None:
         return sorted(verdicts, key=lambda v: v.chunk)
     return verdicts

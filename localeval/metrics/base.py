@@ -83,14 +83,13 @@ class Metric:
 
     def score(self, evidence: dict[str, Any]) -> float | None:
         """The score of evidence as results.jsonl holds it; None for a null result."""
-        verdicts = self.verdicts(evidence)
-        return None if verdicts is None else self.formula(verdicts)
+        return None if evidence.get(self.judged) is None else self.formula(self.verdicts(evidence))
 
-    def verdicts(self, evidence: dict[str, Any]) -> list[Verdict] | None:
-        """The typed verdicts of evidence as results.jsonl holds it, in the order the judge gave them
-        (None when a null result has none)."""
-        rows = evidence.get(self.judged)
-        return None if rows is None else [self.verdict_type.from_json(row, self.verdict_key) for row in rows]
+    def verdicts(self, evidence: dict[str, Any]) -> list[Verdict]:
+        """The typed verdicts of evidence as results.jsonl holds it, in the order the judge gave them;
+        none for a null result (its evidence says why, under "null_reason"), so a loop over a run's
+        rows needs no special case."""
+        return [self.verdict_type.from_json(row, self.verdict_key) for row in evidence.get(self.judged) or ()]
 
     def result(self, verdicts: list[Verdict], **details: Any) -> "MetricResult":
         """The scored result of the judge's verdicts; `details` are the metric's other evidence."""
