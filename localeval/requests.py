@@ -63,6 +63,11 @@ class JudgeAnswer:
     error: str | None = None
     output_tokens: int = 0
     choices: tuple[Choice, ...] = ()  # in the order the values appear in `text`; empty if unknown
+    refused: bool = False  # never decoded: `error` says why (the request does not fit the judge)
+
+    @staticmethod
+    def refusal(reason: str) -> "JudgeAnswer":
+        return JudgeAnswer("", None, reason, refused=True)
 
     @staticmethod
     def parse(text: str, output_tokens: int = 0, choices: tuple[Choice, ...] = ()) -> "JudgeAnswer":

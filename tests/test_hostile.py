@@ -317,6 +317,24 @@ def test_a_fresh_run_into_a_finished_folder_says_it_replaces_the_earlier_results
     assert "replaces" not in capsys.readouterr().err  # --resume keeps them
 
 
+def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_path, tiny_judge):
+    """SmolLM2 (the tiny judge's config) reads 8,192 tokens; a model past them writes nonsense, slowly."""
+    long = {**GOOD, "id": "long", "retrieved_contexts": ["The bridge opened in 1932 after years of work. " * 1000]}
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl(GOOD, long))
+    out = tmp_path / "out"
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--quiet",
+            "--metrics", "answer_supported_precision,response_relevancy"]
+    assert main(argv) == EXIT_OK
+    stdout = capsys.readouterr().out
+    assert "too long for the judge: its prompt and answer exceed the 8,192 tokens the judge reads" in stdout
+    rows = {row["id"]: row for row in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert rows["long"]["answer_supported_precision"] is None  # its prompt holds the context
+    assert rows["long"]["evidence"]["answer_supported_precision"]["null_reason"].startswith("too long for the judge")
+    assert rows["long"]["response_relevancy"] is not None  # its prompt does not: still scored
+    assert rows["s1"]["answer_supported_precision"] is not None
+
+
 # --- two runs aimed at one folder -----------------------------------------------------------------
 
 HOLD_FOLDER = """

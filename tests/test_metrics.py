@@ -1062,6 +1062,20 @@ def test_a_judge_that_does_not_announce_its_answers_still_has_them_cached_and_co
     cache.close()
 
 
+def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
+    requests = sized_requests([3, 8, 5], max_new_tokens=4)  # 3 + 4 and 5 + 4 fit in 9; 8 + 4 does not
+    asked = []
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    engine = JudgeEngine(ScriptedJudge(lambda r: asked.append(r) or {"ok": 1}, context_tokens=9), BatchLimits(), cache)
+    answers = engine.answer(requests)
+    assert asked == [requests[0], requests[2]]
+    assert answers[1].refused and answers[1].data is None and "exceed the 9 tokens the judge reads" in answers[1].error
+    assert [a.data for a in answers[::2]] == [{"ok": 1}] * 2
+    assert (engine.answered, engine.invalid) == (2, 0)  # a refusal is not a bad answer of the judge
+    assert requests[1] not in cache.get_many("scripted", requests)  # a longer-reading judge may answer it
+    cache.close()
+
+
 def sized_requests(prompt_words: list[int], max_new_tokens: int) -> list[JudgeRequest]:
     """Requests whose ScriptedJudge prompt size is exactly the given word count (system 'sys' is 1 word)."""
     return [

@@ -6,6 +6,7 @@ decisions (what goes together, how big) belong to the scheduler, not here.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -30,6 +31,13 @@ class Judge(Protocol):
     identity: str  # names the model and everything about it that changes answers (cache key)
 
     def prompt_tokens(self, request: JudgeRequest) -> int: ...  # the prompt tokens a batch row costs
+
+    def prompt_length(self, request: JudgeRequest) -> int: ...  # the prompt's tokens, shared prefix included
+
+    # Most tokens the model reads, prompt and answer together (None: no limit known); longer requests
+    # are refused by the engine.
+    @property
+    def context_tokens(self) -> int | None: ...
 
     # One answer per request, in order, decoded through batching.decode_continuously: admitted as rows
     # free up, within `admission` (default: all at once); `on_answer(index, answer)` hears of each
@@ -160,6 +168,19 @@ class TransformersJudge:
     def prompt_tokens(self, request: JudgeRequest) -> int:
         """The tokens the model must compute for the request: its shared prefix is computed once."""
         return len(self.prompt(request).suffix)
+
+    def prompt_length(self, request: JudgeRequest) -> int:
+        return len(self.prompt_ids(request))
+
+    @functools.cached_property
+    def context_tokens(self) -> int | None:
+        """The positions the model was trained on, from its config (read without the weights)."""
+        from transformers import AutoConfig
+
+        from .. import hf
+
+        config = hf.load(AutoConfig.from_pretrained, self.path)
+        return getattr(config.get_text_config(), "max_position_embeddings", None)
 
     @torch.inference_mode()
     def generate(self, requests: list[JudgeRequest], admission: Admission | None = None,

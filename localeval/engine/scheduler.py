@@ -31,8 +31,23 @@ class JudgeEngine:
         self.cache_hits += len(answers)
         progress.advance(len(answers))
         todo = [r for r in unique if r not in answers]
-        answers.update(self._decode(todo, progress))
+        refused = self._too_long(todo)
+        progress.advance(len(refused))
+        answers.update(refused)
+        answers.update(self._decode([r for r in todo if r not in refused], progress))
         return [fitted(r, answers[r]) for r in requests]
+
+    def _too_long(self, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
+        """Requests whose prompt and longest answer exceed the positions the judge was trained on:
+        refused, not decoded. Past them a model writes nonsense, slowly (on a CPU, minutes of
+        prefill for one long sample), and its scores would look like any others."""
+        limit = self.judge.context_tokens
+        if limit is None:
+            return {}
+        reason = (f"too long for the judge: its prompt and answer exceed the {limit:,} tokens the judge reads "
+                  "(shorten the sample's texts, or use a judge that reads more)")
+        return {r: JudgeAnswer.refusal(reason) for r in requests
+                if self.judge.prompt_length(r) + r.max_new_tokens > limit}
 
     def _decode(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
         """All requests in one call, shortest prompt first (so a batch pads little); the judge admits

@@ -20,8 +20,10 @@ class ScriptedJudge:
 
     identity = "scripted"
 
-    def __init__(self, script: Callable[[JudgeRequest], dict[str, Any] | str | JudgeAnswer]):
+    def __init__(self, script: Callable[[JudgeRequest], dict[str, Any] | str | JudgeAnswer],
+                 context_tokens: int | None = None):
         self.script = script
+        self.context_tokens = context_tokens  # most prompt + answer tokens (words here), as a model's limit
         self.admitted: list[list[JudgeRequest]] = []  # the requests of each admission, in order
 
     @property
@@ -31,6 +33,9 @@ class ScriptedJudge:
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
         return sum(len(content.split()) for _, content in request.messages)
+
+    def prompt_length(self, request: JudgeRequest) -> int:
+        return self.prompt_tokens(request)  # no shared prefix: every word counts
 
     def generate(self, requests: list[JudgeRequest], admission: Admission | None = None,
                  on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]:

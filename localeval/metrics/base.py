@@ -102,4 +102,6 @@ class Metric:
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:
+    if answer.refused:
+        return MetricResult.null(answer.error)
     return MetricResult.null(f"judge output unusable: {answer.error}", judge_output=answer.text)
