@@ -22,7 +22,7 @@ from .progress import NoProgress, progress_for
 from .results import sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
-from .text import DEFAULT_LANGUAGE
+from .text import DEFAULT_LANGUAGE, check_language
 from .tuning import metric_settings
 
 
@@ -83,9 +83,10 @@ def evaluate(
     gpus_per_worker: float = 0,
     cpus_per_worker: float = 1,
 ) -> EvaluationResult:
-    """Score `samples` with the given metrics (default: all). `samples`: a dataset path, a list of
-    dicts or Samples, a pandas DataFrame, or a dataset with `to_list()` (a Hugging Face Dataset, a
-    ragas EvaluationDataset); ragas's field names, old and new, are read (README, "Coming from ragas").
+    """Score `samples` with the given metrics (default: the five of DEFAULT_METRICS; "all": every
+    metric). `samples`: a dataset path, a list of dicts or Samples, a pandas DataFrame, or a dataset
+    with `to_list()` (a Hugging Face Dataset, a ragas EvaluationDataset); ragas's field names, old and
+    new, are read (README, "Coming from ragas").
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
@@ -98,7 +99,10 @@ def evaluate(
     workers, each holding its own judge and embedder on `gpus_per_worker` GPUs or
     `cpus_per_worker` CPU cores (needs localeval[ray]; README, "Scaling out").
     """
+    check_language(language, "language=")
     samples = as_samples(samples)
+    if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
+        raise UserError("no samples to evaluate")
     if settings is None:
         thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)

@@ -33,7 +33,7 @@ from .results import (
     summarize,
     write_atomically,
 )
-from .text import SUPPORTED_LANGUAGES
+from .text import check_language
 from .trust import weak_judge_warning
 from .tuning import metric_settings, settings_used
 
@@ -45,8 +45,7 @@ def run_command(args) -> int:
     refused or fails before its first result leaves the output folder as it was."""
     started = time.perf_counter()
     _check_numbers(args)
-    if args.language not in SUPPORTED_LANGUAGES:
-        raise UserError(f"--language {args.language}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
+    check_language(args.language, "--language")
     every_sample = load_samples(args.data)
     samples = every_sample[: args.limit]
     if args.judge is not None:

@@ -11,6 +11,8 @@ from functools import lru_cache
 import pysbd
 from pysbd.languages import LANGUAGE_CODES
 
+from .errors import UserError
+
 SUPPORTED_LANGUAGES = frozenset(LANGUAGE_CODES)
 DEFAULT_LANGUAGE = "en"
 # The names a judge is told, where it writes text of its own in the sample's language.
@@ -20,6 +22,12 @@ LANGUAGE_NAMES = {
     "it": "Italian", "ja": "Japanese", "kk": "Kazakh", "mr": "Marathi", "my": "Burmese", "nl": "Dutch",
     "pl": "Polish", "ru": "Russian", "sk": "Slovak", "ur": "Urdu", "zh": "Chinese",
 }
+
+
+def check_language(code: str, given_as: str) -> None:
+    """A run's language must be one pysbd splits: any other would leave every sentence metric null."""
+    if code not in SUPPORTED_LANGUAGES:
+        raise UserError(f"{given_as} {code}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
 
 
 @lru_cache(maxsize=None)

@@ -7,6 +7,7 @@ Scores come from a scripted judge and fixed embeddings: no model is loaded.
 
 from __future__ import annotations
 
+import re
 import json
 import subprocess
 import sys
@@ -257,3 +258,13 @@ def test_evaluate_refuses_a_ragas_metric_name_with_the_hint():
 def test_ragas_headline_metrics_exist_by_their_own_names():
     assert [m.name for m in resolve_metrics(["faithfulness", "context_precision"])] == ["faithfulness",
                                                                                       "context_precision"]
+
+
+@pytest.mark.parametrize(("samples", "options", "expected"), [
+    ([], {}, "no samples to evaluate"),  # an empty result would fail later, in to_pandas()
+    ([RAGAS_02], {"language": "klingon"}, "language= klingon: not supported; choose from am, "),  # else all null
+])
+def test_evaluate_refuses_what_run_refuses(samples, options, expected):
+    with pytest.raises(UserError, match=re.escape(expected)):
+        localeval.evaluate(samples, ["answer_supported_precision"], judge=ScriptedJudge(every_verdict_one([])),
+                           embedder=LookupEmbedder({}, default=[1.0, 0.0]), device="cpu", cache=False, **options)
