@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import warnings
@@ -11,6 +12,7 @@ from functools import partial
 from . import __version__, models, offline
 from .errors import (
     EXIT_BELOW_THRESHOLD,
+    EXIT_BROKEN_PIPE,
     EXIT_ENVIRONMENT,
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -31,6 +33,7 @@ EXIT_CODES = f"""exit status:
        little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C); every sample already scored is kept (rerun with --resume)
+  {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
 """
 
 EXAMPLES = """examples:
@@ -304,17 +307,11 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 
 
 def _dispatch(args) -> int:
+    """The command's exit status, with the errors a user can cause as one line and their status."""
     try:
-        if args.command == "models":
-            return models_command(args)
-        if args.command == "bench":
-            from .bench.command import bench_command
-
-            args.data = _labeled_file(args)
-            return bench_command(args)
-        from .runner import run_command
-
-        return run_command(args)
+        status = _command(args)
+        sys.stdout.flush()  # here, not at exit, so that a closed pipe is met inside this try
+        return status
     except UserError as error:
         print(f"localeval: error: {error}", file=sys.stderr)
         return EXIT_USER
@@ -324,6 +321,30 @@ def _dispatch(args) -> int:
     except KeyboardInterrupt:  # outside scoring (a run says what it saved): nothing half-done is kept
         print("\nlocaleval: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout stopped early (`localeval models | head`): not an error to show
+        _discard_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _command(args) -> int:
+    if args.command == "models":
+        return models_command(args)
+    if args.command == "bench":
+        from .bench.command import bench_command
+
+        args.data = _labeled_file(args)
+        return bench_command(args)
+    from .runner import run_command
+
+    return run_command(args)
+
+
+def _discard_stdout() -> None:
+    """Point stdout at /dev/null, so that Python's flush at exit does not fail on the closed pipe again."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # a stdout with no file behind it (tests)
+        pass
 
 
 def _labeled_file(args) -> str:

@@ -7,6 +7,7 @@ neither shows a traceback.
 
 # The exit statuses the command line documents (cli.EXIT_CODES); 1 is left to Python: a bug.
 EXIT_OK, EXIT_USER, EXIT_ENVIRONMENT, EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
+EXIT_BROKEN_PIPE = 141  # what a shell reports for a tool stopped by SIGPIPE (`... | head`)
 
 
 class UserError(Exception):

@@ -118,6 +118,16 @@ def test_models_lists_registry_with_status(capsys):
     assert "ready" in embedder_line
 
 
+def test_a_reader_that_stops_early_gets_no_traceback():
+    """`localeval models | head -1`: the pipe closes before localeval has written everything."""
+    process = subprocess.Popen([sys.executable, "-m", "localeval", "models"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.close()  # before a byte is read: the first write meets a closed pipe
+    stderr = process.stderr.read().decode()
+    assert process.wait(timeout=120) == 141, stderr  # as a shell reports a tool stopped by SIGPIPE
+    assert stderr == ""
+
+
 def test_models_prepare_unknown_name(capsys):
     assert main(["models", "prepare", "nope"]) == 2
     assert "choose one of" in capsys.readouterr().err
