@@ -327,7 +327,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
             "--metrics", "answer_supported_precision,response_relevancy"]
     assert main(argv) == EXIT_OK
     stdout = capsys.readouterr().out
-    assert "too long for the judge: its prompt and answer exceed the 8,192 tokens the judge reads" in stdout
+    assert "too long for the judge: its prompt leaves no room for an answer in the 8,192 tokens" in stdout
     rows = {row["id"]: row for row in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert rows["long"]["answer_supported_precision"] is None  # its prompt holds the context
     assert rows["long"]["evidence"]["answer_supported_precision"]["null_reason"].startswith("too long for the judge")
@@ -412,7 +412,7 @@ def test_a_disk_that_fills_while_results_are_written_keeps_what_was_saved(tmp_pa
 
     monkeypatch.setattr(results.ResultWriter, "write", write_then_fill)
     argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache", "--window", "1"]
-    fails(capsys, argv, EXIT_ENVIRONMENT, "the disk is full); the 2 samples before it are saved")
+    fails(capsys, argv, EXIT_ENVIRONMENT, "the disk is full); 2 samples scored before it stay saved")
     saved = [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()]
     assert saved == ["s0", "s1"]
     monkeypatch.undo()

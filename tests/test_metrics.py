@@ -1069,7 +1069,7 @@ def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     engine = JudgeEngine(ScriptedJudge(lambda r: asked.append(r) or {"ok": 1}, context_tokens=9), BatchLimits(), cache)
     answers = engine.answer(requests)
     assert asked == [requests[0], requests[2]]
-    assert answers[1].refused and answers[1].data is None and "exceed the 9 tokens the judge reads" in answers[1].error
+    assert answers[1].refused and answers[1].data is None and "no room for an answer in the 9 tokens" in answers[1].error
     assert [a.data for a in answers[::2]] == [{"ok": 1}] * 2
     assert (engine.answered, engine.invalid) == (2, 0)  # a refusal is not a bad answer of the judge
     assert requests[1] not in cache.get_many("scripted", requests)  # a longer-reading judge may answer it

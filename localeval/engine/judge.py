@@ -201,7 +201,7 @@ class TransformersJudge:
 
         admissions = self.stats.decoding.admissions
         constraint = self._grammar.constraint([r.schema for r in requests], admission.rows)
-        rows = GreedyRows(self._decoder, constraint, prompts, [r.max_new_tokens for r in requests],
+        rows = GreedyRows(self._decoder, constraint, prompts, [self._answer_limit(r) for r in requests],
                           self.step_budget, self.stats.decoding, self.draft_tokens, self.draft_budget)
         decode_continuously([len(p.suffix) for p in prompts], admission, rows, finished)
         self.stats.requests += len(requests)
@@ -211,6 +211,11 @@ class TransformersJudge:
         self.stats.output_tokens += sum(answer.output_tokens for answer in answers)
         self.stats.generate_seconds += time.perf_counter() - started
         return answers
+
+    def _answer_limit(self, request: JudgeRequest) -> int:
+        """The request's token budget, stopped where the model's trained positions end."""
+        room = None if self.context_tokens is None else self.context_tokens - self.prompt_length(request)
+        return request.max_new_tokens if room is None else max(1, min(request.max_new_tokens, room))
 
     def prompt(self, request: JudgeRequest) -> Prompt:
         """The request's tokens, split where its own content starts: what comes before is shared."""

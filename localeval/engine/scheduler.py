@@ -17,6 +17,11 @@ from .judge import Judge
 from .limits import BatchLimits
 
 
+# Tokens a request's prompt must leave for its answer: a verdict list or a few claims take well under
+# this, so a prompt that leaves less is refused rather than cut off mid-answer.
+ANSWER_ROOM = 256
+
+
 class JudgeEngine:
     def __init__(self, judge: Judge, limits: BatchLimits = BatchLimits(), cache: AnswerCache | None = None):
         self.judge, self.limits, self.cache = judge, limits, cache
@@ -38,16 +43,17 @@ class JudgeEngine:
         return [fitted(r, answers[r]) for r in requests]
 
     def _too_long(self, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        """Requests whose prompt and longest answer exceed the positions the judge was trained on:
-        refused, not decoded. Past them a model writes nonsense, slowly (on a CPU, minutes of
-        prefill for one long sample), and its scores would look like any others."""
+        """Requests whose prompt leaves no room for an answer within the positions the judge was
+        trained on: refused, not decoded. Past them a model writes nonsense, slowly (on a CPU,
+        minutes of prefill for one long sample), and its scores would look like any others. (A
+        request's max_new_tokens is a loose bound, so the judge stops an answer at the limit.)"""
         limit = self.judge.context_tokens
         if limit is None:
             return {}
-        reason = (f"too long for the judge: its prompt and answer exceed the {limit:,} tokens the judge reads "
-                  "(shorten the sample's texts, or use a judge that reads more)")
+        reason = (f"too long for the judge: its prompt leaves no room for an answer in the {limit:,} tokens the "
+                  "judge reads (shorten the sample's texts, or use a judge that reads more)")
         return {r: JudgeAnswer.refusal(reason) for r in requests
-                if self.judge.prompt_length(r) + r.max_new_tokens > limit}
+                if self.judge.prompt_length(r) + min(r.max_new_tokens, ANSWER_ROOM) > limit}
 
     def _decode(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
         """All requests in one call, shortest prompt first (so a batch pads little); the judge admits
