@@ -30,6 +30,15 @@ from .results import write_atomically
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
+# Fewest labeled samples a calibration is fitted on: each half holds five, and with fewer a threshold
+# "helps both halves" by the luck of two or three sentences (a probe's 4-sample bench fitted one).
+MIN_SAMPLES = 10
+
+
+def check_enough_samples(samples: int) -> None:
+    if samples < MIN_SAMPLES:
+        raise UserError(f"--calibrate needs at least {MIN_SAMPLES} labeled samples (it fits on one half and checks "
+                        f"on the other); this bench has {samples}")
 
 
 def balanced_accuracy_at(threshold: float, probabilities: Sequence[float], labels: Sequence[bool]) -> float | None:

@@ -11,7 +11,7 @@ from typing import Any
 from .bench import svg
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
-from .results import write_atomically
+from .results import count_of, write_atomically
 from .samples import Sample
 
 REPORT_FILE = "report.html"
@@ -92,7 +92,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>localeval report</title><style>{STYLE}</style>",
         "<h1>localeval report</h1>",
-        f"<p>{escape(str(details.get('data', '')))}: {len(rows)} samples; judge <b>{escape(details['models']['judge'])}</b>, "
+        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge <b>{escape(details['models']['judge'])}</b>, "
         f"embedder <b>{escape(details['models']['embedder'] or 'none (no metric needs one)')}</b>, on {escape(details['device'])}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),

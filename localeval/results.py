@@ -70,8 +70,8 @@ class ResultWriter:
             self._file.write(line)
             self._file.flush()  # on disk now: an interrupted run keeps every finished sample
         except OSError as error:
-            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); the {self.written} samples "
-                                     "before it are saved: make room and rerun with --resume") from None
+            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(self.written, 'sample')} "
+                                     "scored before it stay saved: make room and rerun with --resume") from None
         self.written += 1
 
     def _start(self) -> None:

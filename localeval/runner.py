@@ -84,7 +84,7 @@ def run_command(args) -> int:
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
-        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration),
+        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _calibration_note(calibration),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -107,7 +107,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     now, or None if interrupted (what was scored is kept)."""
     todo = [s for s in samples if s.id not in writer.done_ids]
     if args.resume:
-        log(f"resuming: {len(samples) - len(todo)} of {len(samples)} samples already scored in {writer.path}")
+        log(f"resuming: {len(samples) - len(todo)} of {count_of(len(samples), 'sample')} already scored in {writer.path}")
     elif writer.replacing:  # said before the models load, while Ctrl-C still loses nothing
         log(f"note: {writer.path} holds {count_of(writer.replacing, 'scored sample')} of an earlier run; this run "
             "replaces them when it writes its first result (--resume keeps them and scores only the rest)")
@@ -138,7 +138,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
 
 def _progress(todo, cluster):
     if cluster is None:  # the engine reports each request
-        return progress_for(f"judging {len(todo)} samples")
+        return progress_for(f"judging {count_of(len(todo), 'sample')}")
     return progress_for(f"scoring on {cluster.workers} Ray workers", unit="samples")  # windows report samples
 
 
@@ -176,11 +176,15 @@ def _identity(model) -> str | None:
     return None if model is None else model.identity
 
 
-def _unused_calibration(calibration: dict | None) -> str | None:
-    if calibration is None or calibration["thresholds"]:
+def _calibration_note(calibration: dict | None) -> str | None:
+    """What --calibration changed: thresholds move scores, so the terminal says which, not only the report."""
+    if calibration is None:
         return None
-    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both halves "
-            "of the labeled samples); every metric is scored as --scoring says")
+    if not calibration["thresholds"]:
+        return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both "
+                "halves of the labeled samples); every metric is scored as --scoring says")
+    applied = ", ".join(f"{metric} {threshold:.3g}" for metric, threshold in calibration["thresholds"].items())
+    return f"note: verdict thresholds from {calibration['path']}: {applied} (0.5 elsewhere)"
 
 
 def _few_labels(human: dict | None, n_samples: int) -> str | None:

@@ -554,6 +554,8 @@ def test_bench_help_teaches_with_examples():
         (["{tmp}/given-as-run-takes-it.jsonl"], "given-as-run-takes-it.jsonl: file not found"),  # read as --data
         ([str(SMALL), "--data", str(SMALL)], "give the labeled dataset once"),
         ([], "give the labeled dataset once"),
+        # a threshold fitted on two samples a half "helps both halves" by luck
+        (["--data", str(SMALL), "--calibrate"], "--calibrate needs at least 10 labeled samples"),
     ],
 )
 def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, args, expected):
@@ -582,8 +584,12 @@ def test_real_judge_bench_end_to_end(tmp_path):
     """Three records (one Chinese) with the embedded SmolLM2 judge; a weak judge, so only the
     shape of the report is asserted, and that the grammar kept every answer valid JSON."""
     out = tmp_path / "bench"
+    out.mkdir()
+    (out / "calibration.json").write_text("{}")  # an earlier bench's, with --calibrate
     result = run_cli("bench", "--data", str(SMALL), "--limit", "3", "--no-reasons", "--out", str(out), timeout=600)
     assert result.returncode == 0, result.stderr
+    assert not (out / "calibration.json").exists()  # it would pass for this bench's
+    assert "1 judge on 3 samples in " in result.stdout
     assert "judge 1/1 smollm2-135m-instruct: starting" in result.stderr
     assert "judge 1/1 smollm2-135m-instruct: done in" in result.stderr
     assert "One judge: smollm2-135m-instruct" in result.stdout

@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, models
-from ..calibration import CALIBRATION_FILE, calibrate, write_calibration
+from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError
-from ..results import check_writable_folder, claim_folder, write_atomically
+from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -36,6 +36,8 @@ def bench_command(args) -> int:
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
     labeled = read_labeled(args.data, metrics)[: args.limit]
+    if args.calibrate:
+        check_enough_samples(len(labeled))
     from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
 
     device = choose_device(args.device)
@@ -59,15 +61,26 @@ def bench_command(args) -> int:
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
-        calibrated = ""
-        if args.calibrate:
-            fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
-            write_calibration(out_dir / CALIBRATION_FILE, fitted, str(args.data), len(labeled))
-            calibrated = f"; thresholds in {out_dir / CALIBRATION_FILE} (use with run --calibration)"
+        calibrated = _write_calibration(out_dir, bench, args, len(labeled))
         print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
-              f"{len(judges)} judge(s) on {len(labeled)} samples in {bench['total_seconds']:.1f} s; "
-              f"report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
+              f"{count_of(len(judges), 'judge')} on {count_of(len(labeled), 'sample')} in "
+              f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
         return 0 if all(run.ok for run in runs) else 1
+
+
+def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:
+    """calibration.json with --calibrate (what it holds, for the last line), else none: an earlier
+    bench's file left in the folder would pass for this one's."""
+    path = out_dir / CALIBRATION_FILE
+    if not args.calibrate:
+        path.unlink(missing_ok=True)
+        return ""
+    fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
+    write_calibration(path, fitted, str(args.data), samples)
+    applied = sum(entry["helps_both_halves"] for metrics in fitted.values() for entry in metrics.values())
+    if not applied:
+        return f"; no threshold helped on both halves, so {path} applies none"
+    return f"; {count_of(applied, 'threshold')} that helped on both halves in {path} (use with run --calibration)"
 
 
 RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl

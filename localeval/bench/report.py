@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..report import breakable
-from ..results import write_atomically
+from ..results import count_of, write_atomically
 from . import svg
 from .compare import SUPPORT_METRICS
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
@@ -186,7 +186,7 @@ def headline(bench: dict[str, Any]) -> str:
     if best is None:
         return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
     defined, total = best["spearman_defined"], len(bench["settings"]["metrics"])
-    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {total} metrics"
+    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {count_of(total, 'metric')}"
     if defined < total:
         across += f" ({total - defined} undefined, counted as 0)"
     if len(ok) == 1:
@@ -202,7 +202,7 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
     data, settings = bench["dataset"], bench["settings"]
     languages = ", ".join(f"{n} {lang}" for lang, n in data["languages"].items())
     return [
-        f"Dataset: {data['path']} ({data['samples']} samples: {languages})",
+        f"Dataset: {data['path']} ({count_of(data['samples'], 'sample')}: {languages})",
         f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
         (f"Settings: reasons {settings['reasons']}, example {settings.get('example', 'off')}, "
          f"scoring {settings.get('scoring', 'hard')}, "
