@@ -80,9 +80,10 @@ class CorrectedMean:
 
 
 def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float, float]],
-                   level: float = LEVEL) -> CorrectedMean:
+                   level: float = LEVEL, bounds: tuple[float, float] = (0.0, 1.0)) -> CorrectedMean:
     """`judge_scores`: the judge's score of every sample; `labeled`: (judge score, human score) of the
-    labeled ones, which are among them."""
+    labeled ones, which are among them. The estimate and its interval are kept within `bounds`, the
+    range of every score (people's mean cannot lie outside it, though few labels can say so)."""
     f = np.asarray(judge_scores, dtype=float)
     pairs = np.asarray(labeled, dtype=float).reshape(-1, 2)
     n, big_n = len(pairs), len(f)
@@ -98,9 +99,13 @@ def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float,
         variance = _bias_variance(rectifier, prior=float(f.var(ddof=1)) if big_n >= 2 else 0.0)
         spread = np.sqrt(variance * (1 - n / big_n) / n)
         half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
-        interval = (estimate - half, estimate + half)
+        interval = (_within(estimate - half, bounds), _within(estimate + half, bounds))
     return CorrectedMean(big_n, n, float(f.mean()), float(pairs[:, 0].mean()), float(pairs[:, 1].mean()),
-                         bias, estimate, interval)
+                         bias, _within(estimate, bounds), interval)
+
+
+def _within(value: float, bounds: tuple[float, float]) -> float:
+    return min(max(value, bounds[0]), bounds[1])
 
 
 def _bias_variance(rectifier: np.ndarray, prior: float) -> float:

@@ -620,10 +620,13 @@ def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused(
     check with --limit must not be refused), but a labeled sample that is nowhere in the data is."""
     from localeval.bench.labels import human_scores
     from localeval.data import load_samples
+    from localeval.errors import LocalevalWarning
 
     samples = load_samples(SMALL)
     scored, rest = samples[:1], frozenset(s.id for s in samples[1:])
-    assert set(human_scores(SMALL, scored, ["context_recall"], left_out=rest)) == {samples[0].id}
+    with pytest.warns(LocalevalWarning, match=f"{len(rest)} of its {len(samples)} labeled samples are beyond --limit "
+                      "and not used; the corrected means rest on 1"):
+        assert set(human_scores(SMALL, scored, ["context_recall"], left_out=rest)) == {samples[0].id}
     with pytest.raises(UserError, match="not among the samples scored"):
         human_scores(SMALL, scored, ["context_recall"])
     with pytest.raises(UserError, match="none of its labeled samples is among the 1 scored"):  # never silently unused

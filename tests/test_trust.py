@@ -46,6 +46,9 @@ def test_the_same_scores_give_the_same_interval():
 # --- bias-corrected mean (prediction-powered inference) --------------------------------------
 
 
+UNBOUNDED = (-math.inf, math.inf)  # the arithmetic, unclipped by the scores' range
+
+
 def test_corrected_mean_by_hand():
     judge = [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]  # mean 0.65
     labeled = [(0.9, 0.5), (0.7, 0.5), (0.5, 0.4)]  # judge - human: 0.4, 0.2, 0.1
@@ -63,9 +66,18 @@ def test_corrected_mean_by_hand():
     assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half), abs=1e-4)
 
 
+def test_the_corrected_mean_and_interval_stay_within_the_scores_range():
+    """Three of four labeled, judge and people far apart: unclipped, [-0.616, 1.575] (a probe's run)."""
+    fix = corrected_mean([0.0, 1.0, 0.5, 0.2], [(0.0, 1.0), (1.0, 0.0), (0.5, 1.0)])
+    low, high = fix.interval
+    assert 0.0 <= low <= fix.mean <= high <= 1.0 and (low, high) != (fix.mean, fix.mean)
+    assert high == 1.0  # the unclipped end lay beyond it
+    assert corrected_mean([0.1, 0.1, 0.1, 0.1], [(0.9, 0.0), (0.9, 0.1)]).mean == 0.0  # 0.1 - 0.85 < 0
+
+
 def test_exact_agreements_lend_the_judges_own_spread_more_weight():
     judge = [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]  # variance 0.3 (squares sum to 1.5, over 5 df)
-    fix = corrected_mean(judge, [(1.0, 1.0), (0.0, 0.0), (1.0, 0.4)])  # judge - human: 0, 0, 0.6
+    fix = corrected_mean(judge, [(1.0, 1.0), (0.0, 0.0), (1.0, 0.4)], bounds=UNBOUNDED)  # judge - human: 0, 0, 0.6
     # the bias spreads 0.12 (squares about 0.2 sum to 0.24, over 2 df); two of three labels agree
     # exactly, so the prior weighs 2 * (1 + 2/3) labels: (2 * 0.12 + 10/3 * 0.3) / (2 + 10/3)
     variance = (0.24 + 10 / 3 * 0.3) / (2 + 10 / 3)
@@ -75,7 +87,7 @@ def test_exact_agreements_lend_the_judges_own_spread_more_weight():
 
 def test_the_judges_own_spread_never_narrows_the_interval():
     judge = [0.5, 0.5, 0.5, 0.5, 0.5, 0.6]  # a judge that barely varies: variance 0.00167
-    fix = corrected_mean(judge, [(0.5, 0.0), (0.5, 1.0), (0.5, 0.0)])  # people disagree widely
+    fix = corrected_mean(judge, [(0.5, 0.0), (0.5, 1.0), (0.5, 0.0)], bounds=UNBOUNDED)  # people disagree widely
     # the bias (0.5, -0.5, 0.5) spreads 0.3333 over 2 df, far above the prior: it stands alone
     half = 4.302652729911275 * math.sqrt(1 / 3 * (1 - 3 / 6) / 3)
     assert fix.interval == pytest.approx((fix.mean - half, fix.mean + half), abs=1e-9)
@@ -96,7 +108,7 @@ def test_a_labeled_part_that_agrees_exactly_still_leaves_the_rest_uncertain():
 
 
 def test_one_label_gives_an_estimate_without_an_interval():
-    fix = corrected_mean([0.2, 0.4], [(0.2, 1.0)])
+    fix = corrected_mean([0.2, 0.4], [(0.2, 1.0)], bounds=UNBOUNDED)
     assert fix.mean == pytest.approx(0.3 + 0.8) and fix.interval is None
     with pytest.raises(ValueError):
         corrected_mean([0.2], [])

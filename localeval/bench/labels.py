@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..data import RecordError, load_samples
-from ..errors import DataError, UserError
+from ..errors import DataError, LocalevalWarning, UserError
 from ..metrics import METRICS
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
@@ -104,6 +105,9 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     if not labeled:
         raise UserError(f"--labels {path}: none of its labeled samples is among the {len(samples)} scored "
                         "(--limit left them out); score more samples or label some of these")
+    if len(labeled) < len(every):  # allowed (a quick check with --limit), but the corrections rest on fewer
+        warnings.warn(f"--labels {path}: {len(every) - len(labeled)} of its {len(every)} labeled samples are beyond "
+                      f"--limit and not used; the corrected means rest on {len(labeled)}", LocalevalWarning, stacklevel=2)
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
