@@ -34,7 +34,10 @@ def store_dir() -> Path:
     """Where prepared models live: $LOCALEVAL_MODEL_STORE, else the user's data directory
     (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
     if os.environ.get("LOCALEVAL_MODEL_STORE"):
-        return Path(os.environ["LOCALEVAL_MODEL_STORE"]).expanduser()
+        store = Path(os.environ["LOCALEVAL_MODEL_STORE"]).expanduser()
+        if store.exists() and not store.is_dir():  # else it fails later as "File exists", read as a full disk
+            raise UserError(f"LOCALEVAL_MODEL_STORE={store} is not a folder; name a folder (it is created if absent)")
+        return store
     return platformdirs.user_data_path("localeval") / "models"
 
 

@@ -16,7 +16,7 @@ import pytest
 
 from localeval import installer, models
 from localeval.cli import main
-from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "samples.jsonl"
@@ -88,6 +88,10 @@ def test_the_store_is_the_users_data_directory_unless_overridden(tmp_path, monke
     assert models.store_dir() == tmp_path / "data" / "localeval" / "models"
     monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "mine"))
     assert models.store_dir() == tmp_path / "mine"
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "a-file"))  # preparing a model said "File exists"
+    with pytest.raises(UserError, match=f"LOCALEVAL_MODEL_STORE={tmp_path / 'a-file'} is not a folder"):
+        models.store_dir()
 
 
 def test_version_matches_the_package_metadata():
