@@ -34,11 +34,18 @@ def _lowest_score(text: str, value: str) -> float:
         lowest = float(value)
     except ValueError:
         raise UserError(f"--fail-under {text}: {value!r} is not a number") from None
-    # A score lies in [-1, 1] (a cosine similarity may be negative): 70 or nan would be a gate that
-    # always fails, or never does.
-    if not (math.isfinite(lowest) and -1 <= lowest <= 1):
-        raise UserError(f"--fail-under {text}: a score lies between -1 and 1 (most between 0 and 1)")
+    if not a_score(lowest):
+        raise UserError(f"--fail-under {text}: {SCORE_RANGE}")
     return lowest
+
+
+SCORE_RANGE = "a score lies between -1 and 1 (most between 0 and 1)"
+
+
+def a_score(value: Any) -> bool:
+    """Whether `value` can be a gate's lowest score. A score lies in [-1, 1] (a cosine similarity may be
+    negative): 70 or nan would be a gate that always fails, or never does."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and -1 <= value <= 1
 
 
 def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .gating import failures
+from .gating import SCORE_RANGE, a_score, failures
 from .results import SUMMARY_FILE
 
 
@@ -23,7 +23,13 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
 
     `result`: what `evaluate()` returned, a run's output folder or its summary.json.
     """
-    failed = failures(_summary(result), lowest)
+    summary = _summary(result)
+    for metric, value in lowest.items():  # a mistake in the test itself, not a score below: ValueError
+        if metric not in summary:
+            raise ValueError(f"assert_scores: {metric} is not a metric of this result ({', '.join(summary)})")
+        if not a_score(value):
+            raise ValueError(f"assert_scores: {metric}={value!r}: {SCORE_RANGE}")
+    failed = failures(summary, lowest)
     if failed:
         raise AssertionError("scores below their thresholds:\n  " + "\n  ".join(failed))
 
@@ -34,4 +40,8 @@ def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:
     path = Path(result)
     if path.is_dir():
         path = path / SUMMARY_FILE
-    return json.loads(path.read_text(encoding="utf-8"))["metrics"]
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["metrics"]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise ValueError(f"assert_scores: {path} is not a localeval summary; give what evaluate() returned, "
+                         f"a run's output folder or its {SUMMARY_FILE}") from None

@@ -136,8 +136,21 @@ def test_a_metric_gated_twice_is_refused():
 def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     assert_scores(tmp_path / "out", {"context_relevance": 0.0})
-    with pytest.raises(AssertionError, match="context_relevance: mean .* below 1.5\n  context_recall"):
-        assert_scores(tmp_path / "out", {"context_relevance": 1.5, "context_recall": 1.5})
+    with pytest.raises(AssertionError, match="context_relevance: mean .* below 1\n  context_relevance_chunks: mean"):
+        assert_scores(tmp_path / "out", {"context_relevance": 1.0, "context_relevance_chunks": 1.0})
+
+
+@pytest.mark.parametrize(("given", "lowest", "expected"), [
+    ("out", {"context_relevance": "0.4"}, "context_relevance='0.4': a score lies between -1 and 1"),
+    ("out", {"context_relevance": 2}, "context_relevance=2: a score lies between -1 and 1"),
+    ("out", {"context_relevnce": 0.4}, "context_relevnce is not a metric of this result (context_relevance, "),
+    ("out/results.jsonl", {"context_relevance": 0.4}, "results.jsonl is not a localeval summary; give what"),
+    ("nowhere", {"context_relevance": 0.4}, "nowhere is not a localeval summary"),
+])
+def test_a_mistake_in_the_assertion_itself_is_a_value_error(tmp_path, data, tiny_judge, given, lowest, expected):
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    with pytest.raises(ValueError, match=re.escape(expected)):
+        assert_scores(tmp_path / given, lowest)
 
 
 def test_assert_scores_takes_what_evaluate_returns():
