@@ -199,11 +199,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_model_name(parser: argparse.ArgumentParser, args) -> None:
-    """`models install NAME` and `models prepare NAME` need a name; `models list` takes none."""
+    """`models install NAME` and `models prepare NAME` need a name; `models list` takes none; only install
+    fetches packages."""
     if args.action == "list" and args.name is not None:
         parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
     if args.action != "list" and args.name is None:
         parser.error(f"models {args.action} needs a model name; `localeval models` lists them")
+    if args.action != "install" and (args.index_url or args.find_links):
+        parser.error(f"--index-url and --find-links apply only to `models install`, not `models {args.action}`")
 
 
 def add_ray_options(parser) -> None:

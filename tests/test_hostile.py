@@ -180,6 +180,7 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
     (["score", "d.jsonl"], "invalid choice: 'score'"),
     (["models", "list", "extra"], "did you mean `localeval models install extra`?"),
     (["models", "install"], "models install needs a model name"),
+    (["models", "list", "--index-url", "http://mirror"], "--index-url and --find-links apply only to `models install`"),
 ])
 def test_an_option_argparse_refuses_is_one_line_and_exit_2(capsys, argv, expected):
     """argparse's refusals read like localeval's other errors: one line, no usage block."""
