@@ -250,7 +250,8 @@ def _inputs(sample: Sample | None) -> str:
 
 
 def _input(label: str, text: str | None) -> str:
-    shown = "<span class='null'>none given</span>" if text is None else escape(text)
+    # blank text is missing to the metrics too (Sample.missing): shown as such, not as an empty line
+    shown = "<span class='null'>none given</span>" if text is None or not text.strip() else escape(text)
     return f"<dt>{label}</dt><dd>{shown}</dd>"
 
 

@@ -31,7 +31,7 @@ MARS_QUESTION = "Is <b>Mars</b> & the Moon one planet?"  # markup in it must sho
 SAMPLES = [  # in this order in the data; "mars" scores lowest, "seine" has no reference (context_recall null)
     Sample("paris", "What is the capital of France?", ("Paris is the capital of France. It lies on the Seine.",),
            "The capital of France is Paris.", "Paris is the capital of France."),
-    Sample("seine", "How long is the Seine?", ("The Seine is 777 km long.",), "It is 777 km long.", None),
+    Sample("seine", "How long is the Seine?", ("The Seine is 777 km long.",), "It is 777 km long.", " "),  # blank: none
     Sample("mars", MARS_QUESTION, ("Mars is the fourth planet. Its moons are Phobos and Deimos.",),
            "Yes, Mars is the Moon.", "Mars is a planet; the Moon orbits the Earth."),
 ]
@@ -128,7 +128,8 @@ def test_report_shows_each_samples_inputs_with_its_evidence(report):
         evidence = html.split(f"id='s-{sample.id}'", 1)[1].split("<section", 1)[0]
         assert escape(sample.user_input) in evidence and escape(sample.response) in evidence
         assert all(f"<li>{escape(chunk)}</li>" in evidence for chunk in sample.retrieved_contexts)
-        reference = "<span class='null'>none given</span>" if sample.reference is None else escape(sample.reference)
+        given = (sample.reference or "").strip()
+        reference = escape(sample.reference) if given else "<span class='null'>none given</span>"
         assert f"<dt>reference</dt><dd>{reference}" in evidence
 
 
