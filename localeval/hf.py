@@ -9,6 +9,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Callable, TypeVar
 
+from .errors import UserError
 from .offline import hub_offline
 
 Loaded = TypeVar("Loaded")
@@ -22,8 +23,13 @@ def quiet() -> None:
     transformers.utils.logging.disable_progress_bar()
 
 
-def load(loader: Callable[..., Loaded], *args: Any, **kwargs: Any) -> Loaded:
-    """`loader(*args, **kwargs)` (a from_pretrained, a SentenceTransformer) from local files only."""
+def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) -> Loaded:
+    """`loader(path, *args, **kwargs)` (a from_pretrained, a SentenceTransformer) from local files only.
+    A folder the library cannot read as that kind of model is the user's error: one line, exit 2."""
     quiet()
     with hub_offline():
-        return loader(*args, local_files_only=True, **kwargs)
+        try:
+            return loader(path, *args, local_files_only=True, **kwargs)
+        except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
+            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+            raise UserError(f"{path} cannot be loaded as a model: {reason}") from None

@@ -14,6 +14,7 @@ from typing import Protocol
 
 import torch
 
+from ..errors import UserError
 from ..requests import JudgeAnswer, JudgeRequest
 from . import attention
 from .choices import keyed_choices
@@ -115,7 +116,7 @@ class TransformersJudge:
 
             self._tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
             if self._tokenizer.chat_template is None:
-                raise ValueError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
+                raise UserError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
         return self._tokenizer
 
     def load(self) -> None:
