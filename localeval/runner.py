@@ -84,7 +84,7 @@ def run_command(args) -> int:
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
-        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _calibration_note(calibration),
+        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -93,8 +93,9 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        for warning in details["warnings"]:
-            say(f"\n{warning}")
+        for note in [*details["warnings"], _applied_calibration(calibration)]:
+            if note:
+                say(f"\n{note}")
         say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
             f"results in {writer.path}, report in {report}")
         if args.json:
@@ -176,13 +177,17 @@ def _identity(model) -> str | None:
     return None if model is None else model.identity
 
 
-def _calibration_note(calibration: dict | None) -> str | None:
-    """What --calibration changed: thresholds move scores, so the terminal says which, not only the report."""
-    if calibration is None:
+def _unused_calibration(calibration: dict | None) -> str | None:
+    if calibration is None or calibration["thresholds"]:
         return None
-    if not calibration["thresholds"]:
-        return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both "
-                "halves of the labeled samples); every metric is scored as --scoring says")
+    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both "
+            "halves of the labeled samples); every metric is scored as --scoring says")
+
+
+def _applied_calibration(calibration: dict | None) -> str | None:
+    """For the terminal: thresholds move scores. Not a warning (the report has its own paragraph on them)."""
+    if calibration is None or not calibration["thresholds"]:
+        return None
     applied = ", ".join(f"{metric} {threshold:.3g}" for metric, threshold in calibration["thresholds"].items())
     return f"note: verdict thresholds from {calibration['path']}: {applied} (0.5 elsewhere)"
 

@@ -226,13 +226,15 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
 
 
 def test_what_a_calibration_applies_is_said():
-    from localeval.runner import _calibration_note
+    from localeval.runner import _applied_calibration, _unused_calibration
 
     named = {"path": "c.json", "judge": "j", "thresholds": {}}
-    assert "c.json applies no threshold to j" in _calibration_note(named)
-    applied = _calibration_note({**named, "thresholds": {"context_recall": 0.2781}})
+    assert "c.json applies no threshold to j" in _unused_calibration(named)
+    assert _applied_calibration(named) is None
+    applied = _applied_calibration({**named, "thresholds": {"context_recall": 0.2781}})
     assert applied == "note: verdict thresholds from c.json: context_recall 0.278 (0.5 elsewhere)"
-    assert _calibration_note(None) is None
+    assert _unused_calibration({**named, "thresholds": {"context_recall": 0.3}}) is None
+    assert _applied_calibration(None) is None and _unused_calibration(None) is None
 
 
 # --- the weak judge's warning --------------------------------------------------------------------

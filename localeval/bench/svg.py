@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from ..results import count_of
+
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
 FONT = "font-family='system-ui,sans-serif'"
 
@@ -119,7 +121,7 @@ def histogram(title: str, values: Sequence[float], low: float, high: float, step
     parts += _y_axis(sorted({0, max(counts)}), y, left, width - 10)
     for i, count in enumerate(counts):
         start, end = low + i * step, low + (i + 1) * step
-        tip = f"{start:.2g} to {end:.2g}: {count} {unit}{'' if count == 1 else 's'}"
+        tip = f"{start:.2g} to {end:.2g}: {count_of(count, unit)}"
         parts.append(f"<rect x='{x(start) + 1:.1f}' y='{y(count):.1f}' width='{x(end) - x(start) - 2:.1f}' "
                      f"height='{y(0) - y(count):.1f}' fill='{colour(0)}'><title>{escape(tip)}</title></rect>")
         if count:
