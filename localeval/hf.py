@@ -31,5 +31,7 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) ->
         try:
             return loader(path, *args, local_files_only=True, **kwargs)
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
+            if isinstance(error, OSError) and error.errno is not None:
+                raise  # the system's own failure (a read error), not the folder's contents
             reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
             raise UserError(f"{path} cannot be loaded as a model: {reason}") from None
