@@ -156,8 +156,8 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
     for where, record in records:
         sample = _to_sample(path, record, where)
         if sample.id in first_seen:
-            raise where.error(path, f"duplicate id '{sample.id}' (first used at {first_seen[sample.id]})")
-        first_seen[sample.id] = f"{where.unit} {where.number}"
+            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], _id_given(record)))
+        first_seen[sample.id] = f"{where.unit} {where.number}" + ("" if _id_given(record) else _NUMBER_AS_ID)
         samples.append(sample)
         if isinstance(record, dict):
             ignored.update(name for name in record if name not in KNOWN_FIELDS)
@@ -170,6 +170,19 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
     if ignored:
         _warn_ignored(path, ignored, len(samples))
     return samples
+
+
+_NUMBER_AS_ID = ", which has no id and so takes its number"
+
+
+def _id_given(record: Any) -> bool:
+    return (record.get("id") if isinstance(record, dict) else getattr(record, "id", None)) is not None
+
+
+def _duplicate_id(sample_id: str, first: str, given: bool) -> str:
+    """Ids default to record numbers, so a clash may involve a record that gave none: say which."""
+    this = "" if given else f"; this {first.split()[0]} has no id and so takes its number"
+    return f"duplicate id '{sample_id}' (first used at {first}){this}"
 
 
 def _warn_ignored(path, ignored: Counter, total: int) -> None:
@@ -261,9 +274,24 @@ def _read_text(path: Path) -> str:
         raise DataError(path, message, line=line) from None
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json.loads keeps the last of a repeated key; a sample with two answers is a mistake to show."""
+    record = dict(pairs)
+    if len(record) < len(pairs):
+        seen = set()
+        raise _DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+    return record
+
+
 def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_object_without_repeats)
+    except _DuplicateKey as exc:
+        raise DataError(path, f"key '{exc.args[0]}' appears twice in one object; keep only one", line=line) from None
     except json.JSONDecodeError as exc:
         # A whole .json file reports the error's own line; a .jsonl line reports itself.
         raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None

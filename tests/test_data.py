@@ -210,6 +210,14 @@ def test_duplicate_id(tmp_path):
     assert "duplicate id 'a'" in message and "line 1" in message
 
 
+def test_a_clash_with_a_default_id_says_which_record_gave_none(tmp_path):
+    message = load_error(write_jsonl(tmp_path, {"user_input": "q"}, {"id": "1", "user_input": "q"}))
+    assert "duplicate id '1' (first used at line 1, which has no id and so takes its number)" in message
+    message = load_error(write_jsonl(tmp_path, {"id": 2, "user_input": "q"}, {"user_input": "q"}))
+    assert "data.jsonl, line 2" in message and "this line has no id and so takes its number" in message
+    assert "which has no id" not in load_error(write_jsonl(tmp_path, {"id": "a"}, {"id": "a"}))
+
+
 def test_duplicate_id_in_json_names_record(tmp_path):
     path = tmp_path / "data.json"
     path.write_text(json.dumps([{"id": 1}, {"id": "1"}]), encoding="utf-8")
@@ -284,6 +292,14 @@ def test_malformed_jsonl(tmp_path):
     message = load_error(write_jsonl(tmp_path, FULL, "", '{"user_input": "q",}'))
     assert "data.jsonl, line 3" in message and "malformed JSON" in message
     assert len(message) < 200
+
+
+def test_a_key_given_twice_is_refused_not_silently_overwritten(tmp_path):
+    message = load_error(write_jsonl(tmp_path, FULL, '{"user_input": "q", "response": "a", "response": "b"}'))
+    assert "data.jsonl, line 2" in message and "key 'response' appears twice" in message
+    path = tmp_path / "data.json"
+    path.write_text('{"samples": [{"user_input": "q"}], "samples": []}', encoding="utf-8")
+    assert "key 'samples' appears twice" in load_error(path)
 
 
 def test_malformed_json_reports_line(tmp_path):
