@@ -128,7 +128,7 @@ class Evaluator:
             for k in judge_keys:
                 replies[k] = [next(answers) for _ in waiting[k][1]]
             self.timings.judge_seconds += time.perf_counter() - started
-            self.timings.judge_requests += len(flat)
+            self.timings.judge_requests += len(set(flat))  # as the engine and the progress line count them
         if embed_keys:
             started = time.perf_counter()
             texts = [t for k in embed_keys for req in waiting[k][1] for t in req.texts]

@@ -1224,6 +1224,18 @@ def test_answer_cache_makes_the_second_run_free(tmp_path):
     assert first[2].score("context_recall") == pytest.approx(0.75)
 
 
+def test_requests_are_counted_once_however_many_samples_ask_them():
+    """Two samples with the same texts ask the same requests: the judge answers each once, and the
+    count summary.json shows is the one the progress line shows."""
+    judge = ScriptedJudge(Script())
+    evaluator = Evaluator(resolve_metrics(["context_recall"]), JudgeEngine(judge, BatchLimits()), FLAT)
+    list(evaluator.run([make_sample("a"), make_sample("b")]))
+    assert evaluator.timings.judge_requests == sum(judge.batches) > 0
+    single = Evaluator(resolve_metrics(["context_recall"]), JudgeEngine(ScriptedJudge(Script()), BatchLimits()), FLAT)
+    list(single.run([make_sample("a")]))
+    assert single.timings.judge_requests == evaluator.timings.judge_requests
+
+
 def test_answer_cache_does_not_keep_unusable_answers(tmp_path):
     path = tmp_path / "answers.sqlite"
     cache = AnswerCache(path)
