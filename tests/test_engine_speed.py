@@ -200,6 +200,32 @@ def test_a_judge_measured_in_bfloat16_runs_in_it_only_where_the_cpu_computes_it(
     assert dtype_name("cuda", "auto", "float32") == "bfloat16"
 
 
+@pytest.mark.parametrize("dtype, warned", [("bfloat16", True), ("int8", True), ("float32", False)])
+def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp_path, tiny_judge, dtype, warned):
+    """bfloat16 on a CPU without bf16 instructions runs several times slower than float32 (int8: 5.6x,
+    docs/benchmarks.md): a user who asks for it should hear so, and still get the run."""
+    from localeval import device
+
+    monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"user_input": "Where?", "retrieved_contexts": ["In Paris."], "response": "Paris."}) + "\n")
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_relevance", "--dtype", dtype,
+            "--out", str(tmp_path / "out"), "--no-cache", "--quiet"]
+    assert main(argv) == 0
+    assert ("this CPU has no bf16 instructions" in capsys.readouterr().err) == warned
+
+
+def test_only_bfloat16_on_a_cpu_known_to_lack_it_counts_as_emulated(monkeypatch):
+    from localeval import device
+
+    for flags, emulated in [(("avx2",), True), (("avx2", "avx512_bf16"), False), (("amx_bf16",), False), ((), False)]:
+        monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
+        assert device.emulated_on_this_cpu("cpu", "bfloat16") == emulated
+        assert device.emulated_on_this_cpu("cpu", "int8") == emulated
+        assert not device.emulated_on_this_cpu("cpu", "float32")
+        assert not device.emulated_on_this_cpu("cuda", "bfloat16")
+
+
 def test_replacing_linears_frees_each_original_as_it_goes():
     """A load must not hold two copies of every weight: once replaced, a layer is garbage."""
     import gc
