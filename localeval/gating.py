@@ -8,6 +8,7 @@ that no sample could score fails its gate: a build must not pass on nothing.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -19,7 +20,8 @@ def parse_gates(texts: Iterable[str], metrics: Iterable[str]) -> dict[str, float
     chosen, gates = list(metrics), {}
     for text in texts:
         metric, sep, value = text.partition("=")
-        if not sep or not metric.strip():
+        metric = metric.strip()
+        if not sep or not metric:
             raise UserError(f"--fail-under {text}: write METRIC=VALUE, e.g. context_recall=0.7")
         if metric not in chosen:
             raise UserError(f"--fail-under {text}: {metric} is not among this run's metrics ({', '.join(chosen)})")
@@ -45,7 +47,7 @@ SCORE_RANGE = "a score lies between -1 and 1 (most between 0 and 1)"
 def a_score(value: Any) -> bool:
     """Whether `value` can be a gate's lowest score. A score lies in [-1, 1] (a cosine similarity may be
     negative): 70 or nan would be a gate that always fails, or never does."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and -1 <= value <= 1
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and -1 <= value <= 1
 
 
 def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:
@@ -68,5 +70,14 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
             failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
                           f"needs at least {lowest:g}")
         elif value < lowest:
-            failed.append(f"{metric}: {called} {value:.3f} is below {lowest:g}")
+            failed.append(f"{metric}: {called} {_short_below(value, lowest)} is below {lowest:g}")
     return failed
+
+
+def _short_below(value: float, lowest: float) -> str:
+    """`value` to 3 decimals, or to as many more as show it below `lowest` (1/7 is 0.1429 against 0.143)."""
+    for decimals in range(3, 18):
+        shown = f"{value:.{decimals}f}"
+        if float(shown) < lowest:
+            return shown
+    return repr(value)

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 import json
+import numbers
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -21,27 +23,53 @@ from .results import SUMMARY_FILE
 def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
     """Fail with every metric whose mean is below its lowest acceptable value.
 
-    `result`: what `evaluate()` returned, a run's output folder or its summary.json.
+    `result`: what `evaluate()` returned (or its `summary()`), a run's output folder or its summary.json.
+    `lowest`: {metric: lowest acceptable mean}, at least one.
     """
     summary = _summary(result)
+    if not isinstance(lowest, Mapping) or not lowest:  # a gate without thresholds could never fail
+        raise ValueError(f"assert_scores: give the thresholds as a dict of at least one metric and its lowest mean, "
+                         f"such as {{'context_recall': 0.7}}; got {_kind(lowest)}")
     for metric, value in lowest.items():  # a mistake in the test itself, not a score below: ValueError
         if metric not in summary:
             raise ValueError(f"assert_scores: {metric} is not a metric of this result ({', '.join(summary)})")
         if not a_score(value):
-            raise ValueError(f"assert_scores: {metric}={value!r}: {SCORE_RANGE}")
+            why = SCORE_RANGE if isinstance(value, numbers.Real) else f"expected a number, got {_kind(value)}"
+            raise ValueError(f"assert_scores: {metric}={value!r}: {why}")
     failed = failures(summary, lowest)
     if failed:
         raise AssertionError("scores below their thresholds:\n  " + "\n  ".join(failed))
 
 
 def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:
+    """The metrics part of a summary, from any of the forms assert_scores takes."""
     if hasattr(result, "summary"):
         return result.summary()
+    if isinstance(result, Mapping):  # summary() itself, or a summary.json read by the caller
+        return _metrics_of(result.get("metrics", result), "the mapping given")
+    if not isinstance(result, (str, os.PathLike)):
+        raise ValueError(f"assert_scores: cannot read scores from {_kind(result)}; {ACCEPTED}")
     path = Path(result)
     if path.is_dir():
         path = path / SUMMARY_FILE
     try:
-        return json.loads(path.read_text(encoding="utf-8"))["metrics"]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise ValueError(f"assert_scores: {path} is not a localeval summary; give what evaluate() returned, "
-                         f"a run's output folder or its {SUMMARY_FILE}") from None
+        document = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise ValueError(f"assert_scores: {path} is not a localeval summary; {ACCEPTED}") from None
+    return _metrics_of(document.get("metrics") if isinstance(document, dict) else None, str(path))
+
+
+ACCEPTED = f"give what evaluate() returned, a run's output folder or its {SUMMARY_FILE}"
+
+
+def _metrics_of(candidate: Any, source: str) -> Mapping[str, Mapping[str, Any]]:
+    """A summary's metrics: one mapping per metric (run.json also has a "metrics" key: a list of names)."""
+    if isinstance(candidate, Mapping) and candidate and all(isinstance(row, Mapping) for row in candidate.values()):
+        return candidate
+    raise ValueError(f"assert_scores: {source} is not a localeval summary; {ACCEPTED}")
+
+
+def _kind(value: Any) -> str:
+    if value is None or isinstance(value, str):
+        return "None" if value is None else "a string"
+    return f"a value of type {type(value).__name__}"

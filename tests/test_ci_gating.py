@@ -141,7 +141,10 @@ def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
 
 
 @pytest.mark.parametrize(("given", "lowest", "expected"), [
-    ("out", {"context_relevance": "0.4"}, "context_relevance='0.4': a score lies between -1 and 1"),
+    ("out", {"context_relevance": "0.4"}, "context_relevance='0.4': expected a number, got a string"),
+    ("out", {}, "give the thresholds as a dict of at least one metric"),
+    ("out", [("context_relevance", 0.4)], "give the thresholds as a dict of at least one metric and its lowest mean"),
+    ("out/run.json", {"context_relevance": 0.4}, "run.json is not a localeval summary"),
     ("out", {"context_relevance": 2}, "context_relevance=2: a score lies between -1 and 1"),
     ("out", {"context_relevnce": 0.4}, "context_relevnce is not a metric of this result (context_relevance, "),
     ("out/results.jsonl", {"context_relevance": 0.4}, "results.jsonl is not a localeval summary; give what"),
@@ -151,6 +154,30 @@ def test_a_mistake_in_the_assertion_itself_is_a_value_error(tmp_path, data, tiny
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     with pytest.raises(ValueError, match=re.escape(expected)):
         assert_scores(tmp_path / given, lowest)
+
+
+def test_assert_scores_takes_a_summary_mapping_and_numpy_numbers_and_refuses_other_objects(tmp_path, data, tiny_judge):
+    import numpy as np
+
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    document = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert_scores(document, {"context_relevance": np.float32(0.0)})
+    assert_scores(document["metrics"], {"context_relevance": 0})
+    with pytest.raises(AssertionError, match="context_relevance: mean"):
+        assert_scores(document["metrics"], {"context_relevance": 1})
+    for wrong, kind in [(None, "None"), ([document], "a value of type list"), (3, "a value of type int")]:
+        with pytest.raises(ValueError, match=f"cannot read scores from {kind}; give what evaluate"):
+            assert_scores(wrong, {"context_relevance": 0.5})
+    with pytest.raises(ValueError, match="the mapping given is not a localeval summary"):
+        assert_scores({"context_relevance": 0.5}, {"context_relevance": 0.5})
+
+
+def test_a_failed_gate_shows_the_mean_with_the_decimals_that_put_it_below():
+    rows = [{"id": str(i), "context_recall": score} for i, score in enumerate([1.0] + [0.0] * 6)]  # mean 1/7
+    summary = summarize(rows, ["context_recall"])
+    assert failures(summary, {"context_recall": 0.143}) == ["context_recall: mean 0.1429 is below 0.143"]
+    assert failures(summary, {"context_recall": 0.2}) == ["context_recall: mean 0.143 is below 0.2"]
+    assert parse_gates([" context_recall =0.5"], ["context_recall"]) == {"context_recall": 0.5}
 
 
 def test_assert_scores_takes_what_evaluate_returns():
