@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
@@ -100,6 +101,8 @@ def evaluate(
     `cpus_per_worker` CPU cores (needs localeval[ray]; README, "Scaling out").
     """
     check_language(language, "language=")
+    judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
+    _check_arguments(settings, limits, cache, window)
     samples = as_samples(samples)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
@@ -120,6 +123,29 @@ def evaluate(
         bar.close()
     return EvaluationResult(results, result_names(chosen), {"timings": pipeline.evaluator.timings}, human, samples)
 
+
+
+def _model_argument(role: str, given: Any, method: str) -> Any:
+    """A registered name or a model folder (str or Path), or an object with the interface's `method`."""
+    if isinstance(given, os.PathLike):
+        return os.fspath(given)
+    if given is None or isinstance(given, str) or callable(getattr(given, method, None)):
+        return given
+    raise UserError(f"{role}=: give a registered model name, a model folder or an object with {method}(); "
+                    f"got {type(given).__name__}")
+
+
+def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any) -> None:
+    """Mistakes in evaluate()'s arguments, refused before any model loads (the CLI's parser does this there)."""
+    every_setting = settings.values() if isinstance(settings, Mapping) else [settings]
+    if settings is not None and not all(isinstance(one, JudgeSettings) for one in every_setting):
+        raise UserError("settings=: give a JudgeSettings, or a dict of metric name -> JudgeSettings")
+    if not isinstance(limits, BatchLimits):
+        raise UserError(f"limits=: give a localeval.engine.limits.BatchLimits; got {type(limits).__name__}")
+    if not isinstance(cache, (bool, AnswerCache)):
+        raise UserError(f"cache=: give True, False or an AnswerCache; got {type(cache).__name__}")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise UserError(f"window=: give a whole number of samples, at least 1; got {window!r}")
 
 
 def _in_order(results: Iterable[SampleResult], samples: list[Sample]) -> list[SampleResult]:

@@ -979,7 +979,7 @@ def test_answers_of_the_wrong_shape_are_null(metric, answer):
 )
 def test_answers_outside_the_schema_values_are_not_scored(metric, answer, why):
     # The grammar forbids these answers; a judge that ignores it is not scored, and the other metrics are.
-    results = score_one(make_sample(), [metric, "context_relevance"], Script(**{metric: answer}))
+    results = score_one(make_sample(), list(dict.fromkeys([metric, "context_relevance"])), Script(**{metric: answer}))
     result = results[metric]
     assert result.score is None
     assert "does not fit its schema" in result.null_reason

@@ -263,8 +263,34 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
 @pytest.mark.parametrize(("samples", "options", "expected"), [
     ([], {}, "no samples to evaluate"),  # an empty result would fail later, in to_pandas()
     ([RAGAS_02], {"language": "klingon"}, "language= klingon: not supported; choose from am, "),  # else all null
+    # each of these crashed deep inside, some only after the models had loaded
+    ([RAGAS_02], {"window": 0}, "window=: give a whole number of samples, at least 1; got 0"),
+    ([RAGAS_02], {"window": "3"}, "window=: give a whole number of samples, at least 1; got '3'"),
+    ([RAGAS_02], {"limits": (4, 100)}, "limits=: give a localeval.engine.limits.BatchLimits; got tuple"),
+    ([RAGAS_02], {"settings": "soft"}, "settings=: give a JudgeSettings, or a dict of metric name -> JudgeSettings"),
+    ([RAGAS_02], {"cache": "no"}, "cache=: give True, False or an AnswerCache; got str"),  # was taken as True
+    ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
+    ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
 ])
 def test_evaluate_refuses_what_run_refuses(samples, options, expected):
+    arguments = {"judge": ScriptedJudge(every_verdict_one([])), "embedder": LookupEmbedder({}, default=[1.0, 0.0]),
+                 "device": "cpu", "cache": False, **options}
     with pytest.raises(UserError, match=re.escape(expected)):
-        localeval.evaluate(samples, ["answer_supported_precision"], judge=ScriptedJudge(every_verdict_one([])),
-                           embedder=LookupEmbedder({}, default=[1.0, 0.0]), device="cpu", cache=False, **options)
+        localeval.evaluate(samples, ["answer_supported_precision"], **arguments)
+
+
+@pytest.mark.parametrize(("metrics", "expected"), [
+    (123, "metrics: give metric names, comma-separated or as a list; got int"),
+    (["all", "faithfulness"], "metric 'all' already means every metric: give it alone"),
+    ("context_recall, context_recall", "metric 'context_recall' is given twice"),  # its run record would say it twice
+])
+def test_metric_lists_that_name_nothing_clearly_are_refused(metrics, expected):
+    with pytest.raises(UserError, match=re.escape(expected)):
+        resolve_metrics(metrics)
+
+
+def test_a_judge_folder_may_be_given_as_a_path(tiny_judge):
+    from pathlib import Path
+
+    result = localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge=Path(tiny_judge), cache=False)
+    assert result.summary()["answer_supported_precision"]["scored"] == 1

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 
 from ..errors import UserError
 from .base import JudgeSettings, Metric, MetricResult
@@ -41,9 +42,13 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         names = DEFAULT_METRICS
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
+    if isinstance(names, Metric) or not isinstance(names, Iterable):
+        raise UserError(f"metrics: give metric names, comma-separated or as a list; got {type(names).__name__}")
     names = list(names)
     if names == ["all"]:
         names = list(METRICS)
+    elif "all" in names:
+        raise UserError("metric 'all' already means every metric: give it alone")
     metrics = []
     for item in names:
         if isinstance(item, Metric):
@@ -54,6 +59,9 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
             raise UserError(f"unknown metric '{item}';{_suggestion(str(item))} choose from: {', '.join(METRICS)}, or all")
     if not metrics:
         raise UserError("no metrics chosen")
+    repeated = [name for name, count in Counter(m.name for m in metrics).items() if count > 1]
+    if repeated:  # a run's record would name it twice, and a --resume naming it once would not match
+        raise UserError(f"metric '{repeated[0]}' is given twice; name each metric once")
     return metrics
 
 
