@@ -53,6 +53,9 @@ class Cluster:
     cpus_per_worker: float = 1.0
 
     def __post_init__(self) -> None:
+        if not _an_address(self.address):  # else Ray's own complaint would read as the machine's failure
+            raise UserError(f"--ray {self.address}: give local, auto, or a running cluster's HOST:PORT "
+                            "(ray://HOST:PORT through Ray Client)")
         if self.workers < 1:
             raise UserError("--workers must be at least 1")
         if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
@@ -207,6 +210,14 @@ def _import_ray():
     except ImportError:
         raise UserError("--ray needs Ray, an optional part of localeval: pip install 'localeval[ray]'") from None
     return ray
+
+
+def _an_address(address: Any) -> bool:
+    """Whether `address` names a cluster as Ray reads one: local, auto, or a host and a port."""
+    if not isinstance(address, str):
+        return False
+    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    return address in ("local", "auto") or bool(colon and host.strip("[]") and port.isdigit())
 
 
 def _check_reachable(address: str) -> None:

@@ -20,6 +20,7 @@ pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'locale
 from localeval import evaluate  # noqa: E402
 from localeval.cli import main  # noqa: E402
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge  # noqa: E402
+from localeval.errors import UserError  # noqa: E402
 from localeval.scaleout import Cluster, _windows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -184,6 +185,7 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
     (["--workers", "0"], "--workers must be at least 1"),
     (["--gpus-per-worker", "1"], "the cluster has 0"),
     (["--device", "cuda"], "needs --gpus-per-worker"),
+    (["--ray", "bogus"], "--ray bogus: give local, auto, or a running cluster's HOST:PORT"),  # was exit 3
 ])
 def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, message, six_samples, tmp_path, capsys):
     code = main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet", *options])
@@ -191,6 +193,14 @@ def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, mess
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_cluster_address_is_local_auto_or_a_host_and_port():
+    for address in ("local", "auto", "ray://head:10001", "10.0.0.1:6379", "[::1]:6379"):
+        assert Cluster(address).address == address
+    for address in ("bogus", "head:", ":6379", "ray://head", ""):
+        with pytest.raises(UserError, match="give local, auto, or a running cluster's HOST:PORT"):
+            Cluster(address)
 
 
 def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_samples, tmp_path, capsys):
