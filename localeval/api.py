@@ -24,7 +24,7 @@ from .results import sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .tuning import metric_settings
+from .tuning import CHOICES, metric_settings
 
 
 def as_samples(samples: Any) -> list[Sample]:
@@ -107,12 +107,14 @@ def evaluate(
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     if settings is None:
-        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration else None
+        if scoring not in CHOICES["scoring"]:
+            raise UserError(f"scoring= {scoring!r}: choose from {', '.join(CHOICES['scoring'])}")
+        thresholds = load_thresholds(calibration, models.judge_name(judge), "calibration=")[0] if calibration else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     chosen = resolve_metrics(metrics, settings)
-    human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
+    human = human_scores(labels, samples, [m.name for m in chosen], option="labels=") if labels else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster)

@@ -271,6 +271,10 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"cache": "no"}, "cache=: give True, False or an AnswerCache; got str"),  # was taken as True
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
+    # named as the Python caller wrote them, not as the CLI's options
+    ([RAGAS_02], {"scoring": "medium"}, "scoring= 'medium': choose from auto, hard, soft"),
+    ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels= /nowhere/labels.jsonl: file not found"),
+    ([RAGAS_02], {"calibration": "/nowhere/calibration.json"}, "calibration= /nowhere/calibration.json: cannot read it"),
 ])
 def test_evaluate_refuses_what_run_refuses(samples, options, expected):
     arguments = {"judge": ScriptedJudge(every_verdict_one([])), "embedder": LookupEmbedder({}, default=[1.0, 0.0]),
