@@ -154,10 +154,10 @@ def _frame_records(frame, pandas) -> Iterator[dict[str, Any]]:
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
     samples, first_seen, ignored, with_content = [], {}, Counter(), 0
     for where, record in records:
-        sample = _to_sample(path, record, where)
+        sample, given = _to_sample(path, record, where), _id_given(record)
         if sample.id in first_seen:
-            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], _id_given(record)))
-        first_seen[sample.id] = f"{where.unit} {where.number}" + ("" if _id_given(record) else _NUMBER_AS_ID)
+            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where.unit))
+        first_seen[sample.id] = f"{where.unit} {where.number}" + ("" if given else _NUMBER_AS_ID)
         samples.append(sample)
         if isinstance(record, dict):
             ignored.update(name for name in record if name not in KNOWN_FIELDS)
@@ -179,9 +179,10 @@ def _id_given(record: Any) -> bool:
     return (record.get("id") if isinstance(record, dict) else getattr(record, "id", None)) is not None
 
 
-def _duplicate_id(sample_id: str, first: str, given: bool) -> str:
-    """Ids default to record numbers, so a clash may involve a record that gave none: say which."""
-    this = "" if given else f"; this {first.split()[0]} has no id and so takes its number"
+def _duplicate_id(sample_id: str, first: str, unit_without_id: str | None) -> str:
+    """Ids default to record numbers, so a clash may involve a record that gave none: say which
+    (`unit_without_id`: "line" or "record" where this one gave none)."""
+    this = f"; this {unit_without_id} has no id and so takes its number" if unit_without_id else ""
     return f"duplicate id '{sample_id}' (first used at {first}){this}"
 
 
@@ -282,8 +283,7 @@ def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """json.loads keeps the last of a repeated key; a sample with two answers is a mistake to show."""
     record = dict(pairs)
     if len(record) < len(pairs):
-        seen = set()
-        raise _DuplicateKey(next(key for key, _ in pairs if key in seen or seen.add(key)))
+        raise _DuplicateKey(next(key for key, count in Counter(key for key, _ in pairs).items() if count > 1))
     return record
 
 
