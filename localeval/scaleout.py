@@ -216,17 +216,23 @@ def _an_address(address: Any) -> bool:
     """Whether `address` names a cluster as Ray reads one: local, auto, or a host and a port."""
     if not isinstance(address, str):
         return False
+    return address in ("local", "auto") or _host_and_port(address) is not None
+
+
+def _host_and_port(address: str) -> tuple[str, str] | None:
+    """HOST:PORT or ray://HOST:PORT split in two (the host as written, brackets kept); None without both."""
     host, colon, port = address.removeprefix("ray://").rpartition(":")
-    return address in ("local", "auto") or bool(colon and host.strip("[]") and port.isdigit())
+    return (host, port) if colon and host.strip("[]") and port.isdigit() else None
 
 
 def _check_reachable(address: str) -> None:
     """Fail fast where no cluster listens: Ray itself retries such an address for minutes on end.
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
     port ("local", "auto") are left to Ray, which needs no connection or fails at once for them."""
-    host, colon, port = address.removeprefix("ray://").rpartition(":")
-    if not colon or not port.isdigit() or (":" in host and not host.startswith("[")):  # no port, or bare IPv6
+    found = _host_and_port(address)
+    if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
         return
+    host, port = found
     try:
         with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_TIMEOUT_S):
             pass
