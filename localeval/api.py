@@ -24,7 +24,7 @@ from .results import sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .tuning import CHOICES, metric_settings
+from .tuning import check_choice, metric_settings
 
 
 def as_samples(samples: Any) -> list[Sample]:
@@ -107,8 +107,7 @@ def evaluate(
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     if settings is None:
-        if scoring not in CHOICES["scoring"]:
-            raise UserError(f"scoring= {scoring!r}: choose from {', '.join(CHOICES['scoring'])}")
+        check_choice("scoring", scoring, "scoring=")
         thresholds = load_thresholds(calibration, models.judge_name(judge), "calibration=")[0] if calibration else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:

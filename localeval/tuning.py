@@ -65,8 +65,7 @@ def metric_settings(judge: Any = None, reasons: str = AUTO, example: str = AUTO,
     """
     requested = {"reasons": reasons, "example": example, "scoring": scoring}
     for option, choice in requested.items():
-        if choice not in CHOICES[option]:
-            raise UserError(f"--{option} {choice}: choose from {', '.join(CHOICES[option])}")
+        check_choice(option, choice, f"--{option}")
     measured = measured_settings(judge)
 
     def pick(option: str, metric: str) -> Any:
@@ -81,6 +80,14 @@ def metric_settings(judge: Any = None, reasons: str = AUTO, example: str = AUTO,
                       scoring=Scoring(pick("scoring", name), thresholds.get(name)))
         for name in METRICS
     }
+
+
+def check_choice(option: str, choice: Any, given_as: str) -> None:
+    """Refuse a value that `option` does not take; `given_as` is how the user wrote the option
+    (`--scoring` on the command line, `scoring=` in evaluate())."""
+    if choice not in CHOICES[option]:
+        shown = choice if given_as.startswith("--") else repr(choice)  # Python's value may be None, 3, ...
+        raise UserError(f"{given_as} {shown}: choose from {', '.join(CHOICES[option])}")
 
 
 def measured_settings(judge: Any = None) -> dict[str, dict[str, Any]]:
