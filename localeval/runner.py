@@ -121,16 +121,16 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
             writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
-        log(f"\ninterrupted: {_saved(writer)}; rerun with --resume to continue")
+        log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")
         return None
     except MemoryError:
         raise EnvironmentFailure(f"out of memory; {_saved(writer)}. Lower --batch-size or --max-batch-tokens "
-                                 "and rerun with --resume") from None
+                                 f"and {_rerun(writer)}") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
         raise EnvironmentFailure(f"out of memory on {pipeline.device}; {_saved(writer)}. "
-                                 "Lower --batch-size or --max-batch-tokens and rerun with --resume") from None
+                                 f"Lower --batch-size or --max-batch-tokens and {_rerun(writer)}") from None
     finally:
         bar.close()
         writer.close()
@@ -165,6 +165,7 @@ def run_identity(args, pipeline) -> dict:
         "embedder": _identity(pipeline.embedder),
         "metrics": [m.name for m in pipeline.metrics],
         "settings": _asked(args, pipeline.metrics),
+        "with_inputs": args.with_inputs,  # one results.jsonl, one shape of line
     }
 
 
@@ -245,4 +246,10 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
 def _saved(writer) -> str:
     """What a stopped run kept, for its last message."""
     return f"{count_of(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
+
+
+def _rerun(writer) -> str:
+    """How a stopped run goes on. Until its first result a fresh run has not touched the folder, which
+    may still hold another run's results: --resume would continue (or refuse) that one, not this."""
+    return "rerun with --resume to continue" if writer.written or writer.resuming else "rerun the same command to start again"
 

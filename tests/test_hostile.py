@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from localeval import data as data_module
-from localeval.cli import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USER, main
+from localeval.cli import EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER, main
 
 GOOD = {"id": "s1", "user_input": "When did the bridge open?", "retrieved_contexts": ["The bridge opened in 1932."],
         "response": "It opened in 1932.", "reference": "The bridge opened in 1932."}
@@ -274,9 +274,27 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     assert "; settings.language: " in err  # the setting that changed, not the whole settings cut short
     err = fails(capsys, [*argv, "--scoring", "soft"], EXIT_USER, "holds another run (settings.scoring.")
     assert "..." not in err and ": hard there, soft now" in err
+    # lines with and without the sample's inputs in one results.jsonl would break whatever reads it
+    fails(capsys, [*argv, "--with-inputs"], EXIT_USER, "holds another run (with_inputs: false there, true now)")
     other = data.with_name("other.jsonl")
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))
     fails(capsys, ["run", str(other), *argv[2:]], EXIT_USER, "holds another run (data_sha256:")
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_a_fresh_run_interrupted_before_its_first_result_says_to_rerun_it_not_to_resume(capsys, finished, tiny_judge,
+                                                                                         monkeypatch):
+    """The folder still holds the earlier run, which --resume would refuse as another run's."""
+    from localeval.engine.judge import TransformersJudge
+
+    data, out, before = finished
+    other = data.with_name("other.jsonl")
+    other.write_bytes(jsonl({**GOOD, "response": "changed"}))
+    monkeypatch.setattr(TransformersJudge, "generate", raising(KeyboardInterrupt()))
+    capsys.readouterr()
+    assert main(["run", str(other), "--judge", str(tiny_judge), "--out", str(out), "--no-cache"]) == EXIT_INTERRUPTED
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == "interrupted: no sample scored yet; rerun the same command to start again"
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
@@ -489,7 +507,8 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
 
     argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
     monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
-    fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
+    err = fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
+    assert "and rerun the same command" in err  # nothing of this run to resume
 
 
 # --- kills at any moment ----------------------------------------------------------------------------
