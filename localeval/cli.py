@@ -267,8 +267,9 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
     bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
-    bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md and "
-                       "bench.html (default: %(default)s)")
+    bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md, "
+                       "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "
+                       "a later bench into it replaces them all (default: %(default)s)")
     bench.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
     bench.add_argument("--limit", type=int, default=None, help="use only the first N samples")
     bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
@@ -286,7 +287,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                        "checked on each half of the samples; written to calibration.json for run --calibration")
     bench.add_argument("--cache", action="store_true", help="answer from the judge-answer cache where it can "
                        "(off by default: cached answers take no time, so speeds would be wrong)")
-    bench.add_argument("--quiet", action="store_true", help="no progress lines or bar")
+    bench.add_argument("--quiet", action="store_true", help="no progress lines or bar (why a judge failed is still said)")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,11 +20,11 @@ from pathlib import Path
 import pytest
 
 from localeval.bench import agreement
-from localeval.bench.command import assemble, run_judges
+from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled
-from localeval.bench.report import write_reports
-from localeval.bench.worker import JudgeJob, run_judge
+from localeval.bench.report import headline, write_reports
+from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
@@ -571,6 +571,30 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, args, expected):
     assert not (tmp_path / "out").exists()
 
 
+def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
+    def entry(name: str, mean: float, defined: int) -> dict:
+        return {"name": name, "status": "ok", "summary": {"mean_spearman": mean, "spearman_defined": defined}}
+
+    constant = [entry("flat", 0.0, 0), entry("flatter", 0.0, 0)]  # undefined rho counts as 0 in the mean
+    assert best_judge(constant) is None
+    assert best_judge([*constant, entry("weak", -0.1, 1)])["name"] == "weak"
+    tied = [entry("x", 0.5, 2), entry("y", 0.5, 2)]
+    assert best_judge(tied)["name"] == "x"
+    best = {"name": "x", "mean_spearman": 0.5, "spearman_defined": 2}  # as bench.json has it
+    bench = {"best_judge": best, "judges": tied, "settings": {"metrics": ["a", "b"]}}
+    assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
+
+
+def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypatch):
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "out")]) == 1
+    captured = capsys.readouterr()
+    assert "| smollm2-135m-instruct | failed |" in captured.out  # the table has no room for the reason
+    assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
+
+
 def test_user_error_from_the_shell_has_no_traceback(tmp_path):
     result = run_cli("bench", "--data", str(tmp_path / "none.jsonl"))
     assert result.returncode == 2
@@ -586,9 +610,12 @@ def test_real_judge_bench_end_to_end(tmp_path):
     out = tmp_path / "bench"
     out.mkdir()
     (out / "calibration.json").write_text("{}")  # an earlier bench's, with --calibrate
+    (out / "results").mkdir()
+    (out / "results" / "2-another-judge.jsonl").write_text("{}\n")  # an earlier bench's second judge
     result = run_cli("bench", "--data", str(SMALL), "--limit", "3", "--no-reasons", "--out", str(out), timeout=600)
     assert result.returncode == 0, result.stderr
     assert not (out / "calibration.json").exists()  # it would pass for this bench's
+    assert [path.name for path in (out / "results").iterdir()] == ["1-smollm2-135m-instruct.jsonl"]  # same
     assert "1 judge on 3 samples in " in result.stdout
     assert "judge 1/1 smollm2-135m-instruct: starting" in result.stderr
     assert "judge 1/1 smollm2-135m-instruct: done in" in result.stderr

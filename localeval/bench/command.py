@@ -22,7 +22,7 @@ from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
 from .labels import LabeledSample, read_labeled
-from .report import HTML_FILE, headline, markdown_table, tables, write_reports
+from .report import HTML_FILE, failures, headline, markdown_table, tables, write_reports
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
 Log = Callable[[str], None]
@@ -65,6 +65,8 @@ def bench_command(args) -> int:
         print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
               f"{count_of(len(judges), 'judge')} on {count_of(len(labeled), 'sample')} in "
               f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
+        for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
+            print(f"failed: {line}", file=sys.stderr)
         return 0 if all(run.ok for run in runs) else 1
 
 
@@ -91,11 +93,16 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
     results/<n>-<judge>.jsonl, numbered in the order the judges ran."""
     folder = out_dir / RESULTS_DIR
     check_writable_folder(folder, "--out")  # a clear error, not a traceback, if it cannot be made
+    written = set()
     for number, run in enumerate(runs, start=1):
         if run.ok:
             name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(run.judge).name or run.judge)
             lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in run.rows)
             write_atomically(folder / f"{number}-{name}.jsonl", "".join(lines))
+            written.add(f"{number}-{name}.jsonl")
+    for stale in folder.glob("*.jsonl"):  # an earlier bench's judges would pass for this one's
+        if stale.name not in written:
+            stale.unlink()
 
 
 def _check_numbers(args) -> None:
@@ -154,8 +161,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
     judges = [_judge_entry(labeled, run, job, calibrate_judges) for run, job in zip(runs, jobs)]
-    ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["mean_spearman"] is not None]
-    best = max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
+    best = best_judge(judges)
     job = jobs[0]
     from ..device import describe
 
@@ -176,6 +182,13 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "python": platform.python_version(),
         "judges": judges,
     }
+
+
+def best_judge(judges: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The entry with the highest mean rho. A judge with no defined rho at all (the same score for
+    every sample on every metric) ranks nothing, so it is never the best, even among such judges."""
+    ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]]
+    return max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
 
 
 def _embedder_name(embedder: Any) -> str:

@@ -191,11 +191,13 @@ def headline(bench: dict[str, Any]) -> str:
         across += f" ({total - defined} undefined, counted as 0)"
     if len(ok) == 1:
         return f"One judge: {best['name']}, {across}"
-    runner_up = max((j for j in ok if j["name"] != best["name"] and j["summary"]["mean_spearman"] is not None),
+    runner_up = max((j for j in ok if j["name"] != best["name"] and j["summary"]["spearman_defined"]),
                     key=lambda j: j["summary"]["mean_spearman"], default=None)
-    behind = "" if runner_up is None else \
-        f" (next: {runner_up['name']}, {runner_up['summary']['mean_spearman']:.3f})"
-    return f"Best judge: {best['name']}, {across}{behind}"
+    if runner_up is None:
+        return f"Best judge: {best['name']}, {across}"
+    if runner_up["summary"]["mean_spearman"] == best["mean_spearman"]:
+        return f"No best judge: {best['name']} and {runner_up['name']} tie, {across}"
+    return f"Best judge: {best['name']}, {across} (next: {runner_up['name']}, {runner_up['summary']['mean_spearman']:.3f})"
 
 
 def context_lines(bench: dict[str, Any]) -> list[str]:
