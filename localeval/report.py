@@ -11,6 +11,7 @@ from typing import Any
 from .bench import svg
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
+from .metrics.scoring import Scoring
 from .results import count_of, write_atomically
 from .samples import Sample
 
@@ -100,7 +101,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
         _sample_table(rows, metrics, inputs),
-        *(_sample_evidence(row, metrics, inputs.get(str(row["id"]))) for row in rows),
+        *(_sample_evidence(row, metrics, inputs.get(str(row["id"])), _thresholds(details)) for row in rows),
         f"<script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE
@@ -214,13 +215,20 @@ def _sortable_score(value) -> str:
     return f"<td class='num' data-value='{value!r}'>{value:.3f}</td>"
 
 
-def _sample_evidence(row, metrics, sample: Sample | None) -> str:
+def _thresholds(details: dict[str, Any]) -> dict[str, float]:
+    """The calibrated verdict threshold of each metric that has one (run --calibration)."""
+    calibration = details.get("calibration")
+    return dict(calibration["thresholds"]) if calibration else {}
+
+
+def _sample_evidence(row, metrics, sample: Sample | None, thresholds: dict[str, float]) -> str:
     sample_id = escape(str(row["id"]))
     blocks = [f"<section class='sample' id='s-{sample_id}'><h3>{sample_id}</h3>", _inputs(sample)]
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
-        blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{_evidence_body(evidence, METRICS.get(metric))}</details>")
+        body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric))
+        blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{body}</details>")
     blocks.append("</section>")
     return "\n".join(blocks)
 
@@ -255,29 +263,36 @@ def _input(label: str, text: str | None) -> str:
     return f"<dt>{label}</dt><dd>{shown}</dd>"
 
 
-def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None) -> str:
+def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None) -> str:
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
     if metric is not None:
-        lines += [_verdict_line(verdict) for verdict in metric().verdicts(evidence)]
+        lines += [_verdict_line(verdict, threshold) for verdict in metric().verdicts(evidence)]
     for key in ("reason", "against", "chunk_relevance", "per_chunk", "rank_weighted"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
     return "".join(lines)
 
 
-def _verdict_line(verdict: Verdict) -> str:
+def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
     """One judged text (a sentence, a chunk, a claim, a generated question) with its verdict, the
-    judge's confidence and reason; a question with its similarity, flagged when noncommittal."""
-    confidence = _confidence(verdict.verdict, verdict.probability)
+    judge's confidence and reason; a question with its similarity, flagged when noncommittal.
+
+    Under a calibrated `threshold` the verdict shown is the one the score counted (its probability
+    against the threshold), so the marks add up to the score; where the judge wrote the other, that
+    is said beside it."""
+    counted = verdict.verdict if threshold is None else int(verdict.value(Scoring(threshold=threshold)))
+    confidence = _confidence(counted, verdict.probability)
+    overruled = "" if counted == verdict.verdict else \
+        f"<span class='p'>(counted by the calibrated threshold {threshold:.3g}; the judge wrote {verdict.verdict})</span> "
     if isinstance(verdict, GeneratedQuestion):
-        flag = (" (noncommittal)" if verdict.verdict else "") + (f" {confidence}" if confidence else "")
-        return f"<div>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}</div>"
-    mark = "<span class='yes'>✓</span> " if verdict.verdict else "<span class='no'>✗</span> "
+        flag = (" (noncommittal)" if counted else "") + (f" {confidence}" if confidence else "")
+        return f"<div>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}{' ' + overruled.strip() if overruled else ''}</div>"
+    mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
     reason = f" <span class='reason'>{escape(verdict.reason)}</span>" if verdict.reason else ""
-    return f"<div>{mark}{confidence}{rank}{escape(verdict.text)}{reason}</div>"
+    return f"<div>{mark}{confidence}{overruled}{rank}{escape(verdict.text)}{reason}</div>"
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

@@ -156,6 +156,25 @@ def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_un
     assert Page(html).sample_links[0] == "#s-mars"  # their scores are still ordered and linked
 
 
+def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
+    """Under a threshold the score counts a verdict by its probability, not by what the judge wrote:
+    the marks must add up to the score, and the verdict the judge wrote is still said."""
+    rows = scored_rows()
+    mars = rows[2]
+    (sentence,) = mars["evidence"]["context_recall"]["sentences"]
+    sentence["probability"] = 0.443  # the judge wrote 0, yet 0.443 reaches the threshold below
+    mars["context_recall"] = 1.0  # what a calibrated run scores from it
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": {"path": "calibration.json", "fitted_on": "labeled.jsonl",
+                                               "thresholds": {"context_recall": 0.3}}}
+    html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, SAMPLES).read_text("utf-8")
+    recall = html.split("id='s-mars'", 1)[1].split("context_recall: 1.000</summary>", 1)[1].split("</details>", 1)[0]
+    assert recall.startswith("<div><span class='yes'>✓</span> ")
+    assert "(44%)" in recall and "(counted by the calibrated threshold 0.3; the judge wrote 0)" in recall
+    uncalibrated = html.split("id='s-mars'", 1)[1].split("context_relevance: ", 1)[1].split("</details>", 1)[0]
+    assert "counted by" not in uncalibrated and "<span class='no'>✗</span>" in uncalibrated
+
+
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
     html = html_page(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
     assert html.count("<table>") == html.count("<div class='wide'><table>") > 0
