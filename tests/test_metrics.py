@@ -8,6 +8,7 @@ the shape of what the judge is asked, and how the engine batches, deduplicates a
 from __future__ import annotations
 
 import json
+import math
 import re
 
 import numpy as np
@@ -626,6 +627,17 @@ def test_response_relevancy_all_noncommittal_is_zero():
     assert result.score == 0.0
     # the similarities are still shown, so a user can see why
     assert [r["similarity"] for r in result.evidence["questions"]] == pytest.approx([1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("noncommittal", [[0, 0, 0], [1, 1, 1]])
+def test_response_relevancy_of_questions_pointing_away_from_the_user_input_is_zero_not_negative(noncommittal):
+    table = {"What is the capital of France?": [1.0, 0.0]}
+    script = Script(response_relevancy=questions(["a?", "b?", "c?"], noncommittal))
+    result = score_one(make_sample(), ["response_relevancy"], script, embedder=LookupEmbedder(table, [-1.0, 0.2]))[
+        "response_relevancy"
+    ]
+    assert math.copysign(1.0, result.score) == 1.0 and result.score == 0.0  # not -0.98, nor -0.0 ("-0.000")
+    assert all(r["similarity"] < 0 for r in result.evidence["questions"])  # the evidence keeps the cosines
 
 
 def test_response_relevancy_some_noncommittal_keeps_the_mean():

@@ -53,7 +53,11 @@ class ResponseRelevancy(Metric):
     def formula(self, verdicts: list[Verdict]) -> float | None:
         if not verdicts:
             return None
-        return mean([q.similarity for q in verdicts]) * (1.0 - all_noncommittal(verdicts, self.settings.scoring))
+        # A negative mean cosine says the questions are unrelated to the user input: no relevancy, 0,
+        # so the score stays in 0-1 like every metric's (and -0.0 never reaches a results line).
+        # No sample of the dev set's benches had one (docs/judges/), so agreement is unchanged.
+        relevancy = max(0.0, mean([q.similarity for q in verdicts]))
+        return relevancy * (1.0 - all_noncommittal(verdicts, self.settings.scoring))
 
 
 def all_noncommittal(questions: list[Verdict], scoring: Scoring) -> float:
