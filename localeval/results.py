@@ -146,6 +146,8 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     if differing:
         found = [found for key in differing for found in _differences(key, recorded.get(key), identity.get(key))]
         shown = "; ".join(f"{path}: {_short(there)} there, {_short(now)} now" for path, there, now in found[:3])
+        if len(found) > 3:
+            shown += f"; {count_of(len(found) - 3, 'more difference')}"
         raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
                         "options, or score into another --out")
 
