@@ -31,6 +31,7 @@ from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
+from .metrics import metric_of
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -317,8 +318,9 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
 
 def _null_reasons(rows: list[dict[str, Any]], name: str) -> dict[str, int]:
     """Why the metric's null scores are null, {reason: samples}, most common first; a sub-score
-    (no evidence of its own) has none, its metric's reasons are its own."""
-    reasons = Counter(row.get("evidence", {}).get(name, {}).get("null_reason") for row in rows
+    (no evidence of its own) is null for its metric's reasons."""
+    evidence_key = metric_of(name)
+    reasons = Counter(row.get("evidence", {}).get(evidence_key, {}).get("null_reason") for row in rows
                       if not _number(row.get(name)))
     reasons.pop(None, None)
     return dict(reasons.most_common())

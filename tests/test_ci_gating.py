@@ -68,6 +68,14 @@ def test_null_scores_say_why_on_the_terminal_and_in_the_summary(tmp_path, data, 
     assert "null_reasons" not in summary["context_relevance"]  # every sample scored
 
 
+def test_a_null_sub_score_gives_its_metrics_reason():
+    """context_relevance_chunks has no evidence of its own: it is null when its metric is."""
+    rows = [{"id": "1", "context_relevance": None, "context_relevance_chunks": None,
+             "evidence": {"context_relevance": {"null_reason": "missing retrieved_contexts"}}}]
+    summary = summarize(rows, ["context_relevance", "context_relevance_chunks"])
+    assert summary["context_relevance_chunks"]["null_reasons"] == {"missing retrieved_contexts": 1}
+
+
 def test_null_reasons_are_counted_and_the_rarest_folded():
     rows = [{"id": str(i), "m": None, "evidence": {"m": {"null_reason": reason}}}
             for i, reason in enumerate(["a", "a", "a", "b", "b", "c", "d", "e"])]

@@ -70,6 +70,11 @@ def result_names(metrics: list[Metric]) -> list[str]:
     return [name for metric in metrics for name in (metric.name, *metric.part_names)]
 
 
+def metric_of(result_name: str) -> str:
+    """The metric whose evidence a score comes from: a sub-score's metric, else the name itself."""
+    return next((name for name, metric in METRICS.items() if result_name in metric.part_names), result_name)
+
+
 def _suggestion(name: str) -> str:
     """' did you mean ...?' for a ragas name or a typo of one (or of a metric); empty when nothing is close."""
     close = difflib.get_close_matches(name, [*METRICS, *RAGAS_EQUIVALENTS], n=1, cutoff=0.75)
