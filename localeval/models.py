@@ -128,7 +128,18 @@ def judge_name(judge: Any = None) -> str:
     object by the name it was loaded under (its identity when it has none)."""
     if judge is None:
         return default_model("judge")
-    return judge if isinstance(judge, str) else getattr(judge, "name", None) or judge.identity
+    if isinstance(judge, str):
+        return _registered_at(judge) or judge
+    return getattr(judge, "name", None) or judge.identity
+
+
+def _registered_at(path: str) -> str | None:
+    """The registered model whose store folder `path` is: given by its folder, it is still that model,
+    with its measured settings and agreement, not an unmeasured directory."""
+    if path in registry() or not Path(path).expanduser().is_dir():
+        return None
+    folder = Path(path).expanduser().resolve()
+    return next((name for name, spec in registry().items() if spec.stored_path.resolve() == folder), None)
 
 
 def cpu_dtype(judge: Any = None) -> str:

@@ -84,6 +84,22 @@ def test_a_loaded_judge_gets_the_settings_measured_for_its_name(tmp_path, name):
     assert metric_settings(judge) == metric_settings(name)
 
 
+def test_a_registered_judge_given_by_its_store_folder_is_that_judge(tmp_path, monkeypatch):
+    """`--judge ~/.local/share/localeval/models/smollm2-135m-instruct` loads the very weights of the
+    default judge: it gets that judge's measured settings and its weak-judge warning, not the
+    unmeasured ones."""
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path))
+    name = models.default_model("judge")
+    folder = tmp_path / name
+    folder.mkdir()
+    for given in (str(folder), f"{folder}/", str(tmp_path / "." / name)):
+        assert models.judge_name(given) == name
+        assert metric_settings(given) == metric_settings(name)
+    elsewhere = tmp_path / "copies" / name  # another folder of the same name is not the store's
+    elsewhere.mkdir(parents=True)
+    assert models.judge_name(str(elsewhere)) == str(elsewhere)
+
+
 def test_no_judge_means_the_default_judge():
     assert metric_settings(None) == metric_settings(models.default_model("judge"))
 
