@@ -23,7 +23,7 @@ from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled
-from localeval.bench.report import headline, write_reports
+from localeval.bench.report import headline, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
@@ -583,6 +583,14 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     best = {"name": "x", "mean_spearman": 0.5, "spearman_defined": 2}  # as bench.json has it
     bench = {"best_judge": best, "judges": tied, "settings": {"metrics": ["a", "b"]}}
     assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
+
+
+def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    bench["settings"]["metrics"] = ["context_recall"]
+    note = next(t.note for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
+    assert note == ("pooled support: the attributed/supported verdicts of context_recall together. "
+                    "Accuracy and F1 are in bench.json.")  # no other metric, and no AUC column to explain
 
 
 def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypatch):

@@ -106,8 +106,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}."),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
-                  "pooled support: the attributed/supported verdicts of " + ", ".join(SUPPORT_METRICS) + " together. "
-                  "AUC: judge score against relevant / not relevant. Accuracy and F1 are in bench.json.")]
+                  _per_sentence_note(metrics))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
@@ -232,6 +231,15 @@ def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:
         if parts:
             lines.append(f"{judge['name']}: {'. '.join(parts)}")
     return lines
+
+
+def _per_sentence_note(metrics: list[str]) -> str:
+    """What the per-sentence table's pooled and AUC columns are, for those of them this bench has."""
+    support = [m for m in SUPPORT_METRICS if m in metrics]
+    notes = [f"pooled support: the attributed/supported verdicts of {', '.join(support)} together."] if support else []
+    if RESPONSE_RELEVANCY in metrics:
+        notes.append("AUC: judge score against relevant / not relevant.")
+    return " ".join([*notes, "Accuracy and F1 are in bench.json."])
 
 
 def failures(bench: dict[str, Any]) -> list[str]:
