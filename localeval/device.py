@@ -74,11 +74,12 @@ def native_bf16() -> bool:
     return any(flag in cpu_flags() for flag in ("avx512_bf16", "amx_bf16"))
 
 
-def emulated_on_this_cpu(device: str, name: str) -> bool:
-    """Whether the judge would compute in bfloat16 (--dtype bfloat16 or int8) on a CPU that emulates it:
-    there it runs several times slower than float32 (int8: 5.6x slower for Qwen-0.5B on a 2-core AVX2
-    CPU, docs/benchmarks.md). Unknown flags (no /proc/cpuinfo) are not held against the choice."""
-    return device == "cpu" and DTYPES.get(name) == torch.bfloat16 and bool(cpu_flags()) and not native_bf16()
+def emulated_on_this_cpu(device: str | torch.device, dtype: torch.dtype) -> bool:
+    """Whether a judge computing in `dtype` on `device` (bfloat16: --dtype bfloat16 or int8's activations)
+    would run on a CPU of this machine that emulates it: there it runs several times slower than float32
+    (int8: 5.6x slower for Qwen-0.5B on a 2-core AVX2 CPU, docs/benchmarks.md). Unknown flags (no
+    /proc/cpuinfo) are not held against the choice."""
+    return torch.device(device).type == "cpu" and dtype == torch.bfloat16 and bool(cpu_flags()) and not native_bf16()
 
 
 def describe(device: str) -> str:

@@ -7,19 +7,17 @@ so what they measure and what they score is the same machinery.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
 from . import models
-from .device import DTYPES, INT8, choose_device, dtype_name, emulated_on_this_cpu
+from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .engine.scheduler import JudgeEngine
-from .errors import LocalevalWarning
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics.base import Metric
 from .progress import NoProgress, Progress
@@ -105,11 +103,6 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
         return judge
     resolved = models.resolve(models.judge_name(judge), "judge", log)
     chosen = dtype_name(device, dtype, models.cpu_dtype(resolved.name))
-    if emulated_on_this_cpu(device, chosen):
-        warnings.warn(LocalevalWarning(
-            f"--dtype {chosen}: this CPU has no bf16 instructions (avx512_bf16 or amx_bf16), so its bfloat16 arithmetic "
-            "is emulated, several times slower than float32 (--dtype int8 ran 5.6x slower on a 2-core AVX2 CPU); "
-            "leave --dtype out for float32"))
     return TransformersJudge(resolved.path, resolved.name, device, DTYPES[chosen], resolved.fingerprint(),
                              int8_weights=chosen == INT8)
 

@@ -215,15 +215,29 @@ def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp
     assert ("this CPU has no bf16 instructions" in capsys.readouterr().err) == warned
 
 
+def test_a_judge_that_is_built_but_never_loaded_warns_of_nothing(monkeypatch, tiny_judge):
+    """A Ray run's driver builds the judge to name the run and never computes with it: the workers'
+    CPUs (or GPUs) are not this machine's, so this machine's lack of bf16 says nothing about them."""
+    import warnings
+
+    from localeval import device
+    from localeval.pipeline import build_judge
+
+    monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        judge = build_judge(str(tiny_judge), "cpu", "bfloat16")
+    assert judge.model is None
+
+
 def test_only_bfloat16_on_a_cpu_known_to_lack_it_counts_as_emulated(monkeypatch):
     from localeval import device
 
     for flags, emulated in [(("avx2",), True), (("avx2", "avx512_bf16"), False), (("amx_bf16",), False), ((), False)]:
         monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
-        assert device.emulated_on_this_cpu("cpu", "bfloat16") == emulated
-        assert device.emulated_on_this_cpu("cpu", "int8") == emulated
-        assert not device.emulated_on_this_cpu("cpu", "float32")
-        assert not device.emulated_on_this_cpu("cuda", "bfloat16")
+        assert device.emulated_on_this_cpu("cpu", torch.bfloat16) == emulated  # int8's activations too
+        assert not device.emulated_on_this_cpu("cpu", torch.float32)
+        assert not device.emulated_on_this_cpu("cuda", torch.bfloat16)
 
 
 def test_replacing_linears_frees_each_original_as_it_goes():
