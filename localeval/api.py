@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
+from numbers import Real
 from typing import Any, Iterable, Mapping
 
 from . import models
@@ -17,7 +19,7 @@ from .engine.judge import Judge
 from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import JudgeSettings, resolve_metrics, result_names
+from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for
 from .results import sample_inputs, summarize
@@ -91,7 +93,8 @@ def evaluate(
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
-    JudgeSettings for every metric or one per metric name; None: the judge's measured settings
+    JudgeSettings for every metric or one per metric name (a metric left out: the judge's measured
+    settings for it); None: the judge's measured settings
     (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds
     that `calibration` (a `bench --calibrate` file) gives the judge. `labels`: a labeled file in
     bench's format for some of the samples; `summary()` then corrects each mean with them.
@@ -103,6 +106,7 @@ def evaluate(
     check_language(language, "language=")
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window)
+    _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     samples = as_samples(samples)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
@@ -112,11 +116,15 @@ def evaluate(
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
+    elif isinstance(settings, Mapping):
+        settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
+    if isinstance(embedder, str) and any(m.uses_embedder for m in chosen):  # known before the judge loads
+        models.check_name(embedder, "embedder")
     human = human_scores(labels, samples, [m.name for m in chosen], option="labels=") if labels else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
-    pipeline, score = build_scoring(recipe, cluster)
+    pipeline, score = build_scoring(recipe, cluster, log=_to_stderr)  # a library's stdout is its caller's
     bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
     try:
         results = _in_order(score(samples, bar), samples)
@@ -147,6 +155,33 @@ def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any) -> Non
         raise UserError(f"cache=: give True, False or an AnswerCache; got {type(cache).__name__}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise UserError(f"window=: give a whole number of samples, at least 1; got {window!r}")
+
+
+def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, JudgeSettings]:
+    """A metric the dict leaves out is asked as the judge's measured settings say; a key that names
+    no metric is a mistake (a misspelt one would otherwise leave its metric on those settings)."""
+    unknown = sorted(set(settings) - set(METRICS))
+    if unknown:
+        raise UserError(f"settings=: {', '.join(map(repr, unknown))} is not a metric; choose from {', '.join(METRICS)}")
+    return {**metric_settings(judge), **settings}
+
+
+def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_worker: Any, cpus_per_worker: Any) -> None:
+    """Where it runs, in the types the checks further on assume (the CLI's parser gives strings and numbers)."""
+    for name, value in (("device", device), ("dtype", dtype)):
+        if not isinstance(value, str):
+            raise UserError(f"{name}=: give its name as a string, such as \"auto\"; got {value!r}")
+    if ray is not None and not isinstance(ray, str):
+        raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int):
+        raise UserError(f"workers=: give a whole number of Ray workers; got {workers!r}")
+    for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
+        if isinstance(value, bool) or not isinstance(value, Real):
+            raise UserError(f"{name}=: give a number; got {value!r}")
+
+
+def _to_stderr(message: str) -> None:
+    print(message, file=sys.stderr)
 
 
 def _in_order(results: Iterable[SampleResult], samples: list[Sample]) -> list[SampleResult]:

@@ -19,11 +19,12 @@ import pandas as pd
 import pytest
 
 import localeval
-from localeval.api import as_samples
+from localeval.api import _per_metric, as_samples
 from localeval.data import IgnoredFieldsWarning
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
-from localeval.metrics import resolve_metrics
+from localeval.metrics import JudgeSettings, resolve_metrics
+from localeval.tuning import metric_settings
 from localeval.samples import Sample
 from localeval.text import split_sentences
 
@@ -275,12 +276,38 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"scoring": "medium"}, "scoring= 'medium': choose from auto, hard, soft"),
     ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels= /nowhere/labels.jsonl: file not found"),
     ([RAGAS_02], {"calibration": "/nowhere/calibration.json"}, "calibration= /nowhere/calibration.json: cannot read it"),
+    # a misspelt metric would quietly leave the metric on other settings
+    ([RAGAS_02], {"settings": {"answer_supported_precison": JudgeSettings()}},
+     "settings=: 'answer_supported_precison' is not a metric; choose from context_relevance"),
+    ([RAGAS_02], {"device": None}, "device=: give its name as a string, such as \"auto\"; got None"),
+    ([RAGAS_02], {"ray": "local", "workers": 1.5}, "workers=: give a whole number of Ray workers; got 1.5"),
 ])
 def test_evaluate_refuses_what_run_refuses(samples, options, expected):
     arguments = {"judge": ScriptedJudge(every_verdict_one([])), "embedder": LookupEmbedder({}, default=[1.0, 0.0]),
                  "device": "cpu", "cache": False, **options}
     with pytest.raises(UserError, match=re.escape(expected)):
         localeval.evaluate(samples, ["answer_supported_precision"], **arguments)
+
+
+@pytest.mark.parametrize(("field", "value"), [("reasons", "no"), ("example", 1), ("questions", 0), ("questions", -1),
+                                               ("reason_chars", 2.5), ("scoring", "soft")])
+def test_judge_settings_that_would_quietly_ask_something_else_are_refused(field, value):
+    with pytest.raises(UserError, match=f"JudgeSettings {field}="):
+        JudgeSettings(**{field: value})
+
+
+def test_an_unknown_embedder_is_refused_before_the_judge_loads_where_a_metric_needs_one():
+    judge = ScriptedJudge(every_verdict_one([]))
+    with pytest.raises(UserError, match="unknown embedder 'no-such-embedder'"):
+        localeval.evaluate([RAGAS_02], ["response_relevancy"], judge=judge, embedder="no-such-embedder", cache=False)
+    assert judge.admitted == []  # nothing was judged first
+
+
+def test_a_metric_left_out_of_a_settings_dict_keeps_the_judges_measured_settings():
+    asked = {"answer_supported_precision": JudgeSettings(reasons=True)}
+    settings = _per_metric(asked, "qwen2.5-coder-1.5b-instruct")
+    assert settings["answer_supported_precision"] == asked["answer_supported_precision"]
+    assert settings["context_recall"] == metric_settings("qwen2.5-coder-1.5b-instruct")["context_recall"]
 
 
 @pytest.mark.parametrize(("metrics", "expected"), [
@@ -291,6 +318,23 @@ def test_evaluate_refuses_what_run_refuses(samples, options, expected):
 def test_metric_lists_that_name_nothing_clearly_are_refused(metrics, expected):
     with pytest.raises(UserError, match=re.escape(expected)):
         resolve_metrics(metrics)
+
+
+def test_evaluate_says_what_it_prepares_on_stderr_not_on_its_callers_stdout(tiny_judge, monkeypatch, capsys):
+    """A first evaluate() on a fresh machine converts the judge: a library must not write that into
+    the stdout its caller may be piping JSON through."""
+    from localeval import models
+
+    def prepare(spec, log):
+        log(f"preparing {spec.name}: checking and converting its GGUF once")
+        return tiny_judge
+
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)  # not installed yet
+    monkeypatch.setattr(models, "prepare", prepare)
+    result = localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge="smollm2-135m-instruct", cache=False)
+    assert result.summary()["answer_supported_precision"]["scored"] == 1
+    captured = capsys.readouterr()
+    assert captured.out == "" and "preparing smollm2-135m-instruct" in captured.err
 
 
 def test_a_judge_folder_may_be_given_as_a_path(tiny_judge):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Generator
 
+from ..errors import UserError
 from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
 from ..samples import Sample
 from .evidence import SentenceVerdict, Verdict
@@ -34,6 +35,20 @@ class JudgeSettings:
     question_chars: int = 150
     claim_chars: int = 150  # faithfulness: bound on each claim the judge lists
     scoring: Scoring = Scoring()
+
+    def __post_init__(self):
+        # Built by hand in evaluate(settings=...): a mistake here would not fail, it would quietly ask
+        # something else ("no" is a true reasons=) or score nothing (questions=0 gives null scores).
+        for name in ("reasons", "example"):
+            if not isinstance(getattr(self, name), bool):
+                raise UserError(f"JudgeSettings {name}=: give True or False; got {getattr(self, name)!r}")
+        for name in ("reason_chars", "questions", "question_chars", "claim_chars"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise UserError(f"JudgeSettings {name}=: give a whole number, at least 1; got {value!r}")
+        if not isinstance(self.scoring, Scoring):
+            raise UserError(f"JudgeSettings scoring=: give a localeval Scoring, such as Scoring('soft'); "
+                            f"got {self.scoring!r}")
 
 
 @dataclass
