@@ -11,6 +11,7 @@ source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import importlib.util
 import json
@@ -35,8 +36,12 @@ def store_dir() -> Path:
     (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
     if os.environ.get("LOCALEVAL_MODEL_STORE"):
         store = Path(os.environ["LOCALEVAL_MODEL_STORE"]).expanduser()
-        if store.exists() and not store.is_dir():  # else it fails later as "File exists", read as a full disk
-            raise UserError(f"LOCALEVAL_MODEL_STORE={store} is not a folder; name a folder (it is created if absent)")
+        # else it fails later as "File exists" or "Not a directory", read as a full disk
+        not_a_folder = next((path for path in (store, *store.parents) if path.exists() and not path.is_dir()), None)
+        if not_a_folder is not None:
+            where = "" if not_a_folder == store else f" ({not_a_folder} is a file)"
+            raise UserError(f"LOCALEVAL_MODEL_STORE={store} is not a folder{where}; name a folder "
+                            "(it is created if absent)")
         return store
     return platformdirs.user_data_path("localeval") / "models"
 
@@ -204,11 +209,19 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     try:
         _assemble_and_convert(spec, parts)
     except OSError as error:  # the GGUF is assembled in the temporary folder, the model written to the store
-        raise EnvironmentFailure(f"preparing {spec.name}: {error.strerror or error}; it needs about three times "
-                                 f"its download size free in {tempfile.gettempdir()} and in the model store "
-                                 f"{store_dir()} (LOCALEVAL_MODEL_STORE)") from None
+        raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
     log(f"prepared {spec.name} in {spec.stored_path}")
     return spec.stored_path
+
+
+def _what_failed(error: OSError) -> str:
+    """Why preparing failed, and the way out: room only when room is what ran out."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return (f"{error.strerror}; it needs about three times its download size free in {tempfile.gettempdir()} "
+                f"and in the model store {store_dir()} (LOCALEVAL_MODEL_STORE)")
+    where = f" ({error.filename})" if error.filename else ""
+    return (f"{error.strerror or error}{where}; the temporary folder {tempfile.gettempdir()} and the model store "
+            f"{store_dir()} (LOCALEVAL_MODEL_STORE) must be folders this user can write")
 
 
 def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:

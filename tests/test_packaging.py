@@ -3,8 +3,10 @@ start, and an import that leaves the application's environment alone."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,7 +18,7 @@ import pytest
 
 from localeval import installer, models
 from localeval.cli import main
-from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER, UserError
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER, EnvironmentFailure, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "samples.jsonl"
@@ -92,6 +94,29 @@ def test_the_store_is_the_users_data_directory_unless_overridden(tmp_path, monke
     monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "a-file"))  # preparing a model said "File exists"
     with pytest.raises(UserError, match=f"LOCALEVAL_MODEL_STORE={tmp_path / 'a-file'} is not a folder"):
         models.store_dir()
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "a-file" / "store"))  # said "Not a directory"
+    with pytest.raises(UserError, match=re.escape(f"is not a folder ({tmp_path / 'a-file'} is a file)")):
+        models.store_dir()
+
+
+@pytest.mark.parametrize(("failure", "expected", "not_said"), [
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device; it needs about three times", "must be"),
+    (OSError(errno.EACCES, "Permission denied", "/store/x"), "Permission denied (/store/x); the temporary folder",
+     "three times"),
+])
+def test_a_model_that_cannot_be_prepared_says_why_and_asks_for_room_only_when_room_ran_out(
+        tmp_path, monkeypatch, failure, expected, not_said):
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    spec = models.registry()[models.default_model("judge")]
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [])
+
+    def fails(spec, parts):
+        raise failure
+
+    monkeypatch.setattr(models, "_assemble_and_convert", fails)
+    with pytest.raises(EnvironmentFailure, match=re.escape(expected)) as info:
+        models.prepare(spec, log=lambda message: None)
+    assert not_said not in str(info.value)
 
 
 def test_version_matches_the_package_metadata():
