@@ -222,7 +222,9 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
 def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
     # newline="" keeps line breaks inside quoted cells intact and line_num counting physical lines.
     csv.field_size_limit(MAX_LINE_CHARS)  # a cell may hold what a JSON Lines line may (csv's own: 128 KiB)
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""))
+    # skipinitialspace: "a, b" is a common way to write CSV by hand, and without it a quoted cell
+    # after ", " is not read as quoted.
+    reader = csv.reader(io.StringIO(_read_text(path), newline=""), skipinitialspace=True)
     header = next(reader, None)
     if header is None:
         return
@@ -318,10 +320,11 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
         if not cell.strip():
             continue  # an empty cell means the field is absent
         if FIELD_ALIASES.get(name, name) == LIST_FIELD or name == JOINED_ALIAS:
-            try:
-                cell = json.loads(cell)
-            except json.JSONDecodeError:
-                raise where.error(path, 'expected a JSON array of strings, e.g. ["first", "second"]', name) from None
+            try:  # strict=False: a chunk may hold a line break as typed in a spreadsheet cell (Alt+Enter)
+                cell = json.loads(cell, strict=False)
+            except json.JSONDecodeError as exc:
+                raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
+                                  f'column {exc.colno} of the cell)', name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell

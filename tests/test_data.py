@@ -105,6 +105,25 @@ def test_csv_multiline_cell_keeps_line_numbers(tmp_path):
     assert "JSON array" in message
 
 
+def test_csv_written_by_hand_with_spaces_after_commas_and_a_line_break_in_a_chunk(tmp_path):
+    """Two ways people write CSV that were refused as "not a JSON array" though they hold one: a quoted
+    cell after ", " (read as unquoted without skipinitialspace), and a chunk with a line break typed
+    into its cell (a raw control character, which strict JSON refuses)."""
+    text = ('id, user_input, retrieved_contexts, response\n'
+            '1, What is X?, "[""X is a cat.""]", X is a cat.\n'
+            '2, And Y?, "[""Y is a dog.\nIt barks.""]", Y is a dog.\n')
+    samples = load_samples(write_csv(tmp_path, text))
+    assert samples[0] == Sample(id="1", user_input="What is X?", retrieved_contexts=("X is a cat.",),
+                                response="X is a cat.")
+    assert samples[1].retrieved_contexts == ("Y is a dog.\nIt barks.",)
+
+
+def test_csv_list_cell_that_is_not_json_says_where_it_broke(tmp_path):
+    message = load_error(write_csv(tmp_path, 'user_input,retrieved_contexts\nq,"[""a"" ""b""]"\n'))
+    assert message.endswith("expected a JSON array of strings, e.g. [\"first\", \"second\"] "
+                            "(Expecting ',' delimiter, column 6 of the cell)")
+
+
 def test_csv_list_cell_that_is_json_but_not_array(tmp_path):
     message = load_error(write_csv(tmp_path, 'user_input,retrieved_contexts\nq,"""just text"""\n'))
     assert "data.csv, line 2, field 'retrieved_contexts'" in message
