@@ -372,10 +372,12 @@ def _sample_id(path: Path, value: Any, where: _Where) -> str:
         return where.default_id
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
+    if isinstance(value, float) and value.is_integer():  # pandas stores integer ids as floats once one is missing
+        return str(int(value))
     if isinstance(value, str) and value.strip():
         return value
     got = "an empty string" if isinstance(value, str) else _kind(value)
-    raise where.error(path, f"expected a non-empty string or an integer, got {got}", "id")
+    raise where.error(path, f"expected a non-empty string or a whole number, got {got}", "id")
 
 
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:

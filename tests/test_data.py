@@ -474,7 +474,8 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     ({"retrieved_contexts": "x is y. z."}, "field 'retrieved_contexts': expected a list of strings, got a string"),
     ({"retrieved_contexts": ("x", None)}, "field 'retrieved_contexts': expected a list of strings, got null at item 2"),
     ({"response": 5}, "field 'response': expected a string, got a number"),
-    ({"id": ""}, "field 'id': expected a non-empty string or an integer, got an empty string"),
+    ({"id": ""}, "field 'id': expected a non-empty string or a whole number, got an empty string"),
+    ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),
     ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits"),
 ])
 def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields, expected):

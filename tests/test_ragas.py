@@ -155,6 +155,12 @@ def test_a_dataframe_with_missing_values_and_legacy_names():
     ]
 
 
+def test_integer_ids_that_pandas_made_floats_because_one_is_missing_are_read_as_integers():
+    frame = pd.DataFrame([{"id": 7, "user_input": QUESTION}, {"id": None, "user_input": "Second?"}])
+    assert frame["id"].dtype == float  # 7.0 and NaN
+    assert [sample.id for sample in as_samples(frame)] == ["7", "2"]  # the missing one: its record number
+
+
 def test_a_dataframe_read_from_parquet_holds_lists_as_numpy_arrays(tmp_path):
     pytest.importorskip("pyarrow")
     pd.DataFrame([RAGAS_02]).to_parquet(tmp_path / "data.parquet")
