@@ -215,19 +215,27 @@ def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp
     assert ("this CPU has no bf16 instructions" in capsys.readouterr().err) == warned
 
 
-def test_a_judge_that_is_built_but_never_loaded_warns_of_nothing(monkeypatch, tiny_judge):
-    """A Ray run's driver builds the judge to name the run and never computes with it: the workers'
-    CPUs (or GPUs) are not this machine's, so this machine's lack of bf16 says nothing about them."""
+@pytest.mark.parametrize(("cluster", "warned"), [
+    (dict(address="local", gpus_per_worker=1), False),  # GPU workers: this CPU computes nothing
+    (dict(address="head:6379"), False),  # CPU workers on other machines, whose CPUs this one cannot see
+    (dict(address="local"), True),  # CPU workers on this machine: its CPU is theirs
+])
+def test_a_ray_driver_warns_of_emulated_bfloat16_only_when_its_cpu_is_the_workers(monkeypatch, tiny_judge, cluster,
+                                                                                  warned):
+    """The driver builds a pipeline only to name the run, on "cpu" whatever the workers use."""
     import warnings
 
     from localeval import device
-    from localeval.pipeline import build_judge
+    from localeval.metrics import resolve_metrics
+    from localeval.pipeline import PipelineRecipe, build_scoring
+    from localeval.scaleout import Cluster
 
     monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        judge = build_judge(str(tiny_judge), "cpu", "bfloat16")
-    assert judge.model is None
+    recipe = PipelineRecipe(resolve_metrics(["context_recall"]), str(tiny_judge), dtype="bfloat16")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        build_scoring(recipe, Cluster(**cluster), log=lambda message: None)
+    assert any("this CPU has no bf16 instructions" in str(w.message) for w in caught) == warned
 
 
 def test_only_bfloat16_on_a_cpu_known_to_lack_it_counts_as_emulated(monkeypatch):

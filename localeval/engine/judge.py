@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import functools
 import time
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import torch
 
-from ..device import emulated_on_this_cpu
-from ..errors import LocalevalWarning, UserError
+from ..errors import UserError
 from ..requests import JudgeAnswer, JudgeRequest
 from . import attention
 from .choices import keyed_choices
@@ -129,11 +127,6 @@ class TransformersJudge:
 
         from .. import hf
 
-        if emulated_on_this_cpu(self.device, self.dtype):  # said where it computes: a Ray driver never loads
-            warnings.warn(LocalevalWarning(
-                f"--dtype {'int8' if self.int8_weights else 'bfloat16'}: this CPU has no bf16 instructions (avx512_bf16 "
-                "or amx_bf16), so its bfloat16 arithmetic is emulated, several times slower than float32 (--dtype int8 "
-                "ran 5.6x slower on a 2-core AVX2 CPU); leave --dtype out for float32"))
         started = time.perf_counter()
         model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
                         attn_implementation=attention.register())
