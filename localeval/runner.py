@@ -165,7 +165,9 @@ def run_identity(args, pipeline) -> dict:
         "embedder": _identity(pipeline.embedder),
         "metrics": [m.name for m in pipeline.metrics],
         "settings": _asked(args, pipeline.metrics),
-        "with_inputs": args.with_inputs,  # one results.jsonl, one shape of line
+        # one results.jsonl, one shape of line; recorded only when set, so that a run.json written
+        # before it was recorded reads as what it was, a run without the inputs
+        **({"with_inputs": True} if args.with_inputs else {}),
     }
 
 
