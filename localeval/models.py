@@ -139,12 +139,17 @@ def judge_name(judge: Any = None) -> str:
 
 
 def _registered_at(path: str) -> str | None:
-    """The registered model whose store folder `path` is: given by its folder, it is still that model,
+    """The registered judge whose store folder `path` is: given by its folder, it is still that judge,
     with its measured settings and agreement, not an unmeasured directory."""
     if path in registry() or not Path(path).expanduser().is_dir():
         return None
+    try:
+        store = store_dir().resolve()
+    except UserError:  # a store set wrongly holds no judge; a folder elsewhere still loads
+        return None
     folder = Path(path).expanduser().resolve()
-    return next((name for name, spec in registry().items() if spec.stored_path.resolve() == folder), None)
+    return next((name for name, spec in registry().items()
+                 if spec.kind == "judge" and store / spec.name == folder), None)
 
 
 def cpu_dtype(judge: Any = None) -> str:

@@ -547,6 +547,9 @@ def test_bench_help_teaches_with_examples():
         (["--data", str(SMALL), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
         (["--data", str(SMALL), "--judges", "all-minilm-l6-v2"], "'all-minilm-l6-v2' is a registered embedder, not a judge"),
         (["--data", str(SMALL), "--judges", "smollm2-135m-instruct,smollm2-135m-instruct"], "listed twice"),
+        # its store folder is the same judge, and run --calibration looks it up by name
+        (["--data", str(SMALL), "--judges", "{store}/smollm2-135m-instruct,smollm2-135m-instruct"],
+         "smollm2-135m-instruct listed twice (a registered judge's store folder is that judge)"),
         (["--data", str(SMALL), "--embedder", "nope"], "unknown embedder 'nope'"),
         (["--data", str(SMALL), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
         (["--data", str(SMALL), "--limit", "0"], "--limit must be at least 1"),
@@ -558,13 +561,16 @@ def test_bench_help_teaches_with_examples():
         (["--data", str(SMALL), "--calibrate"], "--calibrate needs at least 10 labeled samples"),
     ],
 )
-def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, args, expected):
+def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args, expected):
     unlabeled = write_records(tmp_path, lambda r: r[0].pop("labels"))
     misaligned = tmp_path / "misaligned.jsonl"
     misaligned.write_text(SMALL.read_text(encoding="utf-8").replace('"response_sentences_supported": [false, false, false]',
                                                                     '"response_sentences_supported": [false]', 1),
                           encoding="utf-8")
-    args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned) for a in args]
+    store = tmp_path / "store"
+    (store / "smollm2-135m-instruct").mkdir(parents=True)
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))
+    args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned, store=store) for a in args]
     assert main(["bench", *args, "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
     assert expected in error and len(error.strip().splitlines()) == 1

@@ -92,12 +92,20 @@ def test_a_registered_judge_given_by_its_store_folder_is_that_judge(tmp_path, mo
     name = models.default_model("judge")
     folder = tmp_path / name
     folder.mkdir()
-    for given in (str(folder), f"{folder}/", str(tmp_path / "." / name)):
+    link = tmp_path / "link"
+    link.symlink_to(folder)
+    for given in (str(folder), f"{folder}/", str(link)):
         assert models.judge_name(given) == name
         assert metric_settings(given) == metric_settings(name)
     elsewhere = tmp_path / "copies" / name  # another folder of the same name is not the store's
     elsewhere.mkdir(parents=True)
     assert models.judge_name(str(elsewhere)) == str(elsewhere)
+    embedder = models.default_model("embedder")
+    (tmp_path / embedder).mkdir()
+    assert models.judge_name(str(tmp_path / embedder)) == str(tmp_path / embedder)  # not a judge: left as given
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "copies" / name / "config.json" / "x"))
+    (elsewhere / "config.json").write_text("{}")
+    assert models.judge_name(str(elsewhere)) == str(elsewhere)  # a store set wrongly stops no other folder
 
 
 def test_no_judge_means_the_default_judge():

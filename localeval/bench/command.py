@@ -115,14 +115,17 @@ def _check_numbers(args) -> None:
 
 def parse_judges(text: str | None) -> list[str]:
     """The judges named on the command line (default: the default judge), each checked to exist."""
-    names = [name.strip() for name in (text or models.default_model("judge")).split(",") if name.strip()]
-    if not names:
+    given = [name.strip() for name in (text or models.default_model("judge")).split(",") if name.strip()]
+    if not given:
         raise UserError("--judges: name at least one judge")
+    for name in given:
+        models.check_name(name, "judge")
+    # a registered judge's store folder is that judge, named as run names it (calibration.json's keys)
+    names = [models.judge_name(name) for name in given]
     repeated = sorted({name for name in names if names.count(name) > 1})
     if repeated:
-        raise UserError(f"--judges: {', '.join(repeated)} listed twice")
-    for name in names:
-        models.check_name(name, "judge")
+        by_folder = "" if len(set(given)) < len(given) else " (a registered judge's store folder is that judge)"
+        raise UserError(f"--judges: {', '.join(repeated)} listed twice{by_folder}")
     return names
 
 
