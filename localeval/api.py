@@ -6,7 +6,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from numbers import Real
+from numbers import Integral, Real
 from typing import Any, Iterable, Mapping
 
 from . import models
@@ -119,8 +119,6 @@ def evaluate(
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
-    if isinstance(embedder, str) and any(m.uses_embedder for m in chosen):  # known before the judge loads
-        models.check_name(embedder, "embedder")
     human = human_scores(labels, samples, [m.name for m in chosen], option="labels=") if labels else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
@@ -160,9 +158,10 @@ def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any) -> Non
 def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, JudgeSettings]:
     """A metric the dict leaves out is asked as the judge's measured settings say; a key that names
     no metric is a mistake (a misspelt one would otherwise leave its metric on those settings)."""
-    unknown = sorted(set(settings) - set(METRICS))
+    unknown = [key for key in settings if key not in METRICS]
     if unknown:
-        raise UserError(f"settings=: {', '.join(map(repr, unknown))} is not a metric; choose from {', '.join(METRICS)}")
+        not_metrics = "is not a metric" if len(unknown) == 1 else "are not metrics"
+        raise UserError(f"settings=: {', '.join(map(repr, unknown))} {not_metrics}; choose from {', '.join(METRICS)}")
     return {**metric_settings(judge), **settings}
 
 
@@ -173,7 +172,7 @@ def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_work
             raise UserError(f"{name}=: give its name as a string, such as \"auto\"; got {value!r}")
     if ray is not None and not isinstance(ray, str):
         raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
-    if isinstance(workers, bool) or not isinstance(workers, int):
+    if isinstance(workers, bool) or not isinstance(workers, Integral):
         raise UserError(f"workers=: give a whole number of Ray workers; got {workers!r}")
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
         if isinstance(value, bool) or not isinstance(value, Real):

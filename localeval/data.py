@@ -324,7 +324,7 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
                 cell = json.loads(cell, strict=False)
             except json.JSONDecodeError as exc:
                 raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
-                                  f'column {exc.colno} of the cell)', name) from None
+                                  f'character {exc.pos + 1} of the cell)', name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell

@@ -121,7 +121,7 @@ def test_csv_written_by_hand_with_spaces_after_commas_and_a_line_break_in_a_chun
 def test_csv_list_cell_that_is_not_json_says_where_it_broke(tmp_path):
     message = load_error(write_csv(tmp_path, 'user_input,retrieved_contexts\nq,"[""a"" ""b""]"\n'))
     assert message.endswith("expected a JSON array of strings, e.g. [\"first\", \"second\"] "
-                            "(Expecting ',' delimiter, column 6 of the cell)")
+                            "(Expecting ',' delimiter, character 6 of the cell)")
 
 
 def test_csv_list_cell_that_is_json_but_not_array(tmp_path):

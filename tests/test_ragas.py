@@ -285,6 +285,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     # a misspelt metric would quietly leave the metric on other settings
     ([RAGAS_02], {"settings": {"answer_supported_precison": JudgeSettings()}},
      "settings=: 'answer_supported_precison' is not a metric; choose from context_relevance"),
+    ([RAGAS_02], {"settings": {3: JudgeSettings(), "x": JudgeSettings()}}, "settings=: 3, 'x' are not metrics"),
     ([RAGAS_02], {"device": None}, "device=: give its name as a string, such as \"auto\"; got None"),
     ([RAGAS_02], {"ray": "local", "workers": 1.5}, "workers=: give a whole number of Ray workers; got 1.5"),
 ])
@@ -300,13 +301,6 @@ def test_evaluate_refuses_what_run_refuses(samples, options, expected):
 def test_judge_settings_that_would_quietly_ask_something_else_are_refused(field, value):
     with pytest.raises(UserError, match=f"JudgeSettings {field}="):
         JudgeSettings(**{field: value})
-
-
-def test_an_unknown_embedder_is_refused_before_the_judge_loads_where_a_metric_needs_one():
-    judge = ScriptedJudge(every_verdict_one([]))
-    with pytest.raises(UserError, match="unknown embedder 'no-such-embedder'"):
-        localeval.evaluate([RAGAS_02], ["response_relevancy"], judge=judge, embedder="no-such-embedder", cache=False)
-    assert judge.admitted == []  # nothing was judged first
 
 
 def test_a_metric_left_out_of_a_settings_dict_keeps_the_judges_measured_settings():
