@@ -584,11 +584,11 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     constant = [entry("flat", 0.0, 0), entry("flatter", 0.0, 0)]  # undefined rho counts as 0 in the mean
     assert best_judge(constant) is None
     assert best_judge([*constant, entry("weak", -0.1, 1)])["name"] == "weak"
-    tied = [entry("x", 0.5, 2), entry("y", 0.5, 2)]
-    assert best_judge(tied)["name"] == "x"
-    best = {"name": "x", "mean_spearman": 0.5, "spearman_defined": 2}  # as bench.json has it
-    bench = {"best_judge": best, "judges": tied, "settings": {"metrics": ["a", "b"]}}
+    tied = [entry("x", 0.5, 2), entry("y", 0.5, 2), entry("z", 0.1, 2)]
+    assert best_judge(tied) is None  # bench.json names no best judge either
+    bench = {"best_judge": None, "judges": tied, "settings": {"metrics": ["a", "b"]}}
     assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
+    assert headline({**bench, "judges": constant}) == "No judge has a defined mean Spearman (constant scores)."
 
 
 def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():

@@ -188,10 +188,12 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
 
 
 def best_judge(judges: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The entry with the highest mean rho. A judge with no defined rho at all (the same score for
-    every sample on every metric) ranks nothing, so it is never the best, even among such judges."""
-    ranked = [j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]]
-    return max(ranked, key=lambda j: j["summary"]["mean_spearman"], default=None)
+    """The entry with the highest mean rho; None when the first two tie. A judge with no defined rho
+    at all (the same score for every sample on every metric) ranks nothing, so it is never the best."""
+    ranked = sorted((j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]),
+                    key=lambda j: -j["summary"]["mean_spearman"])
+    tied = len(ranked) > 1 and ranked[0]["summary"]["mean_spearman"] == ranked[1]["summary"]["mean_spearman"]
+    return None if not ranked or tied else ranked[0]
 
 
 def _embedder_name(embedder: Any) -> str:

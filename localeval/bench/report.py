@@ -181,22 +181,22 @@ def _best_text(column: Column, judges: list[dict]) -> str | None:
 
 
 def headline(bench: dict[str, Any]) -> str:
-    best, ok = bench["best_judge"], [j for j in bench["judges"] if j["status"] == "ok"]
-    if best is None:
+    ok = [j for j in bench["judges"] if j["status"] == "ok"]
+    ranked = sorted((j for j in ok if j["summary"]["spearman_defined"]), key=lambda j: -j["summary"]["mean_spearman"])
+    if not ranked:
         return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
-    defined, total = best["spearman_defined"], len(bench["settings"]["metrics"])
-    across = f"mean Spearman ρ = {best['mean_spearman']:.3f} across {count_of(total, 'metric')}"
+    first, total = ranked[0], len(bench["settings"]["metrics"])
+    defined = first["summary"]["spearman_defined"]
+    across = f"mean Spearman ρ = {first['summary']['mean_spearman']:.3f} across {count_of(total, 'metric')}"
     if defined < total:
         across += f" ({total - defined} undefined, counted as 0)"
+    if bench["best_judge"] is None:  # ranked, yet none best: the first two tie (command.best_judge)
+        return f"No best judge: {first['name']} and {ranked[1]['name']} tie, {across}"
     if len(ok) == 1:
-        return f"One judge: {best['name']}, {across}"
-    runner_up = max((j for j in ok if j["name"] != best["name"] and j["summary"]["spearman_defined"]),
-                    key=lambda j: j["summary"]["mean_spearman"], default=None)
-    if runner_up is None:
-        return f"Best judge: {best['name']}, {across}"
-    if runner_up["summary"]["mean_spearman"] == best["mean_spearman"]:
-        return f"No best judge: {best['name']} and {runner_up['name']} tie, {across}"
-    return f"Best judge: {best['name']}, {across} (next: {runner_up['name']}, {runner_up['summary']['mean_spearman']:.3f})"
+        return f"One judge: {first['name']}, {across}"
+    if len(ranked) == 1:
+        return f"Best judge: {first['name']}, {across}"
+    return f"Best judge: {first['name']}, {across} (next: {ranked[1]['name']}, {ranked[1]['summary']['mean_spearman']:.3f})"
 
 
 def context_lines(bench: dict[str, Any]) -> list[str]:
