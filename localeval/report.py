@@ -90,6 +90,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     metrics = list(summary)
     given = {str(sample.id): sample for sample in samples}
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
+    thresholds = _thresholds(details)
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>localeval report</title><style>{STYLE}</style>",
         "<h1>localeval report</h1>",
@@ -101,7 +102,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
         _sample_table(rows, metrics, inputs),
-        *(_sample_evidence(row, metrics, inputs.get(str(row["id"])), _thresholds(details)) for row in rows),
+        *(_sample_evidence(row, metrics, inputs.get(str(row["id"])), thresholds) for row in rows),
         f"<script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE

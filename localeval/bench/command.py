@@ -22,7 +22,7 @@ from ..metrics import resolve_metrics
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
 from .labels import LabeledSample, read_labeled
-from .report import HTML_FILE, failures, headline, markdown_table, tables, write_reports
+from .report import HTML_FILE, failures, headline, markdown_table, ranked_judges, tables, write_reports
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
 Log = Callable[[str], None]
@@ -188,10 +188,8 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
 
 
 def best_judge(judges: list[dict[str, Any]]) -> dict[str, Any] | None:
-    """The entry with the highest mean rho; None when the first two tie. A judge with no defined rho
-    at all (the same score for every sample on every metric) ranks nothing, so it is never the best."""
-    ranked = sorted((j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]),
-                    key=lambda j: -j["summary"]["mean_spearman"])
+    """The first of the ranked judges (report.ranked_judges); None when there is none or the first two tie."""
+    ranked = ranked_judges(judges)
     tied = len(ranked) > 1 and ranked[0]["summary"]["mean_spearman"] == ranked[1]["summary"]["mean_spearman"]
     return None if not ranked or tied else ranked[0]
 

@@ -180,9 +180,16 @@ def _best_text(column: Column, judges: list[dict]) -> str | None:
     return column.text(max(values) if column.better == HIGHER else min(values))
 
 
+def ranked_judges(judges: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The judges that ran, highest mean rho first. A judge with no defined rho at all (the same score
+    for every sample on every metric) ranks nothing, so it is left out."""
+    return sorted((j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]),
+                  key=lambda j: -j["summary"]["mean_spearman"])
+
+
 def headline(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
-    ranked = sorted((j for j in ok if j["summary"]["spearman_defined"]), key=lambda j: -j["summary"]["mean_spearman"])
+    ranked = ranked_judges(bench["judges"])
     if not ranked:
         return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
     first, total = ranked[0], len(bench["settings"]["metrics"])
