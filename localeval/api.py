@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from numbers import Integral, Real
@@ -21,7 +20,7 @@ from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .pipeline import PipelineRecipe, build_scoring
-from .progress import NoProgress, progress_for
+from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
@@ -122,7 +121,7 @@ def evaluate(
     human = human_scores(labels, samples, [m.name for m in chosen], option="labels=") if labels else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
-    pipeline, score = build_scoring(recipe, cluster, log=_to_stderr)  # a library's stdout is its caller's
+    pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
     try:
         results = _in_order(score(samples, bar), samples)
@@ -177,10 +176,6 @@ def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_work
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
         if isinstance(value, bool) or not isinstance(value, Real):
             raise UserError(f"{name}=: give a number; got {value!r}")
-
-
-def _to_stderr(message: str) -> None:
-    print(message, file=sys.stderr)
 
 
 def _in_order(results: Iterable[SampleResult], samples: list[Sample]) -> list[SampleResult]:

@@ -12,6 +12,12 @@ import time
 from typing import TextIO
 
 
+def to_stderr(message: str) -> None:
+    """Where a run's notes go (preparing a model, what was kept when it stopped): stdout is the
+    caller's, for the summary table or the JSON a pipeline reads."""
+    print(message, file=sys.stderr)
+
+
 class Progress:
     def expect(self, n: int) -> None:
         """n more requests are on their way."""

@@ -17,7 +17,7 @@ from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
 from .gating import failures, parse_gates
 from .metrics import resolve_metrics, result_names
-from .progress import NoProgress, progress_for
+from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
     SCHEMA_VERSION,
@@ -60,7 +60,7 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels else None
-    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
+    log = to_stderr
     # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
     # or a bad file should be answered at once.
     from .pipeline import PipelineRecipe, build_scoring
@@ -89,7 +89,7 @@ def run_command(args) -> int:
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
         report = write_report(out_dir, rows, summary, details, samples)
-        say = (lambda text: print(text, file=sys.stderr)) if args.json else print  # stdout: the JSON alone
+        say = to_stderr if args.json else print  # stdout: the JSON alone
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")

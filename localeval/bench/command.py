@@ -19,6 +19,7 @@ from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
+from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
 from .labels import LabeledSample, read_labeled
@@ -44,7 +45,7 @@ def bench_command(args) -> int:
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out), "--out"):
-        log: Log = (lambda message: None) if args.quiet else (lambda message: print(message, file=sys.stderr))
+        log: Log = (lambda message: None) if args.quiet else to_stderr
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
                      metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,

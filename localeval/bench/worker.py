@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..metrics import JudgeSettings, resolve_metrics
-from ..progress import NoProgress, progress_for
+from ..progress import NoProgress, progress_for, to_stderr
 from ..samples import Sample
 
 if TYPE_CHECKING:  # the pipeline imports torch and transformers: only a judge's process needs them
@@ -118,10 +118,9 @@ def run_judge(job: JudgeJob) -> JudgeRun:
 def _evaluate(job: JudgeJob) -> JudgeRun:
     from ..pipeline import build_pipeline
 
-    log = lambda message: print(message, file=sys.stderr)  # noqa: E731
     _reset_peak_memory(job.device)
     pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
-                              dtype=job.dtype, limits=job.limits, cache=job.cache, log=log)
+                              dtype=job.dtype, limits=job.limits, cache=job.cache, log=to_stderr)
     pipeline.load()  # now, so that load time is not counted as judging time
     bar = progress_for(f"{job.name}: judging") if job.progress else NoProgress()
     started = time.perf_counter()
