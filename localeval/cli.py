@@ -376,6 +376,7 @@ def models_command(args) -> int:
 
 
 def _list_models() -> int:
+    store = models.store_dir()  # a store set wrongly is one error line, not a table cut off after its header
     print(f"{'name':<30} {'kind':<9} {'status':<24} description")
     for spec in models.registry().values():
         flag, status = " (default)" if spec.default else "", spec.status()
@@ -383,5 +384,5 @@ def _list_models() -> int:
         if status == "not installed":
             print(f"{'':<30} install: {spec.install}")
     chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
-    print(f"\nmodel store: {models.store_dir()} ({chosen})")
+    print(f"\nmodel store: {store} ({chosen})")
     return EXIT_OK

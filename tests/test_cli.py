@@ -118,6 +118,15 @@ def test_models_lists_registry_with_status(capsys):
     assert "ready" in embedder_line
 
 
+def test_models_with_a_store_under_a_file_is_one_error_line_and_no_table(tmp_path, capsys, monkeypatch):
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "a-file" / "store"))
+    assert main(["models"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # not the table's header, cut off by the error
+    assert captured.err.startswith(f"localeval: error: LOCALEVAL_MODEL_STORE={tmp_path / 'a-file' / 'store'} is not")
+
+
 def test_a_reader_that_stops_early_gets_no_traceback():
     """`localeval models | head -1`: the pipe closes before localeval has written everything."""
     process = subprocess.Popen([sys.executable, "-m", "localeval", "models"], stdout=subprocess.PIPE,
