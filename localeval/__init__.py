@@ -20,6 +20,10 @@ _EXPORTS = {
     "JudgeSettings": "metrics",
     "METRICS": "metrics",
     "DEFAULT_METRICS": "metrics",
+    "UserError": "errors",
+    "EnvironmentFailure": "errors",
+    "LocalevalWarning": "errors",
+    "WeakJudgeWarning": "trust",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

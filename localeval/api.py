@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from numbers import Integral, Real
@@ -19,12 +20,14 @@ from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
+from .options import keyword_arguments
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
+from .trust import WeakJudgeWarning, weak_judge_warning
 from .tuning import check_choice, metric_settings
 
 
@@ -63,6 +66,7 @@ class EvaluationResult:
         ]).set_index("id")
 
 
+@keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags
 def evaluate(
     samples: Iterable[Sample | dict[str, Any]] | str | Path | Any,
     metrics: Iterable[str] | str | None = None,
@@ -101,8 +105,11 @@ def evaluate(
     `ray`: score on a Ray cluster ("local", or a running cluster's address) with `workers` Ray
     workers, each holding its own judge and embedder on `gpus_per_worker` GPUs or
     `cpus_per_worker` CPU cores (needs localeval[ray]; README, "Scaling out").
+
+    A registered judge known to agree poorly with people (the default among them) gives a
+    WeakJudgeWarning naming the judge that agrees best.
     """
-    check_language(language, "language=")
+    check_language(language)
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window)
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
@@ -110,15 +117,17 @@ def evaluate(
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     if settings is None:
-        check_choice("scoring", scoring, "scoring=")
-        thresholds = load_thresholds(calibration, models.judge_name(judge), "calibration=")[0] if calibration else None
+        check_choice("scoring", scoring)
+        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
-    human = human_scores(labels, samples, [m.name for m in chosen], option="labels=") if labels else None
+    human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
+    if weak := weak_judge_warning(models.judge_name(judge)):
+        warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's

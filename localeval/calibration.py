@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from .errors import UserError
+from .options import given
 from .results import write_atomically
 
 CALIBRATION_FILE = "calibration.json"
@@ -108,7 +109,7 @@ def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, 
     write_atomically(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
-def load_thresholds(path: str | Path, judge: str, option: str = "--calibration") -> tuple[dict[str, float], dict[str, Any]]:
+def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dict[str, Any]]:
     """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
     in a summary (its path and digest)."""
     path = Path(path)
@@ -116,19 +117,19 @@ def load_thresholds(path: str | Path, judge: str, option: str = "--calibration")
         raw = path.read_bytes()
         payload = json.loads(raw)
     except OSError as error:
-        raise UserError(f"{option} {path}: cannot read it ({error.strerror or error})") from None
+        raise UserError(f"{given('calibration', path)}: cannot read it ({error.strerror or error})") from None
     except (json.JSONDecodeError, UnicodeDecodeError):
-        raise UserError(f"{option} {path}: not JSON; give the calibration.json of `bench --calibrate`") from None
+        raise UserError(f"{given('calibration', path)}: not JSON; give the calibration.json of `bench --calibrate`") from None
     if not isinstance(payload, dict) or payload.get("localeval_calibration") != FORMAT:
-        raise UserError(f"{option} {path}: not a localeval calibration file (written by `bench --calibrate`)")
+        raise UserError(f"{given('calibration', path)}: not a localeval calibration file (written by `bench --calibrate`)")
     judges = payload.get("judges") or {}
     if judge not in judges and judge not in (payload.get("not_applied") or {}):
-        raise UserError(f"{option} {path} has no thresholds for judge '{judge}'; it calibrates: "
+        raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
     try:
         thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(judge, {}).items()}
     except (AttributeError, KeyError, TypeError, ValueError):
-        raise UserError(f"{option} {path}: the entry of judge '{judge}' is not a map of metric to "
+        raise UserError(f"{given('calibration', path)}: the entry of judge '{judge}' is not a map of metric to "
                         "{\"threshold\": number}") from None
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": judge,
              "fitted_on": payload.get("data"), "thresholds": thresholds}

@@ -25,6 +25,7 @@ from pathlib import Path
 import torch
 
 from .errors import UserError
+from .options import given
 
 INT8 = "int8"  # int8 weights, bfloat16 activations: the judge's linear layers only, CPU only
 # Each name -> the dtype the model computes in.
@@ -35,7 +36,7 @@ def choose_device(requested: str = "auto") -> str:
     if requested == "auto":
         return "cuda" if torch.cuda.is_available() else "cpu"
     if requested.startswith("cuda") and not torch.cuda.is_available():
-        raise UserError(f"--device {requested}: no CUDA device is available here (use --device cpu)")
+        raise UserError(f"{given('device', requested)}: no CUDA device is available here (use {given('device', 'cpu')})")
     if requested != "cpu" and not requested.startswith("cuda"):
         raise UserError(f"unknown device '{requested}': use auto, cpu, cuda or cuda:N")
     return requested
@@ -51,7 +52,7 @@ def dtype_name(device: str, requested: str = "auto", cpu_choice: str = "float32"
     if requested not in DTYPES:
         raise UserError(f"unknown dtype '{requested}': use auto, {', '.join(DTYPES)}")
     if requested == INT8 and device.startswith("cuda"):
-        raise UserError("--dtype int8 is for CPUs (torch's weight-only int8 kernel); on a GPU use bfloat16")
+        raise UserError(f"{given('dtype', INT8)} is for CPUs (torch's weight-only int8 kernel); on a GPU use bfloat16")
     return requested
 
 

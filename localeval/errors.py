@@ -32,5 +32,10 @@ class EnvironmentFailure(Exception):
     too little memory. What was already written is kept; the message says how to go on."""
 
 
+class ScoringStopped(EnvironmentFailure):
+    """The machine stopped the scoring midway (a Ray worker lost more often than Ray restarts it). The
+    message says what failed; the caller adds what it kept (run: its results.jsonl) and how to go on."""
+
+
 class LocalevalWarning(UserWarning):
     """Something the user should know that does not stop the run; the CLI shows it as one line."""

@@ -22,6 +22,7 @@ from .engine.scheduler import JudgeEngine
 from .errors import LocalevalWarning
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics.base import Metric
+from .options import given, option
 from .progress import NoProgress, Progress
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE
@@ -116,9 +117,9 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
     chosen = dtype_name(device, dtype, models.cpu_dtype(resolved.name))
     if emulated_on_this_cpu(device, DTYPES[chosen]):  # said before the run starts, not across its progress bar
         warnings.warn(EmulatedBfloat16Warning(
-            f"--dtype {chosen}: this CPU has no bf16 instructions (avx512_bf16 or amx_bf16), so its bfloat16 arithmetic "
+            f"{given('dtype', chosen)}: this CPU has no bf16 instructions (avx512_bf16 or amx_bf16), so its bfloat16 arithmetic "
             "is emulated, several times slower than float32 (--dtype int8 ran 5.6x slower on a 2-core AVX2 CPU); "
-            "leave --dtype out for float32"))
+            f"leave {option('dtype')} out for float32"))
     return TransformersJudge(resolved.path, resolved.name, device, DTYPES[chosen], resolved.fingerprint(),
                              int8_weights=chosen == INT8)
 

@@ -32,6 +32,7 @@ from filelock import FileLock, Timeout
 from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
+from .options import given
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -92,41 +93,41 @@ class ResultWriter:
 
 
 @contextmanager
-def claim_folder(folder: Path, option: str) -> Iterator[None]:
+def claim_folder(folder: Path) -> Iterator[None]:
     """`folder` made writable (check_writable_folder) and held by this process while the block runs.
 
     A second localeval run aimed at the same folder is refused at once (exit 2) rather than left
     to interleave its lines with this one's. The lock is the operating system's (filelock: flock
     on Unix), so a run that is killed releases it with its process: no stale lock to clear by hand.
     """
-    check_writable_folder(folder, option)
+    check_writable_folder(folder)
     lock = FileLock(folder / LOCK_FILE)
     try:
         lock.acquire(timeout=0)
     except Timeout:
-        raise UserError(f"{option} {folder} is in use by another localeval run; wait for it to end or choose "
+        raise UserError(f"{given('out', folder)} is in use by another localeval run; wait for it to end or choose "
                         "another folder") from None
     except OSError as error:
-        raise EnvironmentFailure(f"{option} {folder}: cannot make its lock file ({_reason(error)})") from None
+        raise EnvironmentFailure(f"{given('out', folder)}: cannot make its lock file ({_reason(error)})") from None
     try:
         yield
     finally:
         lock.release()
 
 
-def check_writable_folder(folder: Path, option: str) -> None:
+def check_writable_folder(folder: Path) -> None:
     """`folder` is, or can be made, a folder this process may write in; else one clear error."""
     if folder.exists() and not folder.is_dir():
-        raise UserError(f"{option} {folder} is a file, not a folder; give a folder (it is created if missing)")
+        raise UserError(f"{given('out', folder)} is a file, not a folder; give a folder (it is created if missing)")
     inside_a_file = next((parent for parent in folder.parents if parent.exists() and not parent.is_dir()), None)
     if inside_a_file is not None:
-        raise UserError(f"{option} {folder}: {inside_a_file} is a file, not a folder; give a folder path")
+        raise UserError(f"{given('out', folder)}: {inside_a_file} is a file, not a folder; give a folder path")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise EnvironmentFailure(f"{option} {folder}: cannot create it ({_reason(error)})") from None
+        raise EnvironmentFailure(f"{given('out', folder)}: cannot create it ({_reason(error)})") from None
     if not os.access(folder, os.W_OK | os.X_OK):
-        raise EnvironmentFailure(f"{option} {folder}: cannot write in it (permission denied or a read-only "
+        raise EnvironmentFailure(f"{given('out', folder)}: cannot write in it (permission denied or a read-only "
                                  "file system); choose another folder")
 
 

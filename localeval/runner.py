@@ -14,9 +14,10 @@ from .bench.labels import human_scores
 from .calibration import load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
-from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, UserError
+from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped
 from .gating import failures, parse_gates
 from .metrics import resolve_metrics, result_names
+from .options import check_counts
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
@@ -44,8 +45,8 @@ def run_command(args) -> int:
     """Every check first (options, data, models, the output folder), then the scoring: a run that is
     refused or fails before its first result leaves the output folder as it was."""
     started = time.perf_counter()
-    _check_numbers(args)
-    check_language(args.language, "--language")
+    check_counts(args, ("batch_size", "max_batch_tokens", "questions", "window", "limit"))
+    check_language(args.language)
     every_sample = load_samples(args.data)
     samples = every_sample[: args.limit]
     if args.judge is not None:
@@ -71,7 +72,7 @@ def run_command(args) -> int:
                             args.window)
     cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
-    with claim_folder(Path(args.out), "--out"):  # no second run writes here meanwhile
+    with claim_folder(Path(args.out)):  # no second run writes here meanwhile
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -84,7 +85,8 @@ def run_command(args) -> int:
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
-        details["warnings"] = [w for w in [weak_judge_warning(judge_name), _unused_calibration(calibration),
+        weak = weak_judge_warning(judge_name)
+        details["warnings"] = [w for w in [f"warning: {weak}" if weak else None, _unused_calibration(calibration),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -126,6 +128,8 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     except MemoryError:
         raise EnvironmentFailure(f"out of memory; {_saved(writer)}. Lower --batch-size or --max-batch-tokens "
                                  f"and {_rerun(writer)}") from None
+    except ScoringStopped as error:
+        raise EnvironmentFailure(f"{error}; {_saved(writer)}; {_rerun(writer)}") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
@@ -202,14 +206,6 @@ def _few_labels(human: dict | None, n_samples: int) -> str | None:
         return None
     return (f"note: {count_of(len(human), 'labeled sample')}; with fewer than ten, the corrected 95% intervals "
             "covered people's mean less often on the dev set (docs/labeled-data.md): label at least ten")
-
-
-def _check_numbers(args) -> None:
-    for name in ("batch_size", "max_batch_tokens", "questions", "window"):
-        if getattr(args, name) < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.limit is not None and args.limit < 1:
-        raise UserError("--limit must be at least 1")
 
 
 def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:

@@ -30,8 +30,9 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from .device import dtype_name
-from .errors import EnvironmentFailure, UserError
+from .errors import EnvironmentFailure, ScoringStopped, UserError
 from .evaluation import SampleResult, Timings
+from .options import given, option
 from .pipeline import Pipeline, PipelineRecipe
 from .progress import NoProgress, Progress
 from .samples import Sample
@@ -54,12 +55,12 @@ class Cluster:
 
     def __post_init__(self) -> None:
         if not _an_address(self.address):  # else Ray's own complaint would read as the machine's failure
-            raise UserError(f"--ray {self.address}: give local, auto, or a running cluster's HOST:PORT "
+            raise UserError(f"{given('ray', self.address)}: give local, auto, or a running cluster's HOST:PORT "
                             "(ray://HOST:PORT through Ray Client)")
         if self.workers < 1:
-            raise UserError("--workers must be at least 1")
+            raise UserError(f"{option('workers')} must be at least 1")
         if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
-            raise UserError("--gpus-per-worker must be at least 0 and --cpus-per-worker above 0")
+            raise UserError(f"{option('gpus_per_worker')} must be at least 0 and {option('cpus_per_worker')} above 0")
 
     def describe(self) -> str:
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
@@ -70,7 +71,8 @@ class Cluster:
         names the run (its identity holds the dtype) as the workers will score it."""
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if device.startswith("cuda") and not self.gpus_per_worker:
-            raise UserError(f"--device {device} on Ray needs --gpus-per-worker: Ray gives a worker only the GPUs it asks for")
+            raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
+                            "only the GPUs it asks for")
         # No judge's measured CPU choice here: a bfloat16 default needs bf16 instructions on the CPUs that
         # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
         return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
@@ -138,8 +140,7 @@ class RayScorer:
                 progress.advance(len(window.results))
                 yield from window.results
         except (ActorDiedError, ActorUnavailableError) as error:
-            raise EnvironmentFailure(f"a Ray worker died {RESTARTS + 1} times ({_gist(error)}); what was "
-                                     "scored before is saved: rerun with --resume") from None
+            raise ScoringStopped(f"a Ray worker died {RESTARTS + 1} times ({_gist(error)})") from None
         finally:
             self.close()
 
@@ -152,7 +153,7 @@ class RayScorer:
             try:
                 ray.init(**_init_options(self.cluster))
             except (ConnectionError, RuntimeError, ValueError) as error:
-                raise EnvironmentFailure(f"--ray {self.cluster.address}: cannot connect ({_gist(error)})") from None
+                raise EnvironmentFailure(f"{given('ray', self.cluster.address)}: cannot connect ({_gist(error)})") from None
         self._check_resources(ray)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
@@ -163,7 +164,7 @@ class RayScorer:
         total = ray.cluster_resources()
         for name, each in (("CPU", self.cluster.cpus_per_worker), ("GPU", self.cluster.gpus_per_worker)):
             if each and total.get(name, 0) < each * self.cluster.workers:
-                raise UserError(f"--workers {self.cluster.workers} need {each * self.cluster.workers:g} {name}s; the "
+                raise UserError(f"{given('workers', self.cluster.workers)} need {each * self.cluster.workers:g} {name}s; the "
                                 f"cluster has {total.get(name, 0):g}. Use fewer workers or fewer {name}s per worker")
 
     def _check_loaded(self, ray) -> None:
@@ -208,7 +209,7 @@ def _import_ray():
     try:
         import ray
     except ImportError:
-        raise UserError("--ray needs Ray, an optional part of localeval: pip install 'localeval[ray]'") from None
+        raise UserError(f"{option('ray')} needs Ray, an optional part of localeval: pip install 'localeval[ray]'") from None
     return ray
 
 
@@ -238,8 +239,8 @@ def _check_reachable(address: str) -> None:
             pass
     except OSError as error:
         raise EnvironmentFailure(
-            f"--ray {address}: no Ray cluster answers there ({error.strerror or error}). Start one with "
-            "'ray start --head' and pass the address it prints, or use --ray local") from None
+            f"{given('ray', address)}: no Ray cluster answers there ({error.strerror or error}). Start one with "
+            f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
 
 
 def _init_options(cluster: Cluster) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import pysbd
 from pysbd.languages import LANGUAGE_CODES
 
 from .errors import UserError
+from .options import given
 
 SUPPORTED_LANGUAGES = frozenset(LANGUAGE_CODES)
 DEFAULT_LANGUAGE = "en"
@@ -24,10 +25,10 @@ LANGUAGE_NAMES = {
 }
 
 
-def check_language(code: str, given_as: str) -> None:
+def check_language(code: str) -> None:
     """A run's language must be one pysbd splits: any other would leave every sentence metric null."""
     if code not in SUPPORTED_LANGUAGES:
-        raise UserError(f"{given_as} {code}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
+        raise UserError(f"{given('language', code)}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
 
 
 @lru_cache(maxsize=None)

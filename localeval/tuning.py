@@ -31,6 +31,7 @@ from . import models
 from .errors import UserError
 from .metrics import METRICS, JudgeSettings
 from .metrics.scoring import Scoring
+from .options import given
 
 AUTO = "auto"
 # Each option's values on the command line (the registry stores reasons and example as true/false).
@@ -65,7 +66,7 @@ def metric_settings(judge: Any = None, reasons: str = AUTO, example: str = AUTO,
     """
     requested = {"reasons": reasons, "example": example, "scoring": scoring}
     for option, choice in requested.items():
-        check_choice(option, choice, f"--{option}")
+        check_choice(option, choice)
     measured = measured_settings(judge)
 
     def pick(option: str, metric: str) -> Any:
@@ -82,12 +83,10 @@ def metric_settings(judge: Any = None, reasons: str = AUTO, example: str = AUTO,
     }
 
 
-def check_choice(option: str, choice: Any, given_as: str) -> None:
-    """Refuse a value that `option` does not take; `given_as` is how the user wrote the option
-    (`--scoring` on the command line, `scoring=` in evaluate())."""
+def check_choice(option: str, choice: Any) -> None:
+    """Refuse a value that `option` does not take."""
     if choice not in CHOICES[option]:
-        shown = choice if given_as.startswith("--") else repr(choice)  # Python's value may be None, 3, ...
-        raise UserError(f"{given_as} {shown}: choose from {', '.join(CHOICES[option])}")
+        raise UserError(f"{given(option, choice)}: choose from {', '.join(CHOICES[option])}")
 
 
 def measured_settings(judge: Any = None) -> dict[str, dict[str, Any]]:

@@ -383,7 +383,7 @@ HOLD_FOLDER = """
 import sys, time
 from pathlib import Path
 from localeval.results import claim_folder
-with claim_folder(Path(sys.argv[1]), "--out"):
+with claim_folder(Path(sys.argv[1])):
     print("holding", flush=True)
     time.sleep(600)
 """
@@ -510,6 +510,18 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
     monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
     err = fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
     assert "and rerun the same command" in err  # nothing of this run to resume
+
+
+def test_a_run_stopped_midway_says_what_it_kept_and_how_to_go_on(tmp_path, capsys, tiny_judge, monkeypatch):
+    """A Ray worker lost for good says only what failed; the run adds what it kept, as for running
+    out of memory (before, it said "rerun with --resume" with nothing of this run to resume)."""
+    from localeval.engine.judge import TransformersJudge
+    from localeval.errors import ScoringStopped
+
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
+    monkeypatch.setattr(TransformersJudge, "generate", raising(ScoringStopped("a Ray worker died 4 times (killed)")))
+    fails(capsys, argv, EXIT_ENVIRONMENT,
+          "a Ray worker died 4 times (killed); no sample scored yet; rerun the same command to start again")
 
 
 # --- kills at any moment ----------------------------------------------------------------------------

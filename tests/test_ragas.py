@@ -21,6 +21,7 @@ import pytest
 import localeval
 from localeval.api import _per_metric, as_samples
 from localeval.data import IgnoredFieldsWarning
+from localeval.engine.limits import BatchLimits
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
 from localeval.metrics import JudgeSettings, resolve_metrics
@@ -269,7 +270,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
 
 @pytest.mark.parametrize(("samples", "options", "expected"), [
     ([], {}, "no samples to evaluate"),  # an empty result would fail later, in to_pandas()
-    ([RAGAS_02], {"language": "klingon"}, "language= klingon: not supported; choose from am, "),  # else all null
+    ([RAGAS_02], {"language": "klingon"}, "language='klingon': not supported; choose from am, "),  # else all null
     # each of these crashed deep inside, some only after the models had loaded
     ([RAGAS_02], {"window": 0}, "window=: give a whole number of samples, at least 1; got 0"),
     ([RAGAS_02], {"window": "3"}, "window=: give a whole number of samples, at least 1; got '3'"),
@@ -279,15 +280,19 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
     # named as the Python caller wrote them, not as the CLI's options
-    ([RAGAS_02], {"scoring": "medium"}, "scoring= 'medium': choose from auto, hard, soft"),
+    ([RAGAS_02], {"scoring": "medium"}, "scoring='medium': choose from auto, hard, soft"),
     ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels= /nowhere/labels.jsonl: file not found"),
-    ([RAGAS_02], {"calibration": "/nowhere/calibration.json"}, "calibration= /nowhere/calibration.json: cannot read it"),
+    ([RAGAS_02], {"calibration": "/nowhere/calibration.json"}, "calibration='/nowhere/calibration.json': cannot read it"),
     # a misspelt metric would quietly leave the metric on other settings
     ([RAGAS_02], {"settings": {"answer_supported_precison": JudgeSettings()}},
      "settings=: 'answer_supported_precison' is not a metric; choose from context_relevance"),
     ([RAGAS_02], {"settings": {3: JudgeSettings(), "x": JudgeSettings()}}, "settings=: 3, 'x' are not metrics"),
     ([RAGAS_02], {"device": None}, "device=: give its name as a string, such as \"auto\"; got None"),
     ([RAGAS_02], {"ray": "local", "workers": 1.5}, "workers=: give a whole number of Ray workers; got 1.5"),
+    # the checks shared with the CLI, deeper in, name the keywords too
+    ([RAGAS_02], {"ray": "nowhere"}, "ray='nowhere': give local, auto, or a running cluster's HOST:PORT"),
+    ([RAGAS_02], {"ray": "local", "workers": 0}, "workers= must be at least 1"),
+    ([RAGAS_02], {"ray": "local", "gpus_per_worker": -1}, "gpus_per_worker= must be at least 0 and cpus_per_worker= above 0"),
 ])
 def test_evaluate_refuses_what_run_refuses(samples, options, expected):
     arguments = {"judge": ScriptedJudge(every_verdict_one([])), "embedder": LookupEmbedder({}, default=[1.0, 0.0]),
@@ -296,11 +301,40 @@ def test_evaluate_refuses_what_run_refuses(samples, options, expected):
         localeval.evaluate(samples, ["answer_supported_precision"], **arguments)
 
 
+def test_after_evaluate_the_same_checks_name_the_command_lines_options_again():
+    from localeval.device import dtype_name
+    from localeval.options import given, option
+
+    with pytest.raises(UserError, match=re.escape("workers= must be at least 1")):
+        localeval.evaluate([RAGAS_02], judge=ScriptedJudge(every_verdict_one([])), ray="local", workers=0)
+    assert (option("gpus_per_worker"), given("device", "cuda")) == ("--gpus-per-worker", "--device cuda")
+    with pytest.raises(UserError, match=re.escape("--dtype int8 is for CPUs")):
+        dtype_name("cuda", "int8")
+
+
+def test_evaluate_warns_of_a_judge_known_to_agree_poorly_and_names_the_best_by_keyword():
+    judge = ScriptedJudge(every_verdict_one([]))
+    judge.name = "smollm2-135m-instruct"  # a Judge object goes by the name it was loaded under
+    with pytest.warns(localeval.WeakJudgeWarning, match=re.escape("use judge='qwen2.5-coder-1.5b-instruct'")) as caught:
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge, cache=False)
+    assert caught[0].filename == __file__  # pointed at the caller's line, not at localeval's
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", localeval.WeakJudgeWarning)  # a judge never measured: nothing to say
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], ScriptedJudge(every_verdict_one([])), cache=False)
+
+
 @pytest.mark.parametrize(("field", "value"), [("reasons", "no"), ("example", 1), ("questions", 0), ("questions", -1),
                                                ("reason_chars", 2.5), ("scoring", "soft")])
 def test_judge_settings_that_would_quietly_ask_something_else_are_refused(field, value):
     with pytest.raises(UserError, match=f"JudgeSettings {field}="):
         JudgeSettings(**{field: value})
+
+
+@pytest.mark.parametrize(("field", "value"), [("batch_size", 0), ("max_batch_tokens", -1), ("batch_size", 2.5),
+                                               ("max_batch_tokens", True)])
+def test_batch_limits_that_would_fail_in_the_engine_or_judge_one_by_one_are_refused(field, value):
+    with pytest.raises(UserError, match=re.escape(f"BatchLimits {field}=: give a whole number, at least 1; got {value!r}")):
+        BatchLimits(**{field: value})
 
 
 def test_a_metric_left_out_of_a_settings_dict_keeps_the_judges_measured_settings():

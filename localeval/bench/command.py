@@ -19,6 +19,7 @@ from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
+from ..options import check_counts
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -31,7 +32,7 @@ Log = Callable[[str], None]
 
 def bench_command(args) -> int:
     started = time.perf_counter()
-    _check_numbers(args)
+    check_counts(args, ("batch_size", "max_batch_tokens", "limit"))
     metrics = [m.name for m in resolve_metrics(args.metrics)]
     judges = parse_judges(args.judges)
     if args.embedder is not None:
@@ -44,7 +45,7 @@ def bench_command(args) -> int:
     device = choose_device(args.device)
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
-    with claim_folder(Path(args.out), "--out"):
+    with claim_folder(Path(args.out)):
         log: Log = (lambda message: None) if args.quiet else to_stderr
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
@@ -93,7 +94,7 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
     """Each judge's per-sample results with their evidence, to see why it disagrees where it does:
     results/<n>-<judge>.jsonl, numbered in the order the judges ran."""
     folder = out_dir / RESULTS_DIR
-    check_writable_folder(folder, "--out")  # a clear error, not a traceback, if it cannot be made
+    check_writable_folder(folder)  # a clear error, not a traceback, if it cannot be made
     written = set()
     for number, run in enumerate(runs, start=1):
         if run.ok:
@@ -104,14 +105,6 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
     for stale in folder.glob("*.jsonl"):  # an earlier bench's judges would pass for this one's
         if stale.name not in written:
             stale.unlink()
-
-
-def _check_numbers(args) -> None:
-    for name in ("batch_size", "max_batch_tokens"):
-        if getattr(args, name) < 1:
-            raise UserError(f"--{name.replace('_', '-')} must be at least 1")
-    if args.limit is not None and args.limit < 1:
-        raise UserError("--limit must be at least 1")
 
 
 def parse_judges(text: str | None) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from ..data import RecordError, load_samples
 from ..errors import DataError, LocalevalWarning, UserError
 from ..metrics import METRICS
+from ..options import given, option
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -93,35 +94,33 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
 
 
 def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
-                 left_out: frozenset[str] = frozenset(),
-                 option: str = "--labels") -> dict[str, dict[str, float | None]]:
+                 left_out: frozenset[str] = frozenset()) -> dict[str, dict[str, float | None]]:
     """{sample id: {metric: the score people's labels give}} for `run --labels`: every labeled
     sample must be one of the run's `samples` (matched by id), whose judge scores it corrects, or
-    one of the data's samples that the run `left_out` (--limit), whose labels are not used. Messages
-    name the file by `option`, as the user gave it."""
+    one of the data's samples that the run `left_out` (--limit), whose labels are not used."""
     try:
         every = read_labeled(path, metrics)
     except DataError as error:  # named as the option it came from: the run reads two files
-        raise UserError(f"{option} {error}") from None
+        raise UserError(f"{option('labels')} {error}") from None
     labeled = [item for item in every if item.sample.id not in left_out]
     if not labeled:
-        raise UserError(f"{option} {path}: none of its labeled samples is among the {len(samples)} scored "
+        raise UserError(f"{given('labels', path)}: none of its labeled samples is among the {len(samples)} scored "
                         "(--limit left them out); score more samples or label some of these")
     if len(labeled) < len(every):  # allowed (a quick check with --limit), but the corrections rest on fewer
-        warnings.warn(f"{option} {path}: {len(every) - len(labeled)} of its {len(every)} labeled samples are beyond "
+        warnings.warn(f"{given('labels', path)}: {len(every) - len(labeled)} of its {len(every)} labeled samples are beyond "
                       f"--limit and not used; the corrected means rest on {len(labeled)}", LocalevalWarning, stacklevel=2)
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
         shown = ", ".join(strangers[:5]) + (" ..." if len(strangers) > 5 else "")
-        raise UserError(f"{option} {path}: {len(strangers)} labeled sample(s) are not among the samples scored "
+        raise UserError(f"{given('labels', path)}: {len(strangers)} labeled sample(s) are not among the samples scored "
                         f"(matched by id): {shown}")
     for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
         data = by_id[item.sample.id]
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
                      if getattr(item.sample, f) != getattr(data, f)]
         if differing:
-            raise UserError(f"{option} {path}: sample {item.sample.id} has another {differing[0]} than the sample "
+            raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
                             "of that id in the data; give both files the same ids")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 

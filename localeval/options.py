@@ -1,0 +1,52 @@
+"""How the user wrote an option, so that one message serves both ways in: the command line's
+`--gpus-per-worker 2` and evaluate()'s `gpus_per_worker=2`.
+
+A check deep in the pipeline (a device, a Ray cluster, a calibration file) cannot know which way it
+was reached, and a Python caller told to fix `--workers` has to translate. The command line is the
+default; evaluate() runs inside `keyword_arguments()`, and the messages raised meanwhile name its
+keywords. A context variable rather than a parameter, because the same checks are reached through
+the pipeline's recipe, Ray's driver and the model store, none of which should carry a spelling.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from .errors import UserError
+
+_KEYWORDS: ContextVar[bool] = ContextVar("localeval_keyword_arguments", default=False)
+
+
+def option(name: str) -> str:
+    """`name` (a Python identifier, such as gpus_per_worker) as the user wrote it: --gpus-per-worker
+    on the command line, gpus_per_worker= in Python."""
+    return f"{name}=" if _KEYWORDS.get() else "--" + name.replace("_", "-")
+
+
+def given(name: str, value: Any) -> str:
+    """The option and its value as the user wrote them: `--device cuda`, or `device='cuda'`."""
+    if isinstance(value, os.PathLike):
+        value = os.fspath(value)  # as typed, not PosixPath('...')
+    return f"{name}={value!r}" if _KEYWORDS.get() else f"{option(name)} {value}"
+
+
+def check_counts(args: Any, names: tuple[str, ...]) -> None:
+    """Options that count something (rows, samples, questions) are at least 1; None is left unset."""
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            raise UserError(f"{option(name)} must be at least 1")
+
+
+@contextmanager
+def keyword_arguments() -> Iterator[None]:
+    """Name options as evaluate()'s keywords while the block runs."""
+    token = _KEYWORDS.set(True)
+    try:
+        yield
+    finally:
+        _KEYWORDS.reset(token)
