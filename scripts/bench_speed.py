@@ -1,12 +1,16 @@
-"""Speed benchmark: the full metric suite, one request at a time against localeval's batching.
+r"""Speed benchmark: the full metric suite, one request at a time against localeval's batching.
 
-Both configurations run in one process, on the same samples, with the same loaded judge and no
-answer cache, so their ratio is a fair comparison on any machine. The table goes into
-docs/benchmarks.md, in a section named after the device, judge and dataset (re-running replaces it).
+Every configuration (and every --dtypes, --linears, --step-budget, ... variant) runs in one process,
+on the same samples, with the same loaded judge and no answer cache, so their ratios are a fair
+comparison on any machine. Each config's row is printed as JSON when it is done, then a markdown
+table; progress goes to stderr. With --out the table also goes into a markdown file, in a section
+named after the device, judge and dataset (re-running replaces it): docs/benchmarks.md keeps the
+project's. Mistakes in the options, data or model names end in one line and exit status 2 before
+anything is measured.
 
-    .venv/bin/python scripts/bench_speed.py --data ../shared/data/dev.jsonl
-    .venv/bin/python scripts/bench_speed.py --data DATA --judge qwen2.5-coder-0.5b-instruct --limit 12 \
-        --configs default --cache-check 12
+    .venv/bin/python scripts/bench_speed.py --data DATA.jsonl --limit 12
+    .venv/bin/python scripts/bench_speed.py --data DATA.jsonl --judge qwen2.5-coder-0.5b-instruct --limit 12 \
+        --configs default --cache-check 12 --out docs/benchmarks.md
 """
 
 from __future__ import annotations
@@ -31,17 +35,18 @@ from localeval import offline
 offline.defaults_for_the_command_line()  # this script's process is localeval's, as the CLI's is
 
 from localeval.api import as_samples  # noqa: E402
-from localeval.device import choose_device, cpu_flags, describe  # noqa: E402
+from localeval import models  # noqa: E402
+from localeval.device import choose_device, cpu_flags, describe, dtype_name  # noqa: E402
 from localeval.engine import grammar  # noqa: E402
 from localeval.engine.judge import JudgeStats, TransformersJudge  # noqa: E402
 from localeval.engine.limits import BatchLimits  # noqa: E402
+from localeval.errors import UserError  # noqa: E402
 from localeval.metrics import resolve_metrics  # noqa: E402
 from localeval.pipeline import Pipeline, build_judge, build_pipeline  # noqa: E402
 from localeval.tuning import metric_settings  # noqa: E402
 from roofline import Roofline  # noqa: E402  (scripts/roofline.py)
 from roofline import measure as measure_roofline  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 WARM_UP_SAMPLES = 2
 CONFIGS = {
     "batch-size-1": BatchLimits(batch_size=1),  # the one-request-at-a-time baseline
@@ -205,15 +210,21 @@ def verdicts_differing(a: Measurement, b: Measurement) -> tuple[int, int]:
     return sum(x != y for x, y in pairs), len(pairs)
 
 
-def cache_check(data: str, judge: str, limit: int) -> dict:
-    """The same run twice in fresh processes with one answer cache: cold, then warm."""
+def cache_check(args) -> dict:
+    """The same run twice in fresh processes with one answer cache: cold, then warm (the first dtype's)."""
+    options = [f"--{name}={value}" for name, value in (("judge", args.judge), ("embedder", args.embedder),
+                                                      ("metrics", args.metrics), ("device", args.device),
+                                                      ("dtype", args.dtypes.split(",")[0])) if value is not None]
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, LOCALEVAL_CACHE_DIR=tmp)
         timings = {}
         for run in ("cold", "warm"):
             started = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "localeval", "run", data, "--judge", judge, "--limit", str(limit),
-                            "--out", f"{tmp}/{run}", "--quiet"], env=env, check=True, capture_output=True)
+            done = subprocess.run([sys.executable, "-m", "localeval", "run", args.data, *options, "--limit",
+                                   str(args.cache_check), "--out", f"{tmp}/{run}", "--quiet"],
+                                  env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                raise UserError(f"--cache-check: the {run} run failed: {done.stderr.strip()[-1000:]}")
             timings[run] = time.perf_counter() - started
             summary = json.loads(Path(f"{tmp}/{run}/summary.json").read_text())
             timings[f"{run}_judge_load_s"] = summary["timings"]["judge_load_seconds"]
@@ -263,16 +274,19 @@ def _cell(value) -> str:
     return str(value)
 
 
-def write_section(path: Path, title: str, body: str) -> None:
-    """Replace the section called `title` in `path` (or add it), leaving the rest of the page alone."""
+def write_section(path: Path, title: str, body: str) -> bool:
+    """Replace the section called `title` in `path` (or add it), leaving the rest of the page alone;
+    whether one was replaced."""
     begin, end = f"<!-- bench: {title} -->", f"<!-- /bench: {title} -->"
     block = f"{begin}\n### {title}\n\n{body}{end}"
     text = path.read_text() if path.exists() else "# Benchmarks\n\n"
-    if begin in text:
+    replaced = begin in text
+    if replaced:
         text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]
     else:
         text = text.rstrip("\n") + "\n\n" + block + "\n"
     path.write_text(text)
+    return replaced
 
 
 def plain_linears(judge: TransformersJudge) -> TransformersJudge:
@@ -302,15 +316,16 @@ def grammars_compiled_by(compiler: str):
 
 
 def short_enough(sample, args) -> bool:
-    """Whether the sample is within --max-context-chars and --max-response-chars."""
-    context = sum(map(len, sample.retrieved_contexts))
+    """Whether the sample is within --max-context-chars and --max-response-chars (a sample without
+    contexts or a response, which `run` scores as null, counts as empty)."""
+    context = sum(map(len, sample.retrieved_contexts or []))
     return ((args.max_context_chars is None or context <= args.max_context_chars)
-            and (args.max_response_chars is None or len(sample.response) <= args.max_response_chars))
+            and (args.max_response_chars is None or len(sample.response or "") <= args.max_response_chars))
 
 
-def main() -> None:
+def parse_arguments() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", required=True)
+    parser.add_argument("--data", required=True, help="a dataset that `localeval run` reads (JSONL, JSON, CSV, Parquet)")
     parser.add_argument("--judge", default=None, help="registered judge or model directory (default: the default)")
     parser.add_argument("--embedder", default=None,
                         help="registered embedder or model directory (default: the default; scripts/gpu_kit.py "
@@ -322,49 +337,111 @@ def main() -> None:
                         help="only samples whose retrieved contexts are N characters or fewer in all")
     parser.add_argument("--max-response-chars", type=int, default=None, metavar="N",
                         help="only samples whose response is N characters or fewer")
-    parser.add_argument("--device", default="auto")
+    parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N, as `run --device`")
     parser.add_argument("--dtypes", "--dtype", default="auto",
                         help="one or more of auto, float32, bfloat16, int8, ...: each loads the judge anew and runs "
                              "every config, side by side in this process (ratios against the first)")
-    parser.add_argument("--linears", default="packed",
+    parser.add_argument("--linears", default="packed", type=choices_of("packed", "plain"),
                         help="packed, plain or both (packed,plain): the judge's linear layers with oneDNN's prepacked "
                              "weights (as localeval runs them on a CPU) or torch's own kernels, side by side")
-    parser.add_argument("--grammar", default="json",
+    parser.add_argument("--grammar", default="json", type=choices_of("json", "regex"),
                         help="json, regex or both (json,regex): each schema compiled by llguidance's JSON compiler (as "
                              "localeval does) or as Outlines' whole-answer regular expression, side by side")
     parser.add_argument("--no-roofline", action="store_true", help="skip measuring the device's matmul peak and bandwidth")
-    parser.add_argument("--configs", default="batch-size-1,default", help=f"of {', '.join(CONFIGS)}")
-    parser.add_argument("--batch-size", default=None,
+    parser.add_argument("--configs", default="batch-size-1,default", type=choices_of(*CONFIGS),
+                        help="batch-size-1 (one request at a time), default (localeval's batch limits) or both, "
+                             "measured in this order on the same loaded judge")
+    parser.add_argument("--batch-size", default=None, type=whole_numbers(least=1),
                         help="the default config's batch size; several (32,64,128: on a GPU, up to what its memory "
                              "holds) run side by side as configs of their own")
-    parser.add_argument("--step-budget", default=None,
+    parser.add_argument("--step-budget", default=None, type=whole_numbers(least=1),
                         help="most tokens a decoding forward pass feeds; several (16,32,64) run side by side")
-    parser.add_argument("--drafts", default=None,
+    parser.add_argument("--drafts", default=None, type=whole_numbers(least=0),
                         help="most guessed tokens a row is fed in a pass (0: none); several (8,0) run side by side")
     parser.add_argument("--cache-check", type=int, default=None, metavar="N",
-                        help="also time a cold and a warm `localeval run` of the first N samples")
-    parser.add_argument("--out", default=str(ROOT / "docs" / "benchmarks.md"))
+                        help="also time a cold and a warm `localeval run` of the first N samples (same judge, "
+                             "embedder and metrics)")
+    parser.add_argument("--out", default=None, metavar="FILE.md",
+                        help="also write the table into FILE.md as a section of its own, replacing the section of "
+                             "the same title (docs/benchmarks.md keeps the project's); default: print it only")
     parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
     args = parser.parse_args()
+    for name, least in (("limit", 1), ("cache_check", 1), ("max_context_chars", 0), ("max_response_chars", 0)):
+        if getattr(args, name) is not None and getattr(args, name) < least:
+            parser.error(f"--{name.replace('_', '-')} must be at least {least}")
+    if args.out is not None and not os.access(Path(args.out).resolve().parent, os.W_OK):
+        parser.error(f"--out {args.out}: its folder does not exist or cannot be written")  # before minutes of measuring
+    return args
 
-    unknown = set(args.grammar.split(",")) - {"json", "regex"}
-    if unknown:
-        parser.error(f"--grammar: {', '.join(sorted(unknown))}: give json, regex or json,regex")
-    samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
-    metrics = resolve_metrics(args.metrics, metric_settings(args.judge))  # as `run` asks this judge
-    configs, wanted = dict(CONFIGS), args.configs.split(",")
-    if args.batch_size:
-        sizes = [int(size) for size in args.batch_size.split(",")]
-        if len(sizes) > 1 and "default" in wanted:  # each size a config of its own, in the default's place
-            at = wanted.index("default")
-            wanted[at:at + 1] = [f"batch-size-{size}" for size in sizes]
-            configs.update({f"batch-size-{size}": BatchLimits(batch_size=size) for size in sizes})
-        else:
-            configs["default"] = BatchLimits(batch_size=sizes[0])
-    runs, judges, device = [], {}, None
-    variants = [(dtype, linears) for dtype in args.dtypes.split(",") for linears in args.linears.split(",")]
-    for dtype, linears in variants:  # one judge at a time, each measured under every config
+
+def choices_of(*allowed: str):
+    """An argparse type: one or more of `allowed`, comma-separated, as a list."""
+    def parse(text: str) -> list[str]:
+        chosen = text.split(",")
+        unknown = [value for value in chosen if value not in allowed]
+        if unknown:
+            raise argparse.ArgumentTypeError(f"{', '.join(unknown)}: choose from {', '.join(allowed)}")
+        return chosen
+    return parse
+
+
+def whole_numbers(least: int):
+    """An argparse type: one or more whole numbers of at least `least`, comma-separated, as a list."""
+    def parse(text: str) -> list[int]:
+        try:
+            numbers = [int(value) for value in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text}: give whole numbers, comma-separated") from None
+        if min(numbers) < least:
+            raise argparse.ArgumentTypeError(f"{text}: each at least {least}")
+        return numbers
+    return parse
+
+
+def configurations(args) -> tuple[dict[str, BatchLimits], list[str]]:
+    """The batch limits of each config, and the configs to run in order (--batch-size may add some)."""
+    configs, wanted = dict(CONFIGS), list(args.configs)
+    sizes = args.batch_size or []
+    if len(sizes) > 1 and "default" in wanted:  # each size a config of its own, in the default's place
+        at = wanted.index("default")
+        wanted[at:at + 1] = [f"batch-size-{size}" for size in sizes]
+        configs.update({f"batch-size-{size}": BatchLimits(batch_size=size) for size in sizes})
+    elif sizes:
+        configs["default"] = BatchLimits(batch_size=sizes[0])
+    return configs, wanted
+
+
+def say(message: str) -> None:
+    """Progress on stderr: stdout keeps each config's JSON row and the table."""
+    print(f"bench_speed: {message}", file=sys.stderr, flush=True)
+
+
+def main() -> int:
+    args = parse_arguments()
+    try:  # every mistake in the data, models, metrics, device or dtypes is found before anything is measured
+        samples = [s for s in as_samples(args.data) if short_enough(s, args)][: args.limit]
+        if not samples:
+            raise UserError(f"--data {args.data}: no sample is left to measure (--max-context-chars, --max-response-chars)")
+        metrics = resolve_metrics(args.metrics, metric_settings(args.judge))  # as `run` asks this judge
         device = choose_device(args.device)
+        dtypes = args.dtypes.split(",")
+        for dtype in dtypes:
+            dtype_name(device, dtype)
+        for name, kind in ((args.judge, "judge"), (args.embedder, "embedder")):
+            if name is not None:
+                models.check_name(name, kind)
+        return measure_and_report(args, samples, metrics, device, dtypes)
+    except UserError as error:
+        print(f"bench_speed.py: error: {error}", file=sys.stderr)
+        return 2
+
+
+def measure_and_report(args, samples, metrics, device: str, dtypes: list[str]) -> int:
+    configs, wanted = configurations(args)
+    runs, judges = [], {}
+    variants = [(dtype, linears) for dtype in dtypes for linears in args.linears]
+    for dtype, linears in variants:  # one judge at a time, each measured under every config
+        say(f"loading the judge ({dtype}, {linears} linear layers)")
         judge = build_judge(args.judge, device, dtype, log=lambda _: None)
         if linears == "plain":
             judge = plain_linears(judge)
@@ -374,31 +451,40 @@ def main() -> None:
         judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
         # One untimed run of a few samples first: the first batches of a fresh process run slower (kernels
         # chosen, memory mapped in), which would otherwise count against whichever config runs first.
+        say(f"warming up on {min(WARM_UP_SAMPLES, len(samples))} samples, untimed")
         measure("warm-up", configs[wanted[0]], loaded, samples[:WARM_UP_SAMPLES])
-        budgets = [int(b) for b in args.step_budget.split(",")] if args.step_budget else [loaded.judge.step_budget]
-        drafts = [int(d) for d in args.drafts.split(",")] if args.drafts else [loaded.judge.draft_tokens]
-        compilers = args.grammar.split(",")
+        budgets = args.step_budget or [loaded.judge.step_budget]
+        drafts = args.drafts if args.drafts is not None else [loaded.judge.draft_tokens]
         for budget, draft, name, compiler in [(b, d, n, c) for b in budgets for d in drafts for n in wanted
-                                              for c in compilers]:
+                                              for c in args.grammar]:
             loaded.judge.step_budget, loaded.judge.draft_tokens = budget, draft  # read by every generate call
-            label = " ".join([*([dtype] if "," in args.dtypes else []), *([linears] if "," in args.linears else []),
+            label = " ".join([*([dtype] if len(dtypes) > 1 else []), *([linears] if len(args.linears) > 1 else []),
                               *([f"budget {budget}"] if len(budgets) > 1 else []),
                               *([f"drafts {draft}"] if len(drafts) > 1 else []),
-                              *([f"{compiler} grammar"] if len(compilers) > 1 else []), name])
+                              *([f"{compiler} grammar"] if len(args.grammar) > 1 else []), name])
+            say(f"measuring {label} on {len(samples)} samples")
             with grammars_compiled_by(compiler):
                 runs.append(measure(label, configs[name], loaded, samples))
             print(json.dumps(runs[-1].row()), flush=True)
         del loaded
         gc.collect()
+    if not args.no_roofline:
+        say("measuring the device's matmul peak and memory bandwidth")
     roofline = None if args.no_roofline else measure_roofline(device)
-    cache = cache_check(args.data, args.judge or "smollm2-135m-instruct", args.cache_check) if args.cache_check else None
+    if args.cache_check:
+        say(f"timing a cold and a warm `localeval run` of {args.cache_check} samples")
+    cache = cache_check(args) if args.cache_check else None
     judge_name = next(iter(judges.values()))[0].split("|")[0]
     title = args.title or f"{describe(device)} · {judge_name} · {Path(args.data).name}"
     body = markdown(args, f"{describe(device)}, flags {' '.join(cpu_flags()) or 'unknown'}"
                     if device == "cpu" else describe(device), judges, [m.name for m in metrics], runs, roofline, cache)
-    write_section(Path(args.out), title, body)
-    print(body)
+    print(body)  # first: a file that cannot be written now loses nothing that was measured
     print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    if args.out:
+        replaced = write_section(Path(args.out), title, body)
+        say(f"{'replaced' if replaced else 'added'} the section \"{title}\" in {args.out}")
+    return 0
+
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
