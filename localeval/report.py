@@ -18,13 +18,14 @@ from .samples import Sample
 REPORT_FILE = "report.html"
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}.null{color:#999}
 details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{color:#b3261e}
 .reason{color:#666;font-size:12px}h3{margin-bottom:.2em}.p{color:#555;font-size:12px}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.5em 1em}
 .panels{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}.wide{overflow-x:auto}
+figcaption{font-size:12px;line-height:1.25;margin-bottom:2px}figcaption b{display:block}
 th{vertical-align:bottom}th[data-type]{cursor:pointer;user-select:none}th[data-type=number]{text-align:right}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
 #samples td:nth-child(2){min-width:20em}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
@@ -32,6 +33,8 @@ section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target 
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
 """
+STYLE += f"figure.histogram{{width:{svg.HISTOGRAM_WIDTH}px;display:flex;flex-direction:column;justify-content:space-between}}"  # its caption wraps within the chart's width
+
 
 LOW_SCORE = 0.5  # the filter's "below" threshold: under half is where a sample most likely went wrong
 QUESTION_CHARS = 90  # of the question in the sample table; the full one is in the evidence
@@ -94,8 +97,9 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     parts = [
         f"<!doctype html><meta charset='utf-8'><title>localeval report</title><style>{STYLE}</style>",
         "<h1>localeval report</h1>",
-        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge <b>{escape(details['models']['judge'])}</b>, "
-        f"embedder <b>{escape(details['models']['embedder'] or 'none (no metric needs one)')}</b>, on {escape(details['device'])}.</p>",
+        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
+        f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
+        f"{escape(details['device'])}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
         _summary_table(summary),
@@ -108,6 +112,14 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     path = out_dir / REPORT_FILE
     write_atomically(path, "\n".join(parts))
     return path
+
+
+def _model(identity: str | None) -> str:
+    """A model's name in bold, then the rest of its identity (weights' digest, dtype, decoding) in small print."""
+    if identity is None:
+        return "<b>none</b> (no metric needs one)"
+    name, _, rest = identity.partition("|")
+    return f"<b>{escape(name)}</b>" + (f" <span class='p'>({escape(rest.replace('|', ', '))})</span>" if rest else "")
 
 
 def _score(value) -> str:
@@ -168,8 +180,9 @@ def _histogram(metric: str, values: list[Any]) -> str:
     # Bins of 0.1 from 0, or from below 0 when a score is (a cosine similarity can be negative).
     low = min(0.0, math.floor(min(scores, default=0.0) * 10) / 10)
     note = f"{len(scores)} scored, {len(values) - len(scores)} null"
-    chart = svg.histogram(metric, scores, low, 1.0, 0.1, note, unit="sample")
-    return f"<figure class='histogram' data-metric='{escape(metric)}'>{chart}</figure>"
+    chart = svg.histogram(scores, low, 1.0, 0.1, unit="sample")
+    return (f"<figure class='histogram' data-metric='{escape(metric)}'><figcaption><b>{breakable(metric)}</b>"
+            f"<span class='p'>{note}</span></figcaption>{chart}</figure>")
 
 
 def _is_score(value: Any) -> bool:

@@ -156,6 +156,17 @@ def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_un
     assert Page(html).sample_links[0] == "#s-mars"  # their scores are still ordered and linked
 
 
+def test_the_report_names_each_model_and_then_its_identitys_details(tmp_path):
+    rows = scored_rows()
+    details = {"data": "samples.jsonl", "device": "cpu", "warnings": [], "calibration": None,
+               "models": {"judge": "smollm2-135m-instruct|b179c9523d0e6a0f|torch.float32+prepacked|greedy",
+                          "embedder": None}}
+    html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, SAMPLES).read_text("utf-8")
+    assert ("judge <b>smollm2-135m-instruct</b> <span class='p'>(b179c9523d0e6a0f, torch.float32+prepacked, "
+            "greedy)</span>, embedder <b>none</b> (no metric needs one)") in html
+    assert "<figcaption><b>context_<wbr>supported_<wbr>precision</b>" in html  # wraps where SVG text could not
+
+
 def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
     """Under a threshold the score counts a verdict by its probability, not by what the judge wrote:
     the marks must add up to the score, and the verdict the judge wrote is still said."""
@@ -182,6 +193,13 @@ def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
     assert "context_<wbr>supported_<wbr>precision" in html
 
 
+def test_the_bench_page_speaks_of_a_best_value_only_where_judges_are_compared():
+    bench = json.loads(DEV_BENCH.read_text(encoding="utf-8"))
+    assert "Bold marks the best soft ρ" in html_page(bench) and "class=best" in html_page(bench)
+    alone = html_page({**bench, "judges": bench["judges"][:1]})
+    assert "Bold marks" not in alone and "class=best" not in alone  # one judge: nothing is marked best
+
+
 # --- rendered in headless Chromium ---------------------------------------------------------------
 
 
@@ -195,6 +213,8 @@ def test_rendered_report_shows_the_question_lowest_first_and_every_histogram(rep
           rows: ids(),
           histograms: [...document.querySelectorAll('figure.histogram svg')]
                         .filter(chart => chart.getBoundingClientRect().width > 0).length,
+          cut_captions: [...document.querySelectorAll('figure.histogram figcaption')]
+                          .filter(caption => caption.scrollWidth > caption.clientWidth).map(c => c.textContent),
           filters: !document.querySelector('.filters').hidden,
           external: [...document.querySelectorAll('[src], [href]')]
                       .map(e => e.getAttribute('src') || e.getAttribute('href')),
@@ -202,6 +222,7 @@ def test_rendered_report_shows_the_question_lowest_first_and_every_histogram(rep
     assert MARS_QUESTION in seen["text"] and "Phobos and Deimos" in seen["text"]
     assert seen["rows"][0] == "mars"
     assert seen["histograms"] == len(DEFAULT_METRICS)
+    assert seen["cut_captions"] == []  # a long metric name wraps; it was cut off inside the chart
     assert seen["filters"]  # the script ran: the filter controls are shown
     assert external(seen["external"]) == []
 

@@ -99,6 +99,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                            note=_hard_note(_get("summary", "mean_spearman_hard"))))
     probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc")) for m in sentence_metrics]
     judges = bench["judges"]
+    compared = sum(j["status"] == "ok" for j in judges) >= 2  # else no value is marked best (_best_text)
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
                f"mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of {len(metrics)}): "
@@ -111,8 +112,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
                "same answers", scorings, judges,
-               "Bold marks the best soft ρ. The run's own scores follow each judge's --scoring choice per metric "
-               "(its settings above)."),
+               ("Bold marks the best soft ρ. " if compared else "") + "The run's own scores follow each judge's "
+               "--scoring choice per metric (its settings above)."),
         *([_table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
                   "ones (ROC AUC; 0.5 = chance)", probability_auc, judges)] if probability_auc else []),
         *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),

@@ -15,6 +15,7 @@ from html import escape
 from ..results import count_of
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+HISTOGRAM_WIDTH = 210  # pixels: five fit side by side in the report
 FONT = "font-family='system-ui,sans-serif'"
 
 
@@ -103,21 +104,19 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     return "".join(parts)
 
 
-def histogram(title: str, values: Sequence[float], low: float, high: float, step: float, note: str = "",
-              unit: str = "value") -> str:
+def histogram(values: Sequence[float], low: float, high: float, step: float, unit: str = "value") -> str:
     """Counts of `values` in bins of width `step` from `low` to `high` (the last bin includes `high`);
-    each bin's tooltip counts them in `unit`s."""
+    each bin's tooltip counts them in `unit`s. Untitled: the page captions it in HTML, which wraps a
+    long metric name where SVG text would be cut off."""
     bins = max(1, round((high - low) / step))
     counts = [0] * bins
     for value in values:
         # The tolerance puts a value on a bin's edge in the bin it starts, despite float error (0.3 / 0.1 < 3).
         counts[min(max(math.floor((value - low) / step + 1e-9), 0), bins - 1)] += 1
-    width, left, top, plot_height, bottom = 210, 24, 38, 80, 22  # five fit side by side in the report
+    width, left, top, plot_height, bottom = HISTOGRAM_WIDTH, 24, 14, 80, 22  # top: the tallest bar's count
     x = _scale(low, high, left, width - 10)
     y = _scale(0, max(max(counts), 1), top + plot_height, top)
-    # Title and note from the left edge, not the axis: a long metric name needs the whole width.
-    parts = [_open(width, top + plot_height + bottom), _text(2, 14, title, weight="bold", size=12),
-             _text(2, 28, note, size=10, fill="#666")]
+    parts = [_open(width, top + plot_height + bottom)]
     parts += _y_axis(sorted({0, max(counts)}), y, left, width - 10)
     for i, count in enumerate(counts):
         start, end = low + i * step, low + (i + 1) * step
