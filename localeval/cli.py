@@ -132,7 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
                "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
                "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n" + EXIT_CODES,
     )
-    run.add_argument("data", help="dataset file: .jsonl, .json (a list of objects), .csv or .parquet")
+    run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv or .parquet')
     run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
     run.add_argument("--judge", default=None, help="registered judge name or local model directory "
                      f"(default: {models.default_model('judge')})")

@@ -15,8 +15,9 @@ results.jsonl only when the whole window is back, so a window re-run never doubl
 worker that dies more often than that ends the run with what was written kept for `--resume`.
 
 Nothing here reaches beyond the cluster: Ray's usage statistics are switched off, a local cluster
-binds to 127.0.0.1 without its dashboard, and each worker sets the offline switches before it
-loads a model.
+starts on 127.0.0.1 without its dashboard's web server, and each worker sets the offline switches
+before it loads a model. (Ray's servers still listen on every interface: Ray 2.60 cannot be told
+otherwise; README says so.)
 """
 
 from __future__ import annotations

@@ -33,7 +33,7 @@ def python(code: str, cwd: Path | None = None, env: dict | None = None) -> subpr
 def wheel(tmp_path_factory) -> Path:
     """The project built into a wheel from a copy of its sources (no build files left in the tree)."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "localeval", source / "localeval", ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
@@ -60,6 +60,8 @@ def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "localeval/registry.json" in names
     assert not [n for n in names if n.startswith(("tests/", "models/", "scripts/", "docs/"))]
+    licence = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]  # the metadata says Apache-2.0
+    assert licence and "Apache License" in zipfile.ZipFile(wheel).read(licence[0]).decode()
 
 
 def test_an_installed_wheel_runs_from_any_directory(installed, tmp_path, tiny_judge):
