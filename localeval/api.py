@@ -126,11 +126,11 @@ def evaluate(
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
-    if weak := weak_judge_warning(models.judge_name(judge)):
-        warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
+    if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
+        warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
     bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
     try:
         results = _in_order(score(samples, bar), samples)

@@ -18,13 +18,14 @@ class DataError(UserError):
     """A dataset that cannot be read, with the place it went wrong."""
 
     def __init__(self, path, message: str, line: int | None = None, field: str | None = None):
-        where = str(path)
+        where = ""
         if line is not None:
             where += f", line {line}"
         if field is not None:
             where += f", field '{field}'"
-        super().__init__(f"{where}: {message}")
+        super().__init__(f"{path}{where}: {message}")
         self.path, self.line, self.field = path, line, field
+        self.after_path = f"{where}: {message}"  # for a message that names the file its own way
 
 
 class EnvironmentFailure(Exception):

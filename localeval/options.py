@@ -1,11 +1,12 @@
-"""How the user wrote an option, so that one message serves both ways in: the command line's
-`--gpus-per-worker 2` and evaluate()'s `gpus_per_worker=2`.
+"""Options as the user wrote them, so that one message serves both ways in: the command line's
+`--gpus-per-worker 2` and evaluate()'s `gpus_per_worker=2`; and the one check of counting options
+that run and bench share.
 
-A check deep in the pipeline (a device, a Ray cluster, a calibration file) cannot know which way it
+A check deep in the pipeline (a device, a Ray cluster, the answer cache) cannot know which way it
 was reached, and a Python caller told to fix `--workers` has to translate. The command line is the
 default; evaluate() runs inside `keyword_arguments()`, and the messages raised meanwhile name its
 keywords. A context variable rather than a parameter, because the same checks are reached through
-the pipeline's recipe, Ray's driver and the model store, none of which should carry a spelling.
+the pipeline's recipe, the engine and Ray's driver and workers, none of which should carry a spelling.
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ def given(name: str, value: Any) -> str:
     return f"{name}={value!r}" if _KEYWORDS.get() else f"{option(name)} {value}"
 
 
+def switched_off(name: str) -> str:
+    """How the user turns a default-on option off: --no-cache, or cache=False."""
+    return f"{name}=False" if _KEYWORDS.get() else "--no-" + name.replace("_", "-")
+
+
+def keywords_in_use() -> bool:
+    """Whether messages now name evaluate()'s keywords (for a Ray worker, which checks again in its own process)."""
+    return _KEYWORDS.get()
+
+
 def check_counts(args: Any, names: tuple[str, ...]) -> None:
     """Options that count something (rows, samples, questions) are at least 1; None is left unset."""
     for name in names:
@@ -43,9 +54,9 @@ def check_counts(args: Any, names: tuple[str, ...]) -> None:
 
 
 @contextmanager
-def keyword_arguments() -> Iterator[None]:
-    """Name options as evaluate()'s keywords while the block runs."""
-    token = _KEYWORDS.set(True)
+def keyword_arguments(keywords: bool = True) -> Iterator[None]:
+    """Name options as evaluate()'s keywords (or, given False, as the command line's flags) while the block runs."""
+    token = _KEYWORDS.set(keywords)
     try:
         yield
     finally:

@@ -118,7 +118,7 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
     if emulated_on_this_cpu(device, DTYPES[chosen]):  # said before the run starts, not across its progress bar
         warnings.warn(EmulatedBfloat16Warning(
             f"{given('dtype', chosen)}: this CPU has no bf16 instructions (avx512_bf16 or amx_bf16), so its bfloat16 arithmetic "
-            "is emulated, several times slower than float32 (--dtype int8 ran 5.6x slower on a 2-core AVX2 CPU); "
+            "is emulated, several times slower than float32 (int8 ran 5.6x slower on a 2-core AVX2 CPU); "
             f"leave {option('dtype')} out for float32"))
     return TransformersJudge(resolved.path, resolved.name, device, DTYPES[chosen], resolved.fingerprint(),
                              int8_weights=chosen == INT8)

@@ -33,7 +33,7 @@ from typing import Any
 from .device import dtype_name
 from .errors import EnvironmentFailure, ScoringStopped, UserError
 from .evaluation import SampleResult, Timings
-from .options import given, option
+from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Pipeline, PipelineRecipe
 from .progress import NoProgress, Progress
 from .samples import Sample
@@ -95,12 +95,13 @@ class WindowResult:
 class ScoringWorker:
     """One Ray actor: a pipeline loaded once, scoring one window per call."""
 
-    def __init__(self, recipe: PipelineRecipe):
+    def __init__(self, recipe: PipelineRecipe, keywords: bool = False):
         from .offline import defaults_for_the_command_line
 
         defaults_for_the_command_line()  # this process is localeval's alone, like the CLI's
-        self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
-        self.pipeline.load()
+        with keyword_arguments(keywords):  # what it refuses reaches the driver's caller, named as they named it
+            self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
+            self.pipeline.load()
 
     def loaded(self) -> tuple[dict[str, str | None], dict[str, float]]:
         """What this worker loaded (to be checked against the driver's run), and how long each took."""
@@ -158,7 +159,7 @@ class RayScorer:
         self._check_resources(ray)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
-        self._workers = [actor.remote(self.recipe) for _ in range(self.cluster.workers)]
+        self._workers = [actor.remote(self.recipe, keywords_in_use()) for _ in range(self.cluster.workers)]
         self._check_loaded(ray)
 
     def _check_resources(self, ray) -> None:

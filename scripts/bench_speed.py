@@ -210,11 +210,12 @@ def verdicts_differing(a: Measurement, b: Measurement) -> tuple[int, int]:
     return sum(x != y for x, y in pairs), len(pairs)
 
 
-def cache_check(args) -> dict:
-    """The same run twice in fresh processes with one answer cache: cold, then warm (the first dtype's)."""
+def cache_check(args, dtype: str) -> dict:
+    """The same run twice in fresh processes with one answer cache: cold, then warm. A run that fails
+    is reported in the table ("failed": its error), which keeps everything measured before it."""
     options = [f"--{name}={value}" for name, value in (("judge", args.judge), ("embedder", args.embedder),
                                                       ("metrics", args.metrics), ("device", args.device),
-                                                      ("dtype", args.dtypes.split(",")[0])) if value is not None]
+                                                      ("dtype", dtype)) if value is not None]
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, LOCALEVAL_CACHE_DIR=tmp)
         timings = {}
@@ -224,7 +225,7 @@ def cache_check(args) -> dict:
                                    str(args.cache_check), "--out", f"{tmp}/{run}", "--quiet"],
                                   env=env, capture_output=True, text=True)
             if done.returncode != 0:
-                raise UserError(f"--cache-check: the {run} run failed: {done.stderr.strip()[-1000:]}")
+                return {"failed": f"the {run} run failed: {done.stderr.strip()[-1000:]}"}
             timings[run] = time.perf_counter() - started
             summary = json.loads(Path(f"{tmp}/{run}/summary.json").read_text())
             timings[f"{run}_judge_load_s"] = summary["timings"]["judge_load_seconds"]
@@ -260,7 +261,9 @@ def markdown(args, device: str, judges: dict[str, tuple[str, float]], metric_nam
         lines.append(f"- **{run.config} / {runs[0].config} samples/s: {row['samples_per_s'] / rows[0]['samples_per_s']:.2f}×**; "
                      f"largest score difference: {largest_difference(runs[0], run):.2e}; verdicts that differ: "
                      f"{changed} of {compared} ({100 * changed / max(compared, 1):.1f}%)")
-    if cache:
+    if cache and "failed" in cache:
+        lines.append(f"- answer cache, `localeval run --limit {args.cache_check}`: {cache['failed']}")
+    elif cache:
         lines.append(f"- answer cache, `localeval run --limit {args.cache_check}` in fresh processes: cold "
                      f"{cache['cold']:.1f} s, warm {cache['warm']:.1f} s (**{cache['cold'] / cache['warm']:.1f}×**); "
                      f"judge load time on the warm run: {cache['warm_judge_load_s']:.1f} s; "
@@ -330,12 +333,12 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--embedder", default=None,
                         help="registered embedder or model directory (default: the default; scripts/gpu_kit.py "
                              "builds a random-weight one where the real one cannot travel)")
-    parser.add_argument("--limit", type=int, default=None, help="first N samples only")
+    parser.add_argument("--limit", type=whole_number(least=1), default=None, metavar="N", help="first N samples only")
     parser.add_argument("--metrics", default=None,
                         help="comma-separated metric names, or all (default: the five seed metrics, as `run`)")
-    parser.add_argument("--max-context-chars", type=int, default=None, metavar="N",
+    parser.add_argument("--max-context-chars", type=whole_number(least=0), default=None, metavar="N",
                         help="only samples whose retrieved contexts are N characters or fewer in all")
-    parser.add_argument("--max-response-chars", type=int, default=None, metavar="N",
+    parser.add_argument("--max-response-chars", type=whole_number(least=0), default=None, metavar="N",
                         help="only samples whose response is N characters or fewer")
     parser.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N, as `run --device`")
     parser.add_argument("--dtypes", "--dtype", default="auto",
@@ -358,7 +361,7 @@ def parse_arguments() -> argparse.Namespace:
                         help="most tokens a decoding forward pass feeds; several (16,32,64) run side by side")
     parser.add_argument("--drafts", default=None, type=whole_numbers(least=0),
                         help="most guessed tokens a row is fed in a pass (0: none); several (8,0) run side by side")
-    parser.add_argument("--cache-check", type=int, default=None, metavar="N",
+    parser.add_argument("--cache-check", type=whole_number(least=1), default=None, metavar="N",
                         help="also time a cold and a warm `localeval run` of the first N samples (same judge, "
                              "embedder and metrics)")
     parser.add_argument("--out", default=None, metavar="FILE.md",
@@ -366,12 +369,18 @@ def parse_arguments() -> argparse.Namespace:
                              "the same title (docs/benchmarks.md keeps the project's); default: print it only")
     parser.add_argument("--title", default=None, help="section title (default: device, judge, data)")
     args = parser.parse_args()
-    for name, least in (("limit", 1), ("cache_check", 1), ("max_context_chars", 0), ("max_response_chars", 0)):
-        if getattr(args, name) is not None and getattr(args, name) < least:
-            parser.error(f"--{name.replace('_', '-')} must be at least {least}")
-    if args.out is not None and not os.access(Path(args.out).resolve().parent, os.W_OK):
-        parser.error(f"--out {args.out}: its folder does not exist or cannot be written")  # before minutes of measuring
+    if args.out is not None and (problem := unwritable(Path(args.out))):
+        parser.error(f"--out {args.out}: {problem}")  # now, not after minutes of measuring
     return args
+
+
+def unwritable(path: Path) -> str | None:
+    """Why the markdown file `path` could not be written (or replaced), or None."""
+    if path.is_dir():
+        return "a folder; give a markdown file"
+    if path.exists():
+        return None if os.access(path, os.W_OK) else "cannot be written"
+    return None if os.access(path.resolve().parent, os.W_OK) else "its folder does not exist or cannot be written"
 
 
 def choices_of(*allowed: str):
@@ -385,16 +394,25 @@ def choices_of(*allowed: str):
     return parse
 
 
+def whole_number(least: int):
+    """An argparse type: a whole number of at least `least`."""
+    def parse(text: str) -> int:
+        try:
+            number = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text}: give a whole number") from None
+        if number < least:
+            raise argparse.ArgumentTypeError(f"{text}: give at least {least}")
+        return number
+    return parse
+
+
 def whole_numbers(least: int):
     """An argparse type: one or more whole numbers of at least `least`, comma-separated, as a list."""
+    one = whole_number(least)
+
     def parse(text: str) -> list[int]:
-        try:
-            numbers = [int(value) for value in text.split(",")]
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text}: give whole numbers, comma-separated") from None
-        if min(numbers) < least:
-            raise argparse.ArgumentTypeError(f"{text}: each at least {least}")
-        return numbers
+        return [one(value) for value in text.split(",")]
     return parse
 
 
@@ -413,7 +431,7 @@ def configurations(args) -> tuple[dict[str, BatchLimits], list[str]]:
 
 def say(message: str) -> None:
     """Progress on stderr: stdout keeps each config's JSON row and the table."""
-    print(f"bench_speed: {message}", file=sys.stderr, flush=True)
+    print(f"bench_speed.py: {message}", file=sys.stderr, flush=True)
 
 
 def main() -> int:
@@ -473,13 +491,13 @@ def measure_and_report(args, samples, metrics, device: str, dtypes: list[str]) -
     roofline = None if args.no_roofline else measure_roofline(device)
     if args.cache_check:
         say(f"timing a cold and a warm `localeval run` of {args.cache_check} samples")
-    cache = cache_check(args) if args.cache_check else None
+    cache = cache_check(args, dtypes[0]) if args.cache_check else None
     judge_name = next(iter(judges.values()))[0].split("|")[0]
     title = args.title or f"{describe(device)} · {judge_name} · {Path(args.data).name}"
     body = markdown(args, f"{describe(device)}, flags {' '.join(cpu_flags()) or 'unknown'}"
                     if device == "cpu" else describe(device), judges, [m.name for m in metrics], runs, roofline, cache)
     print(body)  # first: a file that cannot be written now loses nothing that was measured
-    print(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
+    say(f"peak RSS of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
     if args.out:
         replaced = write_section(Path(args.out), title, body)
         say(f"{'replaced' if replaced else 'added'} the section \"{title}\" in {args.out}")

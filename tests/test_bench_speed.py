@@ -20,11 +20,12 @@ def run_script(*options: str) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("options", "message"), [
     # each of these ended in a traceback, some only after the model had loaded or a config had run
     (["--configs", "default,foo"], "argument --configs: foo: choose from batch-size-1, default"),
-    (["--batch-size", "abc"], "argument --batch-size: abc: give whole numbers, comma-separated"),
-    (["--drafts", "8,-1"], "argument --drafts: 8,-1: each at least 0"),
+    (["--batch-size", "abc"], "argument --batch-size: abc: give a whole number"),
+    (["--drafts", "8,-1"], "argument --drafts: -1: give at least 0"),
     (["--linears", "plian"], "argument --linears: plian: choose from packed, plain"),  # was measured as packed
-    (["--limit", "0"], "--limit must be at least 1"),  # was a ZeroDivisionError after two empty runs
+    (["--limit", "0"], "argument --limit: 0: give at least 1"),  # was a ZeroDivisionError after two empty runs
     (["--out", "/nonexistent/speed.md"], "--out /nonexistent/speed.md: its folder does not exist"),  # was lost at the end
+    (["--out", "/tmp"], "--out /tmp: a folder; give a markdown file"),
     (["--judge", "nosuch"], "unknown judge 'nosuch'"),
     (["--dtypes", "float32,bogus"], "unknown dtype 'bogus'"),  # was found after all of float32 had run
     (["--metrics", "bogus"], "unknown metric 'bogus'"),

@@ -281,7 +281,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
     # named as the Python caller wrote them, not as the CLI's options
     ([RAGAS_02], {"scoring": "medium"}, "scoring='medium': choose from auto, hard, soft"),
-    ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels= /nowhere/labels.jsonl: file not found"),
+    ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels='/nowhere/labels.jsonl': file not found"),
     ([RAGAS_02], {"calibration": "/nowhere/calibration.json"}, "calibration='/nowhere/calibration.json': cannot read it"),
     # a misspelt metric would quietly leave the metric on other settings
     ([RAGAS_02], {"settings": {"answer_supported_precison": JudgeSettings()}},
@@ -310,6 +310,18 @@ def test_after_evaluate_the_same_checks_name_the_command_lines_options_again():
     assert (option("gpus_per_worker"), given("device", "cuda")) == ("--gpus-per-worker", "--device cuda")
     with pytest.raises(UserError, match=re.escape("--dtype int8 is for CPUs")):
         dtype_name("cuda", "int8")
+
+
+def test_an_answer_cache_that_cannot_be_written_says_how_to_turn_it_off_in_python(monkeypatch, tmp_path):
+    import sqlite3
+
+    def refuse(*args, **kwargs):
+        raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(sqlite3, "connect", refuse)
+    with pytest.raises(localeval.EnvironmentFailure, match=r"turn the cache off \(cache=False\)$"):  # not --no-cache
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], ScriptedJudge(every_verdict_one([])))
 
 
 def test_evaluate_warns_of_a_judge_known_to_agree_poorly_and_names_the_best_by_keyword():

@@ -195,6 +195,31 @@ def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, mess
     assert not (tmp_path / "results.jsonl").exists()
 
 
+def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):
+    """Ray's restarts used up: what failed, and no advice to --resume (evaluate() keeps nothing, and a
+    fresh run may have nothing to resume; run adds what it kept, tests/test_hostile.py)."""
+    import ray.util
+    from ray.exceptions import ActorDiedError
+
+    from localeval.errors import ScoringStopped
+    from localeval.pipeline import PipelineRecipe
+    from localeval.samples import Sample
+    from localeval.scaleout import RESTARTS, RayScorer
+
+    class DyingPool:  # every worker it holds dies, as after Ray's last restart
+        def __init__(self, workers):
+            pass
+
+        def map_unordered(self, score, windows):
+            raise ActorDiedError()
+
+    monkeypatch.setattr(ray.util, "ActorPool", DyingPool)
+    monkeypatch.setattr(RayScorer, "_start", lambda self: None)  # no cluster: the pool above stands in
+    with pytest.raises(ScoringStopped) as stopped:
+        list(RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver=None).run([Sample(id="a")]))
+    assert str(stopped.value).startswith(f"a Ray worker died {RESTARTS + 1} times (") and "--resume" not in str(stopped.value)
+
+
 def test_a_cluster_address_is_local_auto_or_a_host_and_port():
     for address in ("local", "auto", "ray://head:10001", "10.0.0.1:6379", "[::1]:6379"):
         assert Cluster(address).address == address

@@ -19,7 +19,7 @@ from typing import Any
 from ..data import RecordError, load_samples
 from ..errors import DataError, LocalevalWarning, UserError
 from ..metrics import METRICS
-from ..options import given, option
+from ..options import given
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -101,7 +101,7 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     try:
         every = read_labeled(path, metrics)
     except DataError as error:  # named as the option it came from: the run reads two files
-        raise UserError(f"{option('labels')} {error}") from None
+        raise UserError(f"{given('labels', error.path)}{error.after_path}") from None
     labeled = [item for item in every if item.sample.id not in left_out]
     if not labeled:
         raise UserError(f"{given('labels', path)}: none of its labeled samples is among the {len(samples)} scored "

@@ -99,7 +99,6 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                            note=_hard_note(_get("summary", "mean_spearman_hard"))))
     probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc")) for m in sentence_metrics]
     judges = bench["judges"]
-    compared = sum(j["status"] == "ok" for j in judges) >= 2  # else no value is marked best (_best_text)
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
                f"mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of {len(metrics)}): "
@@ -112,8 +111,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
                "same answers", scorings, judges,
-               ("Bold marks the best soft ρ. " if compared else "") + "The run's own scores follow each judge's "
-               "--scoring choice per metric (its settings above)."),
+               "The run's own scores follow each judge's --scoring choice per metric (its settings above).",
+               marked="Bold marks the best soft ρ. "),
         *([_table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
                   "ones (ROC AUC; 0.5 = chance)", probability_auc, judges)] if probability_auc else []),
         *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),
@@ -156,7 +155,8 @@ def _memory_kind(judges: list[dict]) -> str:
     return " / ".join(sorted(k for k in kinds if k)) or "not measured"
 
 
-def _table(title: str, columns: list[Column], judges: list[dict], note: str = "") -> Table:
+def _table(title: str, columns: list[Column], judges: list[dict], note: str = "", marked: str = "") -> Table:
+    """`marked` opens the note where some value is marked best (two judges or more have one)."""
     ranked = [j for j in judges if j["status"] == "ok"]
     best = {c.header: _best_text(c, ranked) for c in columns}
     rows = []
@@ -170,6 +170,8 @@ def _table(title: str, columns: list[Column], judges: list[dict], note: str = ""
             text = "—" if value is None else column.text(value)
             cells.append((text + column.note(judge), value is not None and text == best[column.header]))
         rows.append(cells)
+    if any(best for row in rows for _, best in row):
+        note = marked + note
     return Table(title, ["judge", *(c.header for c in columns)], rows, note)
 
 

@@ -16,7 +16,8 @@ from pathlib import Path
 
 import platformdirs
 
-from ..errors import EnvironmentFailure
+from ..errors import ScoringStopped
+from ..options import switched_off
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
@@ -71,10 +72,10 @@ class AnswerCache:
         except sqlite3.Error as error:
             raise self._failure(error) from None
 
-    def _failure(self, error: Exception) -> EnvironmentFailure:
-        return EnvironmentFailure(f"the judge-answer cache {self.path} cannot be written ({error}); free space, "
-                                  "set LOCALEVAL_CACHE_DIR to a writable folder, or run with --no-cache, and "
-                                  "rerun with --resume")
+    def _failure(self, error: Exception) -> ScoringStopped:
+        # mid-run: what was kept, and how to go on, is the caller's to add
+        return ScoringStopped(f"the judge-answer cache {self.path} cannot be written ({error}); free space, set "
+                              f"LOCALEVAL_CACHE_DIR to a writable folder, or turn the cache off ({switched_off('cache')})")
 
     def close(self) -> None:
         if self._connection is not None:
