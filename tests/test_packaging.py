@@ -121,6 +121,25 @@ def test_a_model_that_cannot_be_prepared_says_why_and_asks_for_room_only_when_ro
     assert not_said not in str(info.value)
 
 
+def test_a_prepared_model_is_readable_by_the_other_users_of_a_shared_store(tmp_path, monkeypatch):
+    """mkdtemp's staging folder is the owner's alone (0700); renamed into place, it kept that mode."""
+    import hashlib
+    from dataclasses import replace
+
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    part = tmp_path / "model.gguf"
+    part.write_bytes(b"weights")
+    spec = models.registry()[models.default_model("judge")]
+    spec = replace(spec, gguf={**spec.gguf, "sha256": hashlib.sha256(b"weights").hexdigest()})
+    monkeypatch.setattr(models, "_convert", lambda gguf, target: (target / "config.json").write_text("{}"))
+    old_mask = os.umask(0o022)
+    try:
+        models._assemble_and_convert(spec, [part])
+    finally:
+        os.umask(old_mask)
+    assert spec.stored_path.stat().st_mode & 0o777 == 0o755
+
+
 def test_version_matches_the_package_metadata():
     import localeval
 
