@@ -33,6 +33,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import Any
 
+import torch
+
 from .device import dtype_name
 from .errors import EnvironmentFailure, ScoringStopped, UserError
 from .evaluation import SampleResult, Timings
@@ -70,10 +72,18 @@ class Cluster:
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
         return f"Ray cluster {self.address}: {self.workers} workers, {each} each"
 
+    def check_room(self, name: str, each: float, total: float) -> None:
+        """The workers' `each` of the resource `name` fit in the cluster's `total`."""
+        if each and total < each * self.workers:
+            raise UserError(f"{given('workers', self.workers)}: {self.workers} workers need {each * self.workers:g} "
+                            f"{name}s; the cluster has {total:g}. Use fewer workers or fewer {name}s per worker")
+
     def place(self, recipe: PipelineRecipe) -> PipelineRecipe:
         """The workers' device and dtype, decided here rather than on each node, so that the driver
         names the run (its identity holds the dtype) as the workers will score it."""
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
+        if self.address == "local":  # this machine's GPUs are the cluster's: refused now, not once Ray has started
+            self.check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
                             "only the GPUs it asks for")
@@ -169,10 +179,7 @@ class RayScorer:
     def _check_resources(self, ray) -> None:
         total = ray.cluster_resources()
         for name, each in (("CPU", self.cluster.cpus_per_worker), ("GPU", self.cluster.gpus_per_worker)):
-            if each and total.get(name, 0) < each * self.cluster.workers:
-                raise UserError(f"{given('workers', self.cluster.workers)}: {self.cluster.workers} workers need "
-                                f"{each * self.cluster.workers:g} {name}s; the cluster has {total.get(name, 0):g}. "
-                                f"Use fewer workers or fewer {name}s per worker")
+            self.cluster.check_room(name, each, total.get(name, 0))
 
     def _check_loaded(self, ray) -> None:
         """Every worker loaded the models the driver expects: one run's results come from one judge. The

@@ -175,7 +175,7 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
 
     recipe = PipelineRecipe(metrics=[])
     assert (Cluster("local").place(recipe).device, Cluster("local").place(recipe).dtype) == ("cpu", "float32")
-    on_gpus = Cluster("local", gpus_per_worker=1).place(recipe)
+    on_gpus = Cluster("auto", gpus_per_worker=1).place(recipe)  # a running cluster's GPUs: Ray counts them
     assert (on_gpus.device, on_gpus.dtype) == ("cuda", "bfloat16")
     assert Cluster("local").place(PipelineRecipe(metrics=[], dtype="bfloat16")).dtype == "bfloat16"
     # a judge's bfloat16 CPU default needs the workers' bf16 instructions, which the driver cannot see
@@ -190,11 +190,12 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
     (["--ray", "bogus"], "--ray bogus: give local, auto, or a running cluster's HOST:PORT"),  # was exit 3
 ])
 def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, message, six_samples, tmp_path, capsys):
-    code = main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet", *options])
+    out = tmp_path / "out"
+    code = main(["run", str(six_samples), "--out", str(out), "--ray", "local", "--quiet", *options])
     assert code == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
-    assert not (tmp_path / "results.jsonl").exists()
+    assert not out.exists()  # refused before the folder is made (GPUs: before Ray starts)
 
 
 def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):
