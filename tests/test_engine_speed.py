@@ -231,6 +231,7 @@ def test_a_ray_driver_warns_of_emulated_bfloat16_only_when_its_cpu_is_the_worker
     from localeval.scaleout import Cluster
 
     monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)  # a local cluster's GPU workers fit on this machine
     recipe = PipelineRecipe(resolve_metrics(["context_recall"]), str(tiny_judge), dtype="bfloat16")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
