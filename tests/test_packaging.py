@@ -296,3 +296,18 @@ def test_a_model_that_is_not_installed_names_the_command_that_installs_it(capsys
     assert "install: python -m localeval models install qwen2.5-coder-1.5b-instruct" in capsys.readouterr().out
     registry = json.loads(models.REGISTRY_PATH.read_text(encoding="utf-8"))
     assert all("packages" in entry for entry in registry.values())
+
+
+def test_converting_a_gguf_draws_no_bar_across_the_runs_own_progress(tmp_path, capsys):
+    """transformers' per-tensor GGUF bar ignored hf.quiet, so a run that prepared its judge (even with
+    --quiet) printed it on stderr."""
+    spec = models.registry()[models.default_model("judge")]
+    try:
+        parts = models._gguf_parts(spec)
+    except UserError:
+        pytest.skip("the default judge's GGUF packages are not installed")
+    gguf = tmp_path / "model.gguf"
+    models._concatenate(parts, gguf)
+    models._convert(gguf, tmp_path / "model")
+    assert (tmp_path / "model" / "config.json").is_file()
+    assert "GGUF" not in capsys.readouterr().err
