@@ -68,10 +68,16 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         if value is None:
             why = ", ".join(summary[metric].get("null_reasons", {}))  # the commonest reason first
             failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
-                          f"needs at least {lowest:g}")
+                          f"needs at least {_as_given(lowest)}")
         elif value < lowest:
-            failed.append(f"{metric}: {called} {_short_below(value, lowest)} is below {lowest:g}")
+            failed.append(f"{metric}: {called} {_short_below(value, lowest)} is below {_as_given(lowest)}")
     return failed
+
+
+def _as_given(lowest: float) -> str:
+    """The gate's value as the user wrote it (0.6388889, 0.7, 1), not cut to 6 digits: cut, the mean
+    shown beside it could read as above it."""
+    return repr(lowest).removesuffix(".0")
 
 
 def _short_below(value: float, lowest: float) -> str:

@@ -185,6 +185,8 @@ def test_a_failed_gate_shows_the_mean_with_the_decimals_that_put_it_below():
     summary = summarize(rows, ["context_recall"])
     assert failures(summary, {"context_recall": 0.143}) == ["context_recall: mean 0.1429 is below 0.143"]
     assert failures(summary, {"context_recall": 0.2}) == ["context_recall: mean 0.143 is below 0.2"]
+    # the gate as given, not cut to 6 digits: "0.142857 is below 0.142857" contradicted itself
+    assert failures(summary, {"context_recall": 0.1428572}) == ["context_recall: mean 0.142857 is below 0.1428572"]
     assert parse_gates([" context_recall =0.5"], ["context_recall"]) == {"context_recall": 0.5}
 
 
