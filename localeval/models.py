@@ -29,6 +29,7 @@ from typing import Any, Callable
 import platformdirs
 
 from .errors import EnvironmentFailure, UserError
+from .options import option
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
@@ -116,14 +117,20 @@ def check_name(name: str, kind: str) -> None:
     """A registered model of this kind, or a directory; else one clear error. Known without loading
     anything, so a mistyped name is answered at once; whether the model is installed and loads is
     found when it is resolved (in bench, by each judge's worker: one that fails fails alone)."""
+    if not name.strip():  # an unset variable (--judge "$JUDGE"): read as a path, it is the current folder
+        raise UserError(f"{option(kind)}: the name is empty; give a registered name ({_known(kind)}) or a local "
+                        "model directory")
     spec = registry().get(name)
     if spec is not None:
         if spec.kind != kind:
             raise UserError(f"'{name}' is a registered {spec.kind}, not {_article(kind)} {kind}")
         return
     if not Path(name).expanduser().is_dir():
-        known = ", ".join(n for n, s in registry().items() if s.kind == kind)
-        raise UserError(f"unknown {kind} '{name}': give a registered name ({known}) or a local model directory")
+        raise UserError(f"unknown {kind} '{name}': give a registered name ({_known(kind)}) or a local model directory")
+
+
+def _known(kind: str) -> str:
+    return ", ".join(name for name, spec in registry().items() if spec.kind == kind)
 
 
 def default_model(kind: str) -> str:

@@ -127,5 +127,5 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
 def build_embedder(embedder: str | Embedder | None, device: str, log: Log = print) -> Embedder:
     if embedder is not None and not isinstance(embedder, str):
         return embedder
-    resolved = models.resolve(embedder or models.default_model("embedder"), "embedder", log)
+    resolved = models.resolve(models.default_model("embedder") if embedder is None else embedder, "embedder", log)
     return SentenceTransformerEmbedder(str(resolved.path), resolved.name, device)

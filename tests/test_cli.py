@@ -58,6 +58,9 @@ def test_missing_file(tmp_path, capsys):
     (["--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
     (["--judge", "gpt-9"], "unknown judge 'gpt-9'"),
     (["--embedder", "smollm2-135m-instruct"], "is a registered judge, not an embedder"),
+    # an unset variable ("$JUDGE"): it ran the default embedder, or read the judge from the current folder
+    (["--judge", ""], "--judge: the name is empty"),
+    (["--embedder", " "], "--embedder: the name is empty"),
 ])
 def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, option, expected):
     """The engine brings torch and transformers (seconds): a typo must not wait for them."""
@@ -69,6 +72,8 @@ def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, o
     ([str(LABELED), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
     ([str(LABELED), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
     ([str(LABELED), "--limit", "0"], "--limit"),
+    ([str(LABELED), "--judges", ""], "--judges: name at least one judge"),  # it ran the default judge
+    ([str(LABELED), "--embedder", ""], "--embedder: the name is empty"),
 ])
 def test_bench_answers_a_mistake_before_the_engine_is_imported(tmp_path, arguments, expected):
     """bench's judges run in processes of their own: the one that checks the command needs no torch."""

@@ -109,7 +109,8 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
 
 def parse_judges(text: str | None) -> list[str]:
     """The judges named on the command line (default: the default judge), each checked to exist."""
-    given = [name.strip() for name in (text or models.default_model("judge")).split(",") if name.strip()]
+    text = models.default_model("judge") if text is None else text  # "" is an unset variable, not the default
+    given = [name.strip() for name in text.split(",") if name.strip()]
     if not given:
         raise UserError("--judges: name at least one judge")
     for name in given:
