@@ -57,6 +57,8 @@ def run_command(args) -> int:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
+    if calibration:  # what the summary and the notes name: the thresholds this run applies
+        calibration["thresholds"] = {m.name: thresholds[m.name] for m in metrics if m.name in thresholds}
     if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
@@ -87,7 +89,8 @@ def run_command(args) -> int:
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
         weak = weak_judge_warning(judge_name)
-        details["warnings"] = [w for w in [f"warning: {weak}" if weak else None, _unused_calibration(calibration),
+        details["warnings"] = [w for w in [f"warning: {weak}" if weak else None,
+                                           _unused_calibration(calibration, thresholds),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
@@ -96,7 +99,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        for note in [*details["warnings"], _applied_calibration(calibration)]:
+        for note in [*details["warnings"], _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
         say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
@@ -189,19 +192,22 @@ def _identity(model) -> str | None:
     return None if model is None else model.identity
 
 
-def _unused_calibration(calibration: dict | None) -> str | None:
+def _unused_calibration(calibration: dict | None, in_file: dict[str, float]) -> str | None:
     if calibration is None or calibration["thresholds"]:
         return None
-    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} (none helped on both "
-            "halves of the labeled samples); every metric is scored as --scoring says")
+    why = (f"its thresholds, for {', '.join(in_file)}, are for none of this run's metrics" if in_file else
+           "none helped on both halves of the labeled samples")
+    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} ({why}); every metric is "
+            "scored as --scoring says")
 
 
-def _applied_calibration(calibration: dict | None) -> str | None:
+def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None:
     """For the terminal: thresholds move scores. Not a warning (the report has its own paragraph on them)."""
     if calibration is None or not calibration["thresholds"]:
         return None
     applied = ", ".join(f"{metric} {threshold:.3g}" for metric, threshold in calibration["thresholds"].items())
-    return f"note: verdict thresholds from {calibration['path']}: {applied} (0.5 elsewhere)"
+    others = "; the other metrics are scored as --scoring says" if n_metrics > len(calibration["thresholds"]) else ""
+    return f"note: verdict thresholds from {calibration['path']}: {applied}{others}"
 
 
 def _few_labels(human: dict | None, n_samples: int) -> str | None:

@@ -229,12 +229,39 @@ def test_what_a_calibration_applies_is_said():
     from localeval.runner import _applied_calibration, _unused_calibration
 
     named = {"path": "c.json", "judge": "j", "thresholds": {}}
-    assert "c.json applies no threshold to j" in _unused_calibration(named)
-    assert _applied_calibration(named) is None
-    applied = _applied_calibration({**named, "thresholds": {"context_recall": 0.2781}})
-    assert applied == "note: verdict thresholds from c.json: context_recall 0.278 (0.5 elsewhere)"
-    assert _unused_calibration({**named, "thresholds": {"context_recall": 0.3}}) is None
-    assert _applied_calibration(None) is None and _unused_calibration(None) is None
+    assert "c.json applies no threshold to j (none helped on both" in _unused_calibration(named, {})
+    assert _applied_calibration(named, 1) is None
+    applied = {**named, "thresholds": {"context_recall": 0.2781}}
+    assert _applied_calibration(applied, 1) == "note: verdict thresholds from c.json: context_recall 0.278"
+    # not "(0.5 elsewhere)": under --scoring soft, or auto, the others are not cut at 0.5
+    assert _applied_calibration(applied, 2) == ("note: verdict thresholds from c.json: context_recall 0.278; "
+                                                "the other metrics are scored as --scoring says")
+    assert _unused_calibration(applied, {"context_recall": 0.2781}) is None
+    assert _applied_calibration(None, 1) is None and _unused_calibration(None, {}) is None
+
+
+def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_judge, capsys):
+    """It listed every threshold in the file, for metrics the run did not score too."""
+    from localeval.cli import main
+
+    calibration, data = tmp_path / "calibration.json", tmp_path / "d.jsonl"
+    entry = {"threshold": 0.3, "helps_both_halves": True}
+    write_calibration(calibration, {str(tiny_judge): {"context_recall": entry, "context_relevance": entry}}, "x", 4)
+    data.write_text(json.dumps({"user_input": "When did it open?", "retrieved_contexts": ["It opened in 1932."],
+                                "response": "In 1932.", "reference": "It opened in 1932."}) + "\n")
+
+    def summary(*metrics: str) -> dict:
+        out = tmp_path / "-".join(metrics)
+        assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                     "--calibration", str(calibration), "--metrics", ",".join(metrics)]) == 0
+        return json.loads((out / "summary.json").read_text(encoding="utf-8"))
+
+    assert summary("context_recall", "faithfulness")["calibration"]["thresholds"] == {"context_recall": 0.3}
+    assert "context_recall 0.3; the other metrics are scored as --scoring says" in capsys.readouterr().out
+    unused = summary("answer_supported_precision")
+    assert unused["calibration"]["thresholds"] == {}
+    assert any("its thresholds, for context_recall, context_relevance, are for none of this run's metrics" in warning
+               for warning in unused["warnings"])
 
 
 # --- the weak judge's warning --------------------------------------------------------------------
