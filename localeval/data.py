@@ -211,10 +211,12 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     if not text.strip():
         return
     data = _parse_json(path, text)
-    if isinstance(data, dict) and "samples" in data:
+    wrapped = isinstance(data, dict) and "samples" in data
+    if wrapped:
         data = data["samples"]
     if not isinstance(data, list):
-        raise DataError(path, f"expected a list of samples or an object with a 'samples' list, got {_kind(data)}")
+        got = f"its 'samples' is {_kind(data)}" if wrapped else f"got {_kind(data)}"  # a summary.json has a count there
+        raise DataError(path, f"expected a list of samples or an object with a 'samples' list; {got}")
     for number, record in enumerate(data, start=1):
         yield _Where(number, "record", str(number)), record
 

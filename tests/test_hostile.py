@@ -52,7 +52,9 @@ DATA_CASES = {
     "json top-level number": ("d.json", b"42", "expected a list of samples"),
     "json top-level string": ("d.json", b'"samples"', "expected a list of samples"),
     "json object without samples": ("d.json", b'{"rows": []}', "expected a list of samples"),
-    "json samples not a list": ("d.json", b'{"samples": {"a": 1}}', "expected a list of samples"),
+    "json samples not a list": ("d.json", b'{"samples": {"a": 1}}', "'samples' list; its 'samples' is an object"),
+    # a summary.json given as data: "got a number" described the file as a number
+    "json samples a count": ("d.json", b'{"samples": 6}', "'samples' list; its 'samples' is a number"),
     "record a list": ("d.jsonl", b'["q", "a"]\n', "expected a JSON object, got a list"),
     "record null": ("d.jsonl", b"null\n", "expected a JSON object, got null"),
     "record a number": ("d.jsonl", b"7\n", "expected a JSON object, got a number"),
