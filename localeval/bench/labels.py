@@ -121,7 +121,8 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                      if getattr(item.sample, f) != getattr(data, f)]
         if differing:
             raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
-                            "of that id in the data; give both files the same ids")
+                            "of that id in the data; labels hold only for the texts they were made on (label it again, or "
+                            "score the data it was labeled on; a file without ids is matched by line number)")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
