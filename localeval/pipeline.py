@@ -51,6 +51,10 @@ class Pipeline:
                 model.load()
 
     def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
+        if samples and hasattr(self.embedder, "load"):
+            # Seconds, and needed anyway: a folder that is no sentence-transformers model then fails
+            # before the judge works, not after a window of judging.
+            self.embedder.load()
         return self.evaluator.run(samples, progress)
 
 

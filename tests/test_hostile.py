@@ -540,6 +540,18 @@ def test_a_run_stopped_before_its_first_result_leaves_no_folder_it_made(tmp_path
     assert not (tmp_path / "new").exists()
 
 
+def test_an_embedder_folder_that_does_not_load_fails_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
+    """It was loaded on first use: after a whole window of judging, which was then lost."""
+    from localeval.engine.judge import TransformersJudge
+
+    broken = tmp_path / "embedder"
+    broken.mkdir()
+    (broken / "config.json").write_text("{}")
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache", "--embedder", str(broken))
+    monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
+    fails(capsys, argv, EXIT_USER, f"{broken} cannot be loaded as a model")
+
+
 def test_a_run_stopped_midway_says_what_it_kept_and_how_to_go_on(tmp_path, capsys, tiny_judge, monkeypatch):
     """A Ray worker lost for good says only what failed; the run adds what it kept, as for running
     out of memory (before, it said "rerun with --resume" with nothing of this run to resume)."""
