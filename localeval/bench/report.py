@@ -45,6 +45,7 @@ class Column:
     text: Callable[[float], str] = lambda v: f"{v:.3f}"
     better: str | None = HIGHER  # None: not ranked
     note: Callable[[dict], str] = lambda entry: ""  # appended to the cell; not part of the ranking
+    ranked: Callable[[dict], bool] = lambda entry: True  # whether this judge's value may be marked best
 
 
 @dataclass(frozen=True)
@@ -74,11 +75,13 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     sentence_metrics = [m for m in metrics if m in SENTENCE_LABELS]
     speed = [
         Column("valid JSON", _get("summary", "valid_json_rate"), _percent),
-        Column("samples/s", _get("measures", "samples_per_second"), lambda v: f"{v:.3g}" if v < 1000 else f"{v:.0f}"),
-        Column("output tok/s", _get("measures", "output_tokens_per_second"), lambda v: f"{v:.0f}"),
-        Column("prompt tok/s", _get("measures", "prompt_tokens_per_second"), lambda v: f"{v:.0f}"),
-        Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
-        Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER),
+        Column("samples/s", _get("measures", "samples_per_second"), lambda v: f"{v:.3g}" if v < 1000 else f"{v:.0f}",
+               note=_cached_note, ranked=_judged_afresh),
+        *(Column(header, _get("measures", key), text, better, ranked=_judged_afresh) for header, key, text, better in [
+            ("output tok/s", "output_tokens_per_second", lambda v: f"{v:.0f}", HIGHER),
+            ("prompt tok/s", "prompt_tokens_per_second", lambda v: f"{v:.0f}", HIGHER),
+            ("load s", "load_seconds", lambda v: f"{v:.1f}", LOWER),
+            ("peak MB", "peak_memory_mb", lambda v: f"{v:.0f}", LOWER)]),
     ]
     main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
             *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
@@ -104,7 +107,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                f"mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of {len(metrics)}): "
                "how many are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
-               f"{_memory_kind(judges)}."),
+               f"{_memory_kind(judges)}.{_cache_caveat(judges)}"),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
                   _per_sentence_note(metrics))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
@@ -117,6 +120,22 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                   "ones (ROC AUC; 0.5 = chance)", probability_auc, judges)] if probability_auc else []),
         *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),
     ]
+
+
+def _judged_afresh(entry: dict) -> bool:
+    """No answer from the cache (bench --cache): only then are its speed, load and memory the judge's own."""
+    return not entry["measures"].get("cache_hits")
+
+
+def _cached_note(entry: dict) -> str:
+    return "" if _judged_afresh(entry) else " (cached)"
+
+
+def _cache_caveat(judges: list[dict]) -> str:
+    if all(_judged_afresh(j) for j in judges if j["status"] == "ok"):
+        return ""
+    return (" (cached): some answers came from the answer cache (--cache), so that judge's speed, load time and "
+            "memory are not its own, and are not marked best.")
 
 
 def _hard_note(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
@@ -158,7 +177,7 @@ def _memory_kind(judges: list[dict]) -> str:
 def _table(title: str, columns: list[Column], judges: list[dict], note: str = "", marked: str = "") -> Table:
     """`marked` opens the note where some value is marked best (two judges or more have one)."""
     ranked = [j for j in judges if j["status"] == "ok"]
-    best = {c.header: _best_text(c, ranked) for c in columns}
+    best = {c.header: _best_text(c, [j for j in ranked if c.ranked(j)]) for c in columns}
     rows = []
     for judge in judges:
         if judge["status"] != "ok":
@@ -168,7 +187,8 @@ def _table(title: str, columns: list[Column], judges: list[dict], note: str = ""
         for column in columns:
             value = column.value(judge)
             text = "—" if value is None else column.text(value)
-            cells.append((text + column.note(judge), value is not None and text == best[column.header]))
+            is_best = value is not None and column.ranked(judge) and text == best[column.header]
+            cells.append((text + column.note(judge), is_best))
         rows.append(cells)
     if any(best for row in rows for _, best in row):
         note = marked + note
