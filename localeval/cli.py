@@ -358,7 +358,8 @@ def _discard_stdout() -> None:
 def _labeled_file(args) -> str:
     """bench's dataset, given as `bench LABELED` (as run takes its data) or as `--data LABELED`."""
     if (args.labeled is None) == (args.data is None):
-        raise UserError("bench: give the labeled dataset once, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
+        how = "once" if args.labeled is not None else "(it is required)"
+        raise UserError(f"bench: give the labeled dataset {how}, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
     return args.data or args.labeled
 
 

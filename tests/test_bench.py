@@ -556,7 +556,7 @@ def test_bench_help_teaches_with_examples():
         (["--data", str(SMALL), "--dtype", "float8"], "unknown dtype 'float8'"),
         (["{tmp}/given-as-run-takes-it.jsonl"], "given-as-run-takes-it.jsonl: file not found"),  # read as --data
         ([str(SMALL), "--data", str(SMALL)], "give the labeled dataset once"),
-        ([], "give the labeled dataset once"),
+        ([], "give the labeled dataset (it is required)"),
         # a threshold fitted on two samples a half "helps both halves" by luck
         (["--data", str(SMALL), "--calibrate"], "--calibrate needs at least 10 labeled samples"),
     ],
