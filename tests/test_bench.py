@@ -588,7 +588,8 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     assert best_judge(tied) is None  # bench.json names no best judge either
     bench = {"best_judge": None, "judges": tied, "settings": {"metrics": ["a", "b"]}}
     assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
-    assert headline({**bench, "judges": constant}) == "No judge has a defined mean Spearman (constant scores)."
+    assert headline({**bench, "judges": constant}) == ("No judge has a defined mean Spearman (each score was constant, "
+                                                       "or paired on fewer than two samples).")
 
 
 def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():

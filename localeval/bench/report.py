@@ -214,7 +214,8 @@ def headline(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     ranked = ranked_judges(bench["judges"])
     if not ranked:
-        return "No judge completed." if not ok else "No judge has a defined mean Spearman (constant scores)."
+        return "No judge completed." if not ok else ("No judge has a defined mean Spearman (each score was "
+                                                     "constant, or paired on fewer than two samples).")
     first, total = ranked[0], len(bench["settings"]["metrics"])
     defined = first["summary"]["spearman_defined"]
     across = f"mean Spearman ρ = {first['summary']['mean_spearman']:.3f} across {count_of(total, 'metric')}"
