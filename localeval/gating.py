@@ -57,6 +57,17 @@ def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:
     return row.get("mean"), "mean"
 
 
+def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> dict[str, dict[str, Any]]:
+    """Per gate, what it compared and whether it passed: summary.json's "gates", for a CI step that
+    reads the JSON rather than the exit status and stderr."""
+    found = {}
+    for metric, lowest in gates.items():
+        value, called = gated_value(summary[metric]) if metric in summary else (None, "mean")
+        found[metric] = {"at_least": lowest, "compared": called, "value": value,
+                         "passed": value is not None and value >= lowest}
+    return found
+
+
 def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
     """One line per gate the summary does not pass; empty when all pass."""
     failed = []

@@ -16,7 +16,7 @@ from .calibration import load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped
-from .gating import failures, parse_gates
+from .gating import failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts
 from .progress import NoProgress, progress_for, to_stderr
@@ -88,6 +88,7 @@ def run_command(args) -> int:
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
         details["labels"] = str(args.labels) if args.labels else None
+        details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [f"warning: {weak}" if weak else None,
                                            _unused_calibration(calibration, thresholds),

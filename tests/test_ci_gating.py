@@ -50,6 +50,18 @@ def test_fail_under_passes_when_every_mean_reaches_its_value(tmp_path, data, tin
     assert "fail-under: 1 gate passed" in capsys.readouterr().err
 
 
+def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
+    """A CI step reading --json had only the exit status and stderr to tell which gate failed."""
+    assert run(tmp_path, data, tiny_judge, "--json", "--fail-under", "context_relevance=1",
+               "--fail-under", "context_recall=0") == EXIT_BELOW_THRESHOLD
+    document = json.loads(capsys.readouterr().out)
+    relevance, recall = (document["metrics"][m]["mean"] for m in ("context_relevance", "context_recall"))
+    assert relevance < 1  # as the test above found: the gate that fails
+    assert document["gates"] == {
+        "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "passed": False},
+        "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "passed": True}}
+
+
 def test_a_gate_on_a_metric_nothing_could_score_fails(tmp_path, tiny_judge, capsys):
     rows = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()][:2]
     for row in rows:
