@@ -99,11 +99,7 @@ def claim_folder(folder: Path) -> Iterator[None]:
     A second localeval run aimed at the same folder is refused at once (exit 2) rather than left
     to interleave its lines with this one's. The lock is the operating system's (filelock: flock
     on Unix), so a run that is killed releases it with its process: no stale lock to clear by hand.
-
-    A folder the block made and left with nothing in it but the lock (a run refused or stopped before
-    its first result) is taken away again, so such a run leaves no trace.
     """
-    made = [path for path in (folder, *folder.parents) if not path.exists()]  # innermost first
     check_writable_folder(folder)
     lock = FileLock(folder / LOCK_FILE)
     try:
@@ -116,22 +112,7 @@ def claim_folder(folder: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        if made:
-            _remove_unused(made)
         lock.release()
-
-
-def _remove_unused(made: list[Path]) -> None:
-    """The folders in `made` (innermost first) that hold nothing but our lock, while we still hold it:
-    a second run that opened the lock meanwhile was refused, and one that opens it after makes its own."""
-    try:
-        if [entry.name for entry in made[0].iterdir()] != [LOCK_FILE]:
-            return
-        (made[0] / LOCK_FILE).unlink()
-        for path in made:
-            path.rmdir()  # stops at the first that is not empty
-    except OSError:
-        pass
 
 
 def check_writable_folder(folder: Path) -> None:

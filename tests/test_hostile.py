@@ -423,22 +423,6 @@ def test_a_second_run_into_a_folder_in_use_is_refused_and_the_first_runs_files_k
     assert main(argv) == 0  # and a finished run releases it too
 
 
-def test_a_claimed_folder_is_taken_away_only_if_the_claim_made_it_and_wrote_nothing(tmp_path):
-    from localeval.results import claim_folder
-
-    there = tmp_path / "there"
-    there.mkdir()
-    with claim_folder(there):
-        pass
-    assert there.is_dir()  # the user's folder, kept
-    with claim_folder(tmp_path / "a" / "b"):
-        (tmp_path / "a" / "b" / "results.jsonl").write_text("{}\n")
-    assert (tmp_path / "a" / "b" / "results.jsonl").is_file()
-    with claim_folder(tmp_path / "a" / "c" / "d"):
-        pass
-    assert not (tmp_path / "a" / "c").exists() and (tmp_path / "a").is_dir()  # up to the first folder in use
-
-
 def test_a_second_bench_into_a_folder_in_use_is_refused_before_any_judge_runs(tmp_path, capsys,
                                                                              held_by_another_process):
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
@@ -528,16 +512,6 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
     monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
     err = fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
     assert "and rerun the same command" in err  # nothing of this run to resume
-
-
-def test_a_run_stopped_before_its_first_result_leaves_no_folder_it_made(tmp_path, capsys, tiny_judge, monkeypatch):
-    """It left the new --out (and its parents) behind, empty but for the lock file."""
-    from localeval.engine.judge import TransformersJudge
-
-    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache", out="new/out")
-    monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
-    fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
-    assert not (tmp_path / "new").exists()
 
 
 def test_an_embedder_folder_that_does_not_load_fails_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
