@@ -20,7 +20,7 @@ from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
-from .options import keyword_arguments
+from .options import check_paths, keyword_arguments
 from .pipeline import PipelineRecipe, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs, summarize
@@ -112,20 +112,21 @@ def evaluate(
     check_language(language)
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window)
+    check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     samples = as_samples(samples)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     if settings is None:
         check_choice("scoring", scoring)
-        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration else None
+        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration is not None else None
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
-    human = human_scores(labels, samples, [m.name for m in chosen]) if labels else None
+    human = human_scores(labels, samples, [m.name for m in chosen]) if labels is not None else None
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's

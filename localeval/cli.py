@@ -360,7 +360,7 @@ def _labeled_file(args) -> str:
     if (args.labeled is None) == (args.data is None):
         how = "once" if args.labeled is not None else "(it is required)"
         raise UserError(f"bench: give the labeled dataset {how}, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
-    return args.data or args.labeled
+    return args.labeled if args.data is None else args.data
 
 
 def models_command(args) -> int:

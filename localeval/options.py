@@ -53,6 +53,14 @@ def check_counts(args: Any, names: tuple[str, ...]) -> None:
             raise UserError(f"{option(name)} must be at least 1")
 
 
+def check_paths(paths: dict[str, Any]) -> None:
+    """Paths given as an empty string, as an unset variable gives them (`--labels "$LABELS"`), are refused:
+    read as a path, "" is the current folder; read as true or false, it quietly drops the option."""
+    for name, value in paths.items():
+        if isinstance(value, str) and not value.strip():
+            raise UserError(f"{option(name)}: the path is empty")
+
+
 @contextmanager
 def keyword_arguments(keywords: bool = True) -> Iterator[None]:
     """Name options as evaluate()'s keywords (or, given False, as the command line's flags) while the block runs."""

@@ -18,7 +18,7 @@ from .engine.limits import BatchLimits
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped
 from .gating import failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
-from .options import check_counts
+from .options import check_counts, check_paths
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
@@ -47,13 +47,14 @@ def run_command(args) -> int:
     refused or fails before its first result leaves the output folder as it was."""
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "questions", "window", "limit"))
+    check_paths({"labels": args.labels, "calibration": args.calibration, "out": args.out})
     check_language(args.language)
     every_sample = load_samples(args.data)
     samples = every_sample[: args.limit]
     if args.judge is not None:
         models.check_name(args.judge, "judge")
     judge_name = models.judge_name(args.judge)
-    thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration else ({}, None)
+    thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration is not None else ({}, None)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
@@ -63,7 +64,7 @@ def run_command(args) -> int:
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
-    human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels else None
+    human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels is not None else None
     log = to_stderr
     # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
     # or a bad file should be answered at once.
@@ -87,7 +88,7 @@ def run_command(args) -> int:
         summary = summarize(rows, names, human)
         details = _details(args, pipeline, cluster, len(samples), scored, started)
         details["calibration"] = calibration
-        details["labels"] = str(args.labels) if args.labels else None
+        details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [f"warning: {weak}" if weak else None,

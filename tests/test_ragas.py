@@ -280,6 +280,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
     ([RAGAS_02], {"judge": ""}, "judge=: the name is empty"),  # read as a path: the current folder
+    ([RAGAS_02], {"labels": ""}, "labels=: the path is empty"),  # dropped: the corrected means left out
     # named as the Python caller wrote them, not as the CLI's options
     ([RAGAS_02], {"scoring": "medium"}, "scoring='medium': choose from auto, hard, soft"),
     ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels='/nowhere/labels.jsonl': file not found"),

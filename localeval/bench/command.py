@@ -19,7 +19,7 @@ from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
-from ..options import check_counts
+from ..options import check_counts, check_paths
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
@@ -33,6 +33,7 @@ Log = Callable[[str], None]
 def bench_command(args) -> int:
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "limit"))
+    check_paths({"data": args.data, "out": args.out})
     metrics = [m.name for m in resolve_metrics(args.metrics)]
     judges = parse_judges(args.judges)
     if args.embedder is not None:
