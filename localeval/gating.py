@@ -69,26 +69,27 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
 
 
 def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
-    """One line per gate the summary does not pass; empty when all pass."""
+    """One line per gate the summary does not pass (outcomes decides which); empty when all pass."""
     failed = []
-    for metric, lowest in gates.items():
+    for metric, outcome in outcomes(summary, gates).items():
+        lowest, value = outcome["at_least"], outcome["value"]
+        if outcome["passed"]:
+            continue
         if metric not in summary:
             failed.append(f"{metric}: not scored in this result")
-            continue
-        value, called = gated_value(summary[metric])
-        if value is None:
+        elif value is None:
             why = ", ".join(summary[metric].get("null_reasons", {}))  # the commonest reason first
             failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
                           f"needs at least {_as_given(lowest)}")
-        elif value < lowest:
-            failed.append(f"{metric}: {called} {_short_below(value, lowest)} is below {_as_given(lowest)}")
+        else:
+            failed.append(f"{metric}: {outcome['compared']} {_short_below(value, lowest)} is below {_as_given(lowest)}")
     return failed
 
 
 def _as_given(lowest: float) -> str:
     """The gate's value as the user wrote it (0.6388889, 0.7, 1), not cut to 6 digits: cut, the mean
     shown beside it could read as above it."""
-    return repr(lowest).removesuffix(".0")
+    return repr(float(lowest)).removesuffix(".0")  # float(): a numpy or Fraction gate reads as a number too
 
 
 def _short_below(value: float, lowest: float) -> str:

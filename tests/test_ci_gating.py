@@ -9,6 +9,7 @@ import re
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from localeval.cli import main
@@ -199,6 +200,7 @@ def test_a_failed_gate_shows_the_mean_with_the_decimals_that_put_it_below():
     assert failures(summary, {"context_recall": 0.2}) == ["context_recall: mean 0.143 is below 0.2"]
     # the gate as given, not cut to 6 digits: "0.142857 is below 0.142857" contradicted itself
     assert failures(summary, {"context_recall": 0.1428572}) == ["context_recall: mean 0.142857 is below 0.1428572"]
+    assert failures(summary, {"context_recall": np.float64(0.2)}) == ["context_recall: mean 0.143 is below 0.2"]
     assert parse_gates([" context_recall =0.5"], ["context_recall"]) == {"context_recall": 0.5}
 
 
