@@ -201,21 +201,21 @@ def test_the_bench_page_speaks_of_a_best_value_only_where_judges_are_compared():
 
 
 def test_a_judge_answered_from_the_cache_is_not_marked_fastest():
-    """bench --cache: a judge whose answers were cached had the bold samples/s, load time and memory."""
+    """bench --cache: a judge whose answers were cached had the bold samples/s and memory."""
     import copy
 
     from localeval.bench.report import tables
 
     bench = copy.deepcopy(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
     cached = bench["judges"][0]["measures"]
-    cached.update(cache_hits=150, samples_per_second=1000.0, load_seconds=0.0, peak_memory_mb=1.0)
+    cached.update(cache_hits=150, samples_per_second=1000.0, peak_memory_mb=1.0)
     main = tables(bench)[0]
     speed = main.headers.index("samples/s")
     (row,) = [row for row in main.rows if row[0][0] == bench["judges"][0]["name"]]
     assert row[speed] == ("1000 (cached)", False)
-    assert not row[main.headers.index("load s")][1] and not row[main.headers.index("peak MB")][1]
+    assert not row[main.headers.index("peak MB")][1]
     assert any(other[speed][1] for other in main.rows if other is not row)  # the fastest judged afresh
-    assert "not its own, and are not marked best" in main.note
+    assert "speed and memory are not its own, and are not marked best" in main.note
 
 
 # --- rendered in headless Chromium ---------------------------------------------------------------

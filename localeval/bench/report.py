@@ -73,15 +73,15 @@ def _percent(value: float) -> str:
 def tables(bench: dict[str, Any]) -> list[Table]:
     metrics = bench["settings"]["metrics"]
     sentence_metrics = [m for m in metrics if m in SENTENCE_LABELS]
+    # A judge answered from the cache (bench --cache) was still loaded: only its load time is its own.
     speed = [
         Column("valid JSON", _get("summary", "valid_json_rate"), _percent),
         Column("samples/s", _get("measures", "samples_per_second"), lambda v: f"{v:.3g}" if v < 1000 else f"{v:.0f}",
                note=_cached_note, ranked=_judged_afresh),
-        *(Column(header, _get("measures", key), text, better, ranked=_judged_afresh) for header, key, text, better in [
-            ("output tok/s", "output_tokens_per_second", lambda v: f"{v:.0f}", HIGHER),
-            ("prompt tok/s", "prompt_tokens_per_second", lambda v: f"{v:.0f}", HIGHER),
-            ("load s", "load_seconds", lambda v: f"{v:.1f}", LOWER),
-            ("peak MB", "peak_memory_mb", lambda v: f"{v:.0f}", LOWER)]),
+        Column("output tok/s", _get("measures", "output_tokens_per_second"), lambda v: f"{v:.0f}", ranked=_judged_afresh),
+        Column("prompt tok/s", _get("measures", "prompt_tokens_per_second"), lambda v: f"{v:.0f}", ranked=_judged_afresh),
+        Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
+        Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER, ranked=_judged_afresh),
     ]
     main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
             *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
@@ -123,7 +123,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
 
 
 def _judged_afresh(entry: dict) -> bool:
-    """No answer from the cache (bench --cache): only then are its speed, load and memory the judge's own."""
+    """No answer from the cache (bench --cache): only then are its speed and memory the judge's own."""
     return not entry["measures"].get("cache_hits")
 
 
@@ -134,8 +134,8 @@ def _cached_note(entry: dict) -> str:
 def _cache_caveat(judges: list[dict]) -> str:
     if all(_judged_afresh(j) for j in judges if j["status"] == "ok"):
         return ""
-    return (" (cached): some answers came from the answer cache (--cache), so that judge's speed, load time and "
-            "memory are not its own, and are not marked best.")
+    return (" (cached): some answers came from the answer cache (--cache), so that judge's speed and memory are "
+            "not its own, and are not marked best.")
 
 
 def _hard_note(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
