@@ -104,7 +104,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
-               f"mean ρ: an undefined ρ (the judge gave every sample the same score) counts as 0; (n of {len(metrics)}): "
+               f"mean ρ: an undefined ρ (the judge, or people, gave every sample the same score, or fewer than two "
+               f"samples were scored) counts as 0; (n of {len(metrics)}): "
                "how many are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}.{_cache_caveat(judges)}"),
@@ -204,8 +205,8 @@ def _best_text(column: Column, judges: list[dict]) -> str | None:
 
 
 def ranked_judges(judges: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The judges that ran, highest mean rho first. A judge with no defined rho at all (the same score
-    for every sample on every metric) ranks nothing, so it is left out."""
+    """The judges that ran, highest mean rho first. A judge with no defined rho at all (on every metric,
+    constant scores or fewer than two samples) ranks nothing, so it is left out."""
     return sorted((j for j in judges if j["status"] == "ok" and j["summary"]["spearman_defined"]),
                   key=lambda j: -j["summary"]["mean_spearman"])
 
