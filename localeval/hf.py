@@ -6,7 +6,9 @@ and error messages; offline, because no load may ever reach the network (offline
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import lru_cache, partial
 from typing import Any, Callable, TypeVar
 
 from .errors import UserError
@@ -21,6 +23,24 @@ def quiet() -> None:
 
     transformers.utils.logging.set_verbosity_error()
     transformers.utils.logging.disable_progress_bar()
+
+
+@contextmanager
+def gguf_bar_hidden() -> Iterator[None]:
+    """transformers draws its per-tensor bar while it reads a GGUF with tqdm itself, past the switch
+    quiet() turns off: it would cross a run's own progress (and `--quiet`). A transformers that
+    no longer has it there draws nothing to hide."""
+    from transformers import modeling_gguf_pytorch_utils as gguf_loading
+
+    drawn = getattr(gguf_loading, "tqdm", None)
+    if drawn is None:
+        yield
+        return
+    gguf_loading.tqdm = partial(drawn, disable=True)
+    try:
+        yield
+    finally:
+        gguf_loading.tqdm = drawn
 
 
 def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) -> Loaded:

@@ -12,15 +12,12 @@ source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE
 from __future__ import annotations
 
 import errno
-import functools
 import hashlib
 import importlib.util
 import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -296,7 +293,7 @@ def _convert(gguf: Path, target: Path) -> None:
 
     from . import hf
 
-    with _gguf_bar_hidden():
+    with hf.gguf_bar_hidden():
         tokenizer = hf.load(AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name)
         model = hf.load(AutoModelForCausalLM.from_pretrained, gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
     # The dequantized weights are plain tensors now; without this, save_pretrained refuses.
@@ -305,17 +302,3 @@ def _convert(gguf: Path, target: Path) -> None:
         del model.config.quantization_config
     model.save_pretrained(target)
     tokenizer.save_pretrained(target)
-
-
-@contextmanager
-def _gguf_bar_hidden() -> Iterator[None]:
-    """transformers draws its per-tensor GGUF bar with tqdm itself, past the switch hf.quiet turns off:
-    it would cross a run's own progress (and `--quiet`). Our log line says what is happening."""
-    from transformers import modeling_gguf_pytorch_utils as gguf_loading
-
-    drawn = gguf_loading.tqdm
-    gguf_loading.tqdm = functools.partial(drawn, disable=True)
-    try:
-        yield
-    finally:
-        gguf_loading.tqdm = drawn
