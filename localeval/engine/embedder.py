@@ -9,6 +9,9 @@ import numpy as np
 
 
 class Embedder(Protocol):
+    """`embed` is all a metric needs. An embedder may also have `load()`, which a run calls before the
+    judge works (Pipeline.run), so a model that does not load fails at once."""
+
     identity: str
 
     def embed(self, texts: list[str]) -> np.ndarray: ...
