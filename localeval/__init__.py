@@ -20,6 +20,7 @@ _EXPORTS = {
     "JudgeSettings": "metrics",
     "METRICS": "metrics",
     "DEFAULT_METRICS": "metrics",
+    "BatchLimits": "engine.limits",
     "UserError": "errors",
     "EnvironmentFailure": "errors",
     "LocalevalWarning": "errors",

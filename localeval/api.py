@@ -111,7 +111,7 @@ def evaluate(
     """
     check_language(language)
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
-    _check_arguments(settings, limits, cache, window)
+    _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     samples = as_samples(samples)
@@ -151,17 +151,19 @@ def _model_argument(role: str, given: Any, method: str) -> Any:
                     f"got {type(given).__name__}")
 
 
-def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any) -> None:
+def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any, progress: Any) -> None:
     """Mistakes in evaluate()'s arguments, refused before any model loads (the CLI's parser does this there)."""
     every_setting = settings.values() if isinstance(settings, Mapping) else [settings]
     if settings is not None and not all(isinstance(one, JudgeSettings) for one in every_setting):
         raise UserError("settings=: give a JudgeSettings, or a dict of metric name -> JudgeSettings")
     if not isinstance(limits, BatchLimits):
-        raise UserError(f"limits=: give a localeval.engine.limits.BatchLimits; got {type(limits).__name__}")
+        raise UserError(f"limits=: give a localeval.BatchLimits; got {type(limits).__name__}")
     if not isinstance(cache, (bool, AnswerCache)):
         raise UserError(f"cache=: give True, False or an AnswerCache; got {type(cache).__name__}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise UserError(f"window=: give a whole number of samples, at least 1; got {window!r}")
+    if not isinstance(progress, bool):  # "no" would show the bar
+        raise UserError(f"progress=: give True or False; got {progress!r}")
 
 
 def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, JudgeSettings]:
