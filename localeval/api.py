@@ -61,9 +61,11 @@ class EvaluationResult:
         import pandas as pd
 
         inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
-        return pd.DataFrame([
+        frame = pd.DataFrame([
             {**inputs.get(row["id"], {}), **{k: v for k, v in row.items() if k != "evidence"}} for row in self.rows()
         ]).set_index("id")
+        # A score no sample could give is a column of None: NaN in float64, as the others are.
+        return frame.astype(dict.fromkeys(self.metrics, "float64"))
 
 
 @keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags

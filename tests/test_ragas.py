@@ -222,6 +222,14 @@ def test_to_pandas_has_the_inputs_beside_the_scores_indexed_by_id():
     assert pd.isna(table.loc["b", "reference"]) and pd.isna(table.loc["b", "context_recall"])
 
 
+def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
+    """It was a column of None (object), beside float64 ones."""
+    frame = pd.DataFrame([{**RAGAS_02, "id": "a", "reference": None}])
+    table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
+    assert str(table["context_recall"].dtype) == str(table["answer_supported_precision"].dtype) == "float64"
+    assert table["context_recall"].isna().all()
+
+
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():
     frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b"}])
     table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
