@@ -37,7 +37,7 @@ EXIT_CODES = f"""exit status:
 """
 
 EXAMPLES = """examples:
-  python -m localeval run examples/samples.jsonl
+  python -m localeval run data.jsonl                    # the embedded default judge and embedder
   python -m localeval run data.csv --metrics context_recall,answer_supported_precision --out results/
   python -m localeval run data.jsonl --judge qwen2.5-coder-0.5b-instruct --resume
   python -m localeval run data.jsonl --judge /models/my-instruct-model --embedder /models/my-embedder

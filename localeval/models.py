@@ -217,7 +217,7 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     if spec.gguf is None:
         raise UserError(f"{spec.name} is not installed: {spec.install}")
     parts = _gguf_parts(spec)
-    log(f"preparing {spec.name}: checking and converting its GGUF once (this takes a minute)")
+    log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
     try:
         _assemble_and_convert(spec, parts)
     except OSError as error:  # the GGUF is assembled in the temporary folder, the model written to the store
