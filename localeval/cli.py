@@ -21,6 +21,7 @@ from .errors import (
     LocalevalWarning,
     UserError,
 )
+from .options import check_paths
 from .tuning import CHOICES
 
 EXIT_CODES = f"""exit status:
@@ -206,7 +207,7 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
     if args.action != "list" and args.name is None:
         parser.error(f"models {args.action} needs a model name; `localeval models` lists them")
-    if args.action != "install" and (args.index_url or args.find_links):
+    if args.action != "install" and (args.index_url is not None or args.find_links is not None):
         parser.error(f"--index-url and --find-links apply only to `models install`, not `models {args.action}`")
 
 
@@ -357,6 +358,8 @@ def _discard_stdout() -> None:
 
 def _labeled_file(args) -> str:
     """bench's dataset, given as `bench LABELED` (as run takes its data) or as `--data LABELED`."""
+    if args.labeled is not None and not args.labeled.strip():  # before it is read as --data
+        raise UserError("LABELED: it is empty; give a labeled data file")
     if (args.labeled is None) == (args.data is None):
         how = "once" if args.labeled is not None else "(it is required)"
         raise UserError(f"bench: give the labeled dataset {how}, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
@@ -369,6 +372,7 @@ def models_command(args) -> int:
     if args.action == "install":
         from .installer import install
 
+        check_paths({"index_url": args.index_url, "find_links": args.find_links})  # "": pip would reach the index
         path = install(args.name, args.index_url, args.find_links)
     else:
         path = models.prepare(models.registered(args.name, "models prepare"))

@@ -81,6 +81,8 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
             why = ", ".join(summary[metric].get("null_reasons", {}))  # the commonest reason first
             failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
                           f"needs at least {_as_given(lowest)}")
+        elif math.isnan(value):  # only a summary built by hand has one: never below, never passing
+            failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")
         else:
             failed.append(f"{metric}: {outcome['compared']} {_short_below(value, lowest)} is below {_as_given(lowest)}")
     return failed

@@ -30,8 +30,10 @@ def gguf_bar_hidden() -> Iterator[None]:
     """transformers draws its per-tensor bar while it reads a GGUF with tqdm itself, past the switch
     quiet() turns off: it would cross a run's own progress (and `--quiet`). A transformers that
     no longer has it there draws nothing to hide."""
-    from transformers import modeling_gguf_pytorch_utils as gguf_loading
-
+    try:
+        from transformers import modeling_gguf_pytorch_utils as gguf_loading
+    except ImportError:
+        gguf_loading = None
     drawn = getattr(gguf_loading, "tqdm", None)
     if drawn is None:
         yield

@@ -1,6 +1,6 @@
 """Options as the user wrote them, so that one message serves both ways in: the command line's
-`--gpus-per-worker 2` and evaluate()'s `gpus_per_worker=2`; and the one check of counting options
-that run and bench share.
+`--gpus-per-worker 2` and evaluate()'s `gpus_per_worker=2`; and the checks that run, bench and
+evaluate() share: counting options, and paths given empty.
 
 A check deep in the pipeline (a device, a Ray cluster, the answer cache) cannot know which way it
 was reached, and a Python caller told to fix `--workers` has to translate. The command line is the
@@ -55,10 +55,15 @@ def check_counts(args: Any, names: tuple[str, ...]) -> None:
 
 def check_paths(paths: dict[str, Any]) -> None:
     """Paths given as an empty string, as an unset variable gives them (`--labels "$LABELS"`), are refused:
-    read as a path, "" is the current folder; read as true or false, it quietly drops the option."""
+    read as a path, "" is the current folder; read as true or false, it quietly drops the option.
+    None is an option not given."""
     for name, value in paths.items():
-        if isinstance(value, str) and not value.strip():
-            raise UserError(f"{option(name)}: the path is empty")
+        if value is None:
+            continue
+        if not isinstance(value, (str, os.PathLike)):
+            raise UserError(f"{option(name)}: give a path; got {type(value).__name__}")
+        if not os.fspath(value).strip():
+            raise UserError(f"{option(name)}: it is empty")
 
 
 @contextmanager

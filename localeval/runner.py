@@ -15,7 +15,7 @@ from .bench.labels import human_scores
 from .calibration import load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
-from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped
+from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError
 from .gating import failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -44,10 +44,13 @@ FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage w
 
 def run_command(args) -> int:
     """Every check first (options, data, models, the output folder), then the scoring: a run that is
-    refused or fails before its first result leaves the output folder as it was."""
+    refused or fails before its first result leaves an earlier run's files as they were (a folder
+    it made holds only its lock file)."""
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "questions", "window", "limit"))
     check_paths({"labels": args.labels, "calibration": args.calibration, "out": args.out})
+    if not args.data.strip():  # read as a path, the current folder
+        raise UserError("DATA: it is empty; give a data file")
     check_language(args.language)
     every_sample = load_samples(args.data)
     samples = every_sample[: args.limit]

@@ -61,8 +61,8 @@ def test_missing_file(tmp_path, capsys):
     # an unset variable ("$JUDGE"): it ran the default embedder, or read the judge from the current folder
     (["--judge", ""], "--judge: the name is empty"),
     (["--embedder", " "], "--embedder: the name is empty"),
-    (["--labels", ""], "--labels: the path is empty"),  # it was dropped: --fail-under gated the raw mean
-    (["--calibration", ""], "--calibration: the path is empty"),
+    (["--labels", ""], "--labels: it is empty"),  # it was dropped: --fail-under gated the raw mean
+    (["--calibration", ""], "--calibration: it is empty"),
 ])
 def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, option, expected):
     """The engine brings torch and transformers (seconds): a typo must not wait for them."""
@@ -76,7 +76,7 @@ def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, o
     ([str(LABELED), "--limit", "0"], "--limit"),
     ([str(LABELED), "--judges", ""], "--judges: name at least one judge"),  # it ran the default judge
     ([str(LABELED), "--embedder", ""], "--embedder: the name is empty"),
-    (["--data", ""], "--data: the path is empty"),  # a traceback
+    (["--data", ""], "--data: it is empty"),  # a traceback
 ])
 def test_bench_answers_a_mistake_before_the_engine_is_imported(tmp_path, arguments, expected):
     """bench's judges run in processes of their own: the one that checks the command needs no torch."""
@@ -98,7 +98,10 @@ def test_an_empty_out_is_refused_not_read_as_the_current_folder(tmp_path, monkey
     monkeypatch.chdir(tmp_path)
     for argv in (["run", str(EXAMPLES)], ["bench", str(LABELED)]):
         assert main([*argv, "--out", ""]) == 2
-        assert "--out: the path is empty" in capsys.readouterr().err
+        assert "--out: it is empty" in capsys.readouterr().err
+    for argv, expected in ((["run", ""], "DATA: it is empty"), (["bench", " "], "LABELED: it is empty")):
+        assert main(argv) == 2
+        assert expected in capsys.readouterr().err
     assert list(tmp_path.iterdir()) == []
 
 

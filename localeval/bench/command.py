@@ -144,7 +144,7 @@ def _outcome(run: JudgeRun) -> str:
         return f"failed: {run.error}"
     m = run.measures
     valid = "n/a (all cached)" if m["valid_json_rate"] is None else f"{100 * m['valid_json_rate']:.1f}%"
-    cached = f", {m['cache_hits']} answers from the cache" if m.get("cache_hits") else ""
+    cached = f", {count_of(m['cache_hits'], 'answer')} from the cache" if m.get("cache_hits") else ""
     speed = "" if m["samples_per_second"] is None else f" ({m['samples_per_second']:.3g} samples/s after loading{cached})"
     return f"done in {m['wall_seconds']:.1f} s{speed}, valid JSON {valid}"
 
