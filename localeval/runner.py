@@ -57,7 +57,7 @@ def run_command(args) -> int:
     if args.judge is not None:
         models.check_name(args.judge, "judge")
     judge_name = models.judge_name(args.judge)
-    thresholds, calibration = load_thresholds(args.calibration, judge_name) if args.calibration is not None else ({}, None)
+    thresholds, calibration = ({}, None) if args.calibration is None else load_thresholds(args.calibration, judge_name)
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)

@@ -188,8 +188,8 @@ def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: l
 
 def mean_spearman(spearmans: list[float | None]) -> float | None:
     """An undefined rho (one side gave every sample the same score, or fewer than two samples were
-    scored) ranks nothing, so it counts as 0. Averaging only the defined ones would let a judge that is constant on four
-    metrics and right on one outrank a judge that is good on all five."""
+    scored) ranks nothing, so it counts as 0. Averaging only the defined ones would let a judge that
+    is constant on four metrics and right on one outrank a judge that is good on all five."""
     return fmean(s or 0.0 for s in spearmans) if spearmans else None
 
 
