@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -58,6 +59,7 @@ class ResultWriter:
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
         # An earlier run's scored samples, which a fresh run replaces at its first result.
+        check_files_are_ours(out_dir)  # before anything loads: a user's own results.jsonl is never replaced
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
@@ -129,6 +131,32 @@ def check_writable_folder(folder: Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise EnvironmentFailure(f"{given('out', folder)}: cannot write in it (permission denied or a read-only "
                                  "file system); choose another folder")
+
+
+# How each file a run writes begins, read from its first bytes: a file of the same name that
+# begins otherwise is someone else's, and a run refuses to replace it.
+OUR_FILES_BEGIN = {
+    RESULTS_FILE: re.compile(rb'\s*\{"schema_version": '),  # ResultWriter.write's first key
+    SUMMARY_FILE: re.compile(rb'\{\s*"schema_version": '),
+    RUN_FILE: re.compile(rb'\{\s*"data_sha256": '),  # run_identity's first key
+    "report.html": re.compile(rb"<!doctype html><meta charset='utf-8'><title>localeval report</title>"),
+}
+
+
+def check_files_are_ours(out_dir: Path) -> None:
+    """Every file in out_dir that a run would replace was written by localeval; else one clear error."""
+    for name, beginning in OUR_FILES_BEGIN.items():
+        path = out_dir / name
+        try:
+            with path.open("rb") as file:
+                head = file.read(256)
+        except FileNotFoundError:
+            continue
+        except OSError as error:
+            raise EnvironmentFailure(f"cannot read {path} ({_reason(error)})") from None
+        if head.strip() and not beginning.match(head):
+            raise UserError(f"{path} was not written by localeval, and a run would replace it; choose another --out "
+                            f"(a run writes {', '.join(OUR_FILES_BEGIN)} there) or move that file")
 
 
 def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
