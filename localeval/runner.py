@@ -6,6 +6,7 @@ import json
 import platform
 import sys
 import time
+import warnings
 from contextlib import closing, redirect_stdout
 from pathlib import Path
 
@@ -15,7 +16,8 @@ from .bench.labels import human_scores
 from .calibration import load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
-from .errors import EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError
+from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
+                     UserError)
 from .gating import failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -52,7 +54,7 @@ def run_command(args) -> int:
     if not args.data.strip():  # read as a path, the current folder
         raise UserError("DATA: it is empty; give a data file")
     check_language(args.language)
-    every_sample = load_samples(args.data)
+    every_sample, data_warnings = _load(args.data)
     samples = every_sample[: args.limit]
     if args.judge is not None:
         models.check_name(args.judge, "judge")
@@ -94,7 +96,7 @@ def run_command(args) -> int:
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
-        details["warnings"] = [w for w in [f"warning: {weak}" if weak else None,
+        details["warnings"] = [w for w in [*data_warnings, f"warning: {weak}" if weak else None,
                                            _unused_calibration(calibration, thresholds),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
@@ -112,6 +114,17 @@ def run_command(args) -> int:
         if args.json:
             print(json.dumps(document, ensure_ascii=False))
         return _gate(summary, gates)
+
+
+def _load(path: str) -> tuple[list, list[str]]:
+    """The samples, and what reading them warned of (fields left unread): said now, and kept for
+    summary.json and the report, where a reader of a run's files looks for it."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        samples = load_samples(path)
+    for warning in caught:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return samples, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
 
 
 def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -> int | None:

@@ -317,8 +317,43 @@ def test_resume_with_a_results_file_localeval_did_not_write_is_refused(capsys, f
     (out / "results.jsonl").write_text('{"id": "zzz", "context_recall": 0.9}\n')
     capsys.readouterr()
     fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume"], EXIT_USER,
-          "line 1: not a localeval result")
+          f"{out / 'results.jsonl'} was not written by localeval")
     assert (out / "summary.json").read_bytes() == before["summary.json"]
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("results.jsonl", '{"my": "own data"}\n'),
+    ("summary.json", '{"total": 3}\n'),
+    ("report.html", "<html><body>my notes</body></html>"),
+    ("run.json", '{"steps": []}'),
+])
+@pytest.mark.parametrize("resume", [False, True])
+def test_a_run_refuses_to_replace_a_file_localeval_did_not_write(tmp_path, capsys, tiny_judge, name, text, resume):
+    """--out . or --out analysis/ may hold the user's own results.jsonl or report.html: a run
+    that would replace one is refused before anything is written, and says which file."""
+    out = tmp_path / "analysis"
+    out.mkdir()
+    (out / name).write_text(text)
+    argv = ["run", str(tmp_path / "d.jsonl"), "--judge", str(tiny_judge), "--out", str(out), "--no-cache"]
+    (tmp_path / "d.jsonl").write_bytes(jsonl(GOOD))
+    err = fails(capsys, argv + ["--resume"] * resume, EXIT_USER, f"{out / name} was not written by localeval")
+    assert "choose another --out" in err
+    assert sorted(p.name for p in out.iterdir()) == sorted([name, ".localeval.lock"])
+    assert (out / name).read_text() == text
+
+
+def test_fields_left_unread_are_said_on_the_terminal_and_kept_in_the_summary_and_report(tmp_path, capsys, tiny_judge):
+    """`Response` for `response`: every metric null, and the reader of summary.json or the report
+    is told why, not only the terminal."""
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    data.write_bytes(jsonl({**GOOD, "Notes": "checked by Ann"}))
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    said = f"{data}: ignored fields, which localeval does not read: 'Notes' (1 of 1 records)"
+    assert f"localeval: warning: {said}" in err
+    warnings = json.loads((out / "summary.json").read_text(encoding="utf-8"))["warnings"]
+    assert any(warning.startswith(f"warning: {said}") for warning in warnings)
+    assert said.replace("'", "&#x27;") in (out / "report.html").read_text(encoding="utf-8")
 
 
 def test_a_resumed_run_summarizes_only_the_samples_it_was_asked_for(capsys, finished, tiny_judge):
