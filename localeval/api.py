@@ -64,8 +64,7 @@ class EvaluationResult:
         frame = pd.DataFrame([
             {**inputs.get(row["id"], {}), **{k: v for k, v in row.items() if k != "evidence"}} for row in self.rows()
         ]).set_index("id")
-        # A score no sample could give is a column of None: NaN in float64, as the others are. (A sub-score
-        # no sample gave has no column at all.)
+        # A score no sample could give is a column of None: NaN in float64, as the others are.
         return frame.astype(dict.fromkeys((name for name in self.metrics if name in frame.columns), "float64"))
 
 

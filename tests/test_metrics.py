@@ -324,6 +324,20 @@ def test_context_recall_with_blank_reference_is_null():
     assert "reference" in result.null_reason
 
 
+def test_a_null_result_has_every_sub_score_key_as_null():
+    """README: a line has one key per metric and one per sub-score; a null metric's sub-scores are
+    null, so every line has the same keys and a column read by name exists."""
+    metrics = ["context_relevance", "context_supported_precision"]
+    samples = [make_sample(), make_sample("s2", retrieved_contexts=None)]
+    scored, unscored = evaluate(samples, metrics, Script())[0]  # every verdict 1
+    row, null_row = scored.to_json(), unscored.to_json()
+    sub_scores = {"context_relevance_chunks", "context_relevance_per_chunk",
+                  "context_supported_precision_rank_weighted", "context_supported_precision_per_chunk"}
+    assert sub_scores <= row.keys() and null_row.keys() == row.keys()
+    assert {name: null_row[name] for name in sub_scores} == dict.fromkeys(sub_scores)
+    assert all(row[name] is not None for name in sub_scores)
+
+
 def test_null_reason_is_in_the_json_of_a_result():
     (result,), _ = evaluate([make_sample(reference=None)], ["context_recall"], Script())
     row = result.to_json()

@@ -228,10 +228,12 @@ def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
     table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
     assert str(table["context_recall"].dtype) == str(table["answer_supported_precision"].dtype) == "float64"
     assert table["context_recall"].isna().all()
-    # a metric with a sub-score that no sample gave: the sub-score has no column (a KeyError once)
+    # a metric with sub-scores that no sample gave: their columns are there, null (a KeyError once)
     unscored = {k: v for k, v in RAGAS_02.items() if k != "retrieved_contexts"}
     table = scripted_evaluate(pd.DataFrame([unscored]), ["context_relevance"]).to_pandas()
-    assert table["context_relevance"].isna().all() and "context_relevance_chunks" not in table
+    assert table["context_relevance"].isna().all() and table["context_relevance_chunks"].isna().all()
+    assert str(table["context_relevance_chunks"].dtype) == "float64"
+    assert table["context_relevance_per_chunk"].isna().all()
 
 
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():

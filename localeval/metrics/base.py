@@ -8,7 +8,7 @@ what lets it batch across them, while each metric still reads top to bottom.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generator
 
 from ..errors import UserError
@@ -77,6 +77,8 @@ class Metric:
     # Sub-scores reported beside the score as results of their own (results.jsonl keys, to_pandas()
     # columns), named in full: the scalar ones are also summary rows and can be gated on.
     part_names: ClassVar[tuple[str, ...]] = ()
+    # Sub-scores that are lists (a value per chunk): results.jsonl keys and to_pandas() columns only.
+    list_part_names: ClassVar[tuple[str, ...]] = ()
     # What the judge gives verdicts on (metrics/evidence.py), the evidence list that holds them, and
     # the key of the 0/1 verdict in each row: named once, for the metric, the report and bench.
     verdict_type: ClassVar[type[Verdict]] = SentenceVerdict
@@ -114,6 +116,14 @@ class Metric:
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         """The sub-scores the evidence gives (part_names, and per-chunk lists), by their results key."""
         return {}
+
+    def every_part(self, result: "MetricResult") -> "MetricResult":
+        """`result` with every sub-score key, null where it gave none (a null result): every line of
+        results.jsonl then has the same keys, and a column read by name exists when no sample scored."""
+        names = (*self.part_names, *self.list_part_names)
+        if all(name in result.parts for name in names):
+            return result
+        return replace(result, parts={**dict.fromkeys(names), **result.parts})
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

@@ -31,6 +31,7 @@ class ContextRelevance(Metric):
     description = "share of context sentences needed to answer the question"
     verdict_key = VERDICT
     part_names = ("context_relevance_chunks",)  # the chunk level: share of chunks with a relevant sentence
+    list_part_names = ("context_relevance_per_chunk",)
     has_example = True
 
     def steps(self, sample: Sample, language: str) -> Step:

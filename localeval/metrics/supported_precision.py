@@ -42,6 +42,7 @@ class ContextSupportedPrecision(Metric):
     description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
     verdict_key = VERDICT
     part_names = ("context_supported_precision_rank_weighted",)  # seed 004's per-document mean, weights 1, 1/2, ...
+    list_part_names = ("context_supported_precision_per_chunk",)
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
