@@ -156,8 +156,9 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
     for where, record in records:
         sample, given = _to_sample(path, record, where), _id_given(record)
         if sample.id in first_seen:
-            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where.unit))
-        first_seen[sample.id] = f"{where.unit} {where.number}" + ("" if given else _NUMBER_AS_ID)
+            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where))
+        first_seen[sample.id] = f"{where.unit} {where.number}" + (
+            "" if given else f", which has no id and so takes the id '{where.default_id}'")
         samples.append(sample)
         if isinstance(record, dict):
             ignored.update(name for name in record if name not in KNOWN_FIELDS)
@@ -172,17 +173,15 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
     return samples
 
 
-_NUMBER_AS_ID = ", which has no id and so takes its number"
-
-
 def _id_given(record: Any) -> bool:
     return (record.get("id") if isinstance(record, dict) else getattr(record, "id", None)) is not None
 
 
-def _duplicate_id(sample_id: str, first: str, unit_without_id: str | None) -> str:
-    """Ids default to record numbers, so a clash may involve a record that gave none: say which
-    (`unit_without_id`: "line" or "record" where this one gave none)."""
-    this = f"; this {unit_without_id} has no id and so takes its number" if unit_without_id else ""
+def _duplicate_id(sample_id: str, first: str, where_without_id: _Where | None) -> str:
+    """Ids default to record numbers, so a clash may involve a record that gave none: say which, and
+    the id it took (a CSV row's is its number below the header, not its line's)."""
+    this = f"; this {where_without_id.unit} has no id and so takes the id '{where_without_id.default_id}'" \
+        if where_without_id else ""
     return f"duplicate id '{sample_id}' (first used at {first}){this}"
 
 
@@ -227,10 +226,10 @@ def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
     # skipinitialspace: "a, b" is a common way to write CSV by hand, and without it a quoted cell
     # after ", " is not read as quoted.
     reader = csv.reader(io.StringIO(_read_text(path), newline=""), skipinitialspace=True)
-    header = next(reader, None)
+    header = _csv_header(path, reader)
     if header is None:
         return
-    columns = _csv_columns(path, header)
+    columns = _csv_columns(path, header, reader.line_num)
     record_count, last_line = 0, reader.line_num
     try:
         for row in reader:
@@ -304,15 +303,42 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
                         line=line) from None
 
 
-def _csv_columns(path: Path, header: list[str]) -> list[str]:
+def _not_json_because(cell: str) -> str:
+    """What a list cell that is not JSON most likely is, as the tools that write CSV write one."""
+    if cell.lstrip().startswith("['"):
+        return ("; this is a Python list, as pandas' to_csv writes one: write that column as JSON, "
+                "e.g. frame[column].map(json.dumps) before to_csv")
+    if any(quote in cell for quote in "\u201c\u201d"):
+        return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
+    return ""
+
+
+def _csv_header(path: Path, reader) -> list[str] | None:
+    """The header row; Excel's separator hint before it ("sep=,") is skipped."""
+    header = next(reader, None)
+    if header and header[0].strip().lower().startswith("sep="):
+        if header != ["sep=", ""]:
+            raise DataError(path, f"the first line, {','.join(header)!r}, names another separator; localeval reads "
+                                  "comma-separated CSV: save the file with commas", line=1)
+        header = next(reader, None)
+    return header
+
+
+def _csv_columns(path: Path, header: list[str], line: int) -> list[str]:
     columns = [name.strip() for name in header]
+    if not any(columns):
+        raise DataError(path, "the header is empty: the first line of a CSV file names its columns", line=line)
+    if len(columns) == 1 and (separator := next((s for s in ";\t|" if s in columns[0]), None)):
+        raise DataError(path, f"the header is one column holding {separator!r}: localeval reads comma-separated "
+                              "CSV; save the file with commas as separators", line=line)
     for name in columns:
         if name and columns.count(name) > 1:
-            raise DataError(path, f"column '{name}' appears twice in the header", line=1)
+            raise DataError(path, f"column '{name}' appears twice in the header", line=line)
     for name in dict.fromkeys(FIELD_ALIASES.values()):
         given = [column for column in columns if FIELD_ALIASES.get(column, column) == name]
         if len(given) > 1:
-            raise DataError(path, f"both '{given[0]}' and '{given[1]}' are columns for {name}; keep only one", line=1)
+            raise DataError(path, f"both '{given[0]}' and '{given[1]}' are columns for {name}; keep only one",
+                            line=line)
     return columns
 
 
@@ -326,7 +352,10 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
                 cell = json.loads(cell, strict=False)
             except json.JSONDecodeError as exc:
                 raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
-                                  f'character {exc.pos + 1} of the cell)', name) from None
+                                  f'character {exc.pos + 1} of the cell){_not_json_because(cell)}', name) from None
+            except RecursionError:
+                raise where.error(path, "JSON nested deeper than about 1,000 levels; no sample is shaped like that",
+                                  name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell

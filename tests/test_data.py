@@ -231,10 +231,38 @@ def test_duplicate_id(tmp_path):
 
 def test_a_clash_with_a_default_id_says_which_record_gave_none(tmp_path):
     message = load_error(write_jsonl(tmp_path, {"user_input": "q"}, {"id": "1", "user_input": "q"}))
-    assert "duplicate id '1' (first used at line 1, which has no id and so takes its number)" in message
+    assert "duplicate id '1' (first used at line 1, which has no id and so takes the id '1')" in message
     message = load_error(write_jsonl(tmp_path, {"id": 2, "user_input": "q"}, {"user_input": "q"}))
-    assert "data.jsonl, line 2" in message and "this line has no id and so takes its number" in message
+    assert "data.jsonl, line 2" in message and "this line has no id and so takes the id '2'" in message
     assert "which has no id" not in load_error(write_jsonl(tmp_path, {"id": "a"}, {"id": "a"}))
+
+
+def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(tmp_path):
+    """A CSV row's default id is its number below the header, not its line's (line 2 takes '1')."""
+    message = load_error(write_csv(tmp_path, "id,user_input\n,q\n1,q2\n"))
+    assert "data.csv, line 3: duplicate id '1' (first used at line 2, which has no id and so takes the id '1')" \
+        in message
+    message = load_error(write_csv(tmp_path, 'id,user_input\n2,"two\nlines"\n,q\n'))
+    assert "line 4: duplicate id '2' (first used at line 2); this line has no id and so takes the id '2'" in message
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("user_input;response\nq;a\n", "the header is one column holding ';': localeval reads comma-separated CSV"),
+    ("user_input\tresponse\nq\ta\n", "the header is one column holding '\\t'"),
+    ("\nuser_input,response\nq,a\n", "line 1: the header is empty"),
+    ("sep=;\nuser_input;response\nq;a\n", "line 1: the first line, 'sep=;', names another separator"),
+    ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
+    ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
+    ("user_input,retrieved_contexts\nq," + "[" * 100_000 + "]" * 100_000 + "\n", "line 2, field 'retrieved_contexts': "
+     "JSON nested deeper than about 1,000 levels"),
+])
+def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explained(tmp_path, text, expected):
+    assert expected in load_error(write_csv(tmp_path, text))
+
+
+def test_excels_separator_hint_before_the_header_is_skipped(tmp_path):
+    (sample,) = load_samples(write_csv(tmp_path, 'sep=,\r\nuser_input,response\r\nq,a\r\n'))
+    assert (sample.id, sample.user_input, sample.response) == ("1", "q", "a")
 
 
 def test_duplicate_id_in_json_names_record(tmp_path):
