@@ -45,10 +45,12 @@ SCRIPT = """
 (() => {
   const table = document.getElementById('samples'), body = table.tBodies[0];
   const number = text => text === '' ? null : Number(text);
+  const words = new Intl.Collator(undefined, {numeric: true, sensitivity: 'base'});  // ids 2 before 10
   const key = (row, column, numeric) =>
-    numeric ? number(row.cells[column].dataset.value) : row.cells[column].textContent.toLowerCase();
+    numeric ? number(row.cells[column].dataset.value) : row.cells[column].textContent;
+  const order = (a, b) => typeof a === 'string' ? words.compare(a, b) : (a < b ? -1 : 1);
   const compare = (a, b, ascending) =>
-    a === b ? 0 : a === null ? 1 : b === null ? -1 : (a < b ? -1 : 1) * (ascending ? 1 : -1);
+    a === b ? 0 : a === null ? 1 : b === null ? -1 : order(a, b) * (ascending ? 1 : -1);
   [...table.tHead.rows[0].cells].forEach((header, column) => {
     const sort = () => {
       const ascending = header.getAttribute('aria-sort') !== 'ascending';

@@ -11,6 +11,7 @@ import json
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from html import escape, unescape
 from html.parser import HTMLParser
 from pathlib import Path
@@ -49,9 +50,9 @@ def mars_is_wrong(request) -> dict:
     return {"verdicts": [{"sentence": i, "reason": "scripted", key: verdict} for i in range(1, len(items) + 1)]}
 
 
-def scored_rows() -> list[dict]:
-    """SAMPLES scored by every metric: their lines of results.jsonl."""
-    return evaluate(SAMPLES, DEFAULT_METRICS, ScriptedJudge(mars_is_wrong), LookupEmbedder({}, default=[1.0, 0.0]),
+def scored_rows(samples: list[Sample] = SAMPLES) -> list[dict]:
+    """`samples` scored by every metric: their lines of results.jsonl."""
+    return evaluate(samples, DEFAULT_METRICS, ScriptedJudge(mars_is_wrong), LookupEmbedder({}, default=[1.0, 0.0]),
                     device="cpu", settings=JudgeSettings(), cache=False).rows()
 
 
@@ -266,6 +267,19 @@ def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report
     assert seen["recall_down"] == ["paris", "mars", "seine"]
     assert seen["below"] == ["mars"]
     assert seen["found"] == ["seine"] and seen["shown"] == "1 of 3 samples shown"
+
+
+def test_ids_sort_as_numbers_where_they_are_numbers(tmp_path):
+    """Ids 1 to 12 sort 1, 2, ..., 10, not 1, 10, 11, 12, 2."""
+    needs_chromium()
+    samples = [replace(sample, id=sample_id) for sample, sample_id in zip(SAMPLES, ["10", "2", "Paris-1"])]
+    page = write_run_report(tmp_path, scored_rows(samples), samples)
+    seen = render(page, """
+        const ids = () => [...document.querySelectorAll('#samples tbody tr')].map(r => r.cells[0].textContent);
+        const id = [...document.querySelectorAll('#samples th')].find(th => th.textContent === 'id');
+        id.click(); const up = ids(); id.click();
+        return {up, down: ids()};""", tmp_path)
+    assert seen == {"up": ["2", "10", "Paris-1"], "down": ["Paris-1", "10", "2"]}
 
 
 def test_bench_page_tables_fit_1400_px(tmp_path):
