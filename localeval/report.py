@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench import svg
+from .gating import failures
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
@@ -104,6 +105,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"{escape(details['device'])}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
+        _gates_note(summary, details.get("gates")),
         _summary_table(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
@@ -134,6 +136,18 @@ def _calibration_note(calibration: dict[str, Any] | None) -> str:
     thresholds = ", ".join(f"{escape(m)} {t:.3g}" for m, t in calibration["thresholds"].items())
     return (f"<p>Calibrated verdict thresholds from {escape(calibration['path'])} "
             f"(fitted on {escape(str(calibration.get('fitted_on')))}): {thresholds}.</p>")
+
+
+def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
+    """The --fail-under gates and how each came out: a page kept as a CI artifact says why its build
+    failed, in the words the terminal used."""
+    if not gates:
+        return ""
+    failed = failures(summary, {metric: gate["at_least"] for metric, gate in gates.items()})
+    passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
+              for metric, gate in gates.items() if gate["passed"]]
+    said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else [])]
+    return f"<p{' class=warning' if failed else ''}>--fail-under gates: {escape('; '.join(said))}.</p>"
 
 
 def _interval(interval) -> str:

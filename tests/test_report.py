@@ -21,6 +21,7 @@ import pytest
 from localeval import DEFAULT_METRICS, JudgeSettings, Sample, evaluate
 from localeval.bench.report import html_page
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
+from localeval.gating import failures, outcomes
 from localeval.report import write_report
 from localeval.results import summarize
 
@@ -185,6 +186,22 @@ def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
     assert "(44%)" in recall and "(counted by the calibrated threshold 0.3; the judge wrote 0)" in recall
     uncalibrated = html.split("id='s-mars'", 1)[1].split("context_relevance: ", 1)[1].split("</details>", 1)[0]
     assert "counted by" not in uncalibrated and "<span class='no'>✗</span>" in uncalibrated
+
+
+def test_the_report_says_how_each_gate_came_out(tmp_path):
+    """A page kept as a CI artifact says why the build failed, in the terminal's words."""
+    rows = scored_rows()
+    summary = summarize(rows, list(DEFAULT_METRICS))
+    gates = {"context_recall": 0.9, "answer_supported_precision": 0.5}
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
+    html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
+    (failed,) = failures(summary, gates)
+    assert f"<p class=warning>--fail-under gates: failed: {escape(failed)}; passed: answer_supported_precision " \
+           "(mean 0.667, at least 0.5).</p>" in html
+    assert failed.startswith("context_recall: mean 0.500 is below 0.9")
+    details["gates"] = {}
+    assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
