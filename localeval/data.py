@@ -37,7 +37,7 @@ MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split in
 MAX_LINE_CHARS = 16 << 20  # one sample: far beyond any real one, short of exhausting memory on parsing
 LIST_FIELD = "retrieved_contexts"
 JOINED_ALIAS = "ground_truths"  # ragas 0.1's list of reference strings, read as one reference text
-PARQUET_HINT = "reading Parquet needs pandas and pyarrow: pip install pandas pyarrow"
+PARQUET_HINT = "reading Parquet needs pyarrow: pip install pyarrow"
 ACCEPTED_DATA = ("a dataset path (.jsonl, .json, .csv or .parquet), a list of dicts or Samples, a pandas DataFrame, "
                  "a Hugging Face datasets.Dataset or a ragas EvaluationDataset")
 READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
