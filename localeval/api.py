@@ -87,9 +87,9 @@ def evaluate(
     window: int = DEFAULT_WINDOW,
     progress: bool = False,
     ray: str | None = None,
-    workers: int = 2,
-    gpus_per_worker: float = 0,
-    cpus_per_worker: float = 1,
+    workers: int | None = None,
+    gpus_per_worker: float | None = None,
+    cpus_per_worker: float | None = None,
 ) -> EvaluationResult:
     """Score `samples` with the given metrics (default: the five of DEFAULT_METRICS; "all": every
     metric). `samples`: a dataset path, a list of dicts or Samples, a pandas DataFrame, or a dataset
@@ -105,8 +105,9 @@ def evaluate(
     bench's format for some of the samples; `summary()` then corrects each mean with them.
 
     `ray`: score on a Ray cluster ("local", or a running cluster's address) with `workers` Ray
-    workers, each holding its own judge and embedder on `gpus_per_worker` GPUs or
-    `cpus_per_worker` CPU cores (needs localeval[ray]; README, "Scaling out").
+    workers (default 2), each holding its own judge and embedder on `gpus_per_worker` GPUs
+    (default 0) or `cpus_per_worker` CPU cores (default 1); without `ray` these are refused (needs
+    localeval[ray]; README, "Scaling out on Ray").
 
     A registered judge known to agree poorly with people (the default among them) gives a
     WeakJudgeWarning naming the judge that agrees best.
@@ -185,10 +186,14 @@ def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_work
             raise UserError(f"{name}=: give its name as a string, such as \"auto\"; got {value!r}")
     if ray is not None and not isinstance(ray, str):
         raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
-    if isinstance(workers, bool) or not isinstance(workers, Integral):
+    per_worker = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
+    if ray is None and (given := [f"{name}=" for name, value in per_worker.items() if value is not None]):
+        raise UserError(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to a run on Ray; "
+                        "add ray='local' (or a cluster's address)")
+    if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)):
         raise UserError(f"workers=: give a whole number of Ray workers; got {workers!r}")
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
-        if isinstance(value, bool) or not isinstance(value, Real):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
             raise UserError(f"{name}=: give a number; got {value!r}")
 
 

@@ -41,6 +41,7 @@ from .evaluation import SampleResult, Timings
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Pipeline, PipelineRecipe
 from .progress import NoProgress, Progress
+from .results import count_of
 from .samples import Sample
 
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
@@ -65,6 +66,9 @@ class Cluster:
                             "(ray://HOST:PORT through Ray Client)")
         if self.workers < 1:
             raise UserError(f"{option('workers')} must be at least 1")
+        if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
+            raise UserError(f"{option('gpus_per_worker')} and {option('cpus_per_worker')} take a number of GPUs and "
+                            f"cores; got {self.gpus_per_worker:g} and {self.cpus_per_worker:g}")
         if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
             raise UserError(f"{option('gpus_per_worker')} must be at least 0 and {option('cpus_per_worker')} above 0")
 
@@ -74,9 +78,14 @@ class Cluster:
 
     def check_room(self, name: str, each: float, total: float) -> None:
         """The workers' `each` of the resource `name` fit in the cluster's `total`."""
-        if each and total < each * self.workers:
-            raise UserError(f"{given('workers', self.workers)}: {self.workers} workers need {each * self.workers:g} "
-                            f"{name}s; the cluster has {total:g}. Use fewer workers or fewer {name}s per worker")
+        if not each or total >= each * self.workers:
+            return
+        per_worker = option(f"{name.lower()}s_per_worker")
+        if not total:
+            raise UserError(f"{given(f'{name.lower()}s_per_worker', f'{each:g}')}: the cluster has no {name}; leave "
+                            f"{per_worker} out" + (" (the workers then run on CPU cores)" if name == "GPU" else ""))
+        raise UserError(f"{count_of(self.workers, 'worker')} of {each:g} {name} each need {each * self.workers:g}; "
+                        f"the cluster has {total:g}: ask for fewer ({option('workers')}) or less each ({per_worker})")
 
     def place(self, recipe: PipelineRecipe) -> PipelineRecipe:
         """The workers' device and dtype, decided here rather than on each node, so that the driver
@@ -92,9 +101,12 @@ class Cluster:
         return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
 
 
-def cluster_for(address: str | None, workers: int, gpus_per_worker: float, cpus_per_worker: float) -> Cluster | None:
-    """The cluster `run --ray` and `evaluate(ray=...)` ask for; None without an address (a local run)."""
-    return None if address is None else Cluster(address, workers, gpus_per_worker, cpus_per_worker)
+def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker: float | None = None,
+                cpus_per_worker: float | None = None) -> Cluster | None:
+    """The cluster `run --ray` and `evaluate(ray=...)` ask for, Cluster's defaults where a value is None;
+    None without an address (a local run)."""
+    asked = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
+    return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
 
 
 @dataclass
@@ -108,10 +120,12 @@ class WindowResult:
 class ScoringWorker:
     """One Ray actor: a pipeline loaded once, scoring one window per call."""
 
-    def __init__(self, recipe: PipelineRecipe, keywords: bool = False):
+    def __init__(self, recipe: PipelineRecipe, keywords: bool = False, threads: int = 1):
         from .offline import defaults_for_the_command_line
 
         defaults_for_the_command_line()  # this process is localeval's alone, like the CLI's
+        # Its cores, whatever OMP_NUM_THREADS the driver had (Ray sets it only where it is unset).
+        torch.set_num_threads(threads)
         with keyword_arguments(keywords):  # what it refuses reaches the driver's caller, named as they named it
             self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
             self.pipeline.load()
@@ -166,14 +180,18 @@ class RayScorer:
             _check_reachable(self.cluster.address)
             self._started_here = True
             try:
-                with _interrupts_deferred():
+                with _interrupts_deferred(), _sigterm_kept():
                     ray.init(**_init_options(self.cluster))
             except (ConnectionError, RuntimeError, ValueError) as error:
+                if "ray[client]" in str(error):  # a Ray installed without its client, which ray:// needs
+                    raise UserError(f"{given('ray', self.cluster.address)}: a ray:// address needs Ray Client: "
+                                    "pip install 'localeval[ray]' (it brings ray[client])") from None
                 raise EnvironmentFailure(f"{given('ray', self.cluster.address)}: cannot connect ({_gist(error)})") from None
         self._check_resources(ray)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
-        self._workers = [actor.remote(self.recipe, keywords_in_use()) for _ in range(self.cluster.workers)]
+        threads = max(1, math.floor(self.cluster.cpus_per_worker))
+        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(self.cluster.workers)]
         self._check_loaded(ray)
 
     def _check_resources(self, ray) -> None:
@@ -237,6 +255,19 @@ def _interrupts_deferred() -> Iterator[None]:
         raise KeyboardInterrupt
 
 
+@contextmanager
+def _sigterm_kept() -> Iterator[None]:
+    """A SIGTERM handler the process chose stays after ray.init, which sets its own (one that aborted
+    the process in the middle of a run). Python's default is left to Ray: its handler then shuts the
+    cluster down, where the default would leave it running."""
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        yield
+    finally:
+        if callable(previous) and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, previous)
+
+
 def _import_ray():
     try:
         import ray
@@ -261,7 +292,12 @@ def _host_and_port(address: str) -> tuple[str, str] | None:
 def _check_reachable(address: str) -> None:
     """Fail fast where no cluster listens: Ray itself retries such an address for minutes on end.
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
-    port ("local", "auto") are left to Ray, which needs no connection or fails at once for them."""
+    port ("local", "auto") are left to Ray, which needs no connection or fails at once for them, unless
+    RAY_ADDRESS names the cluster that "auto" means."""
+    named = given("ray", address)
+    if address == "auto" and os.environ.get("RAY_ADDRESS"):
+        address = os.environ["RAY_ADDRESS"]
+        named += f" (RAY_ADDRESS={address})"
     found = _host_and_port(address)
     if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
         return
@@ -271,7 +307,7 @@ def _check_reachable(address: str) -> None:
             pass
     except OSError as error:
         raise EnvironmentFailure(
-            f"{given('ray', address)}: no Ray cluster answers there ({error.strerror or error}). Start one with "
+            f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
 
 
@@ -280,7 +316,9 @@ def _init_options(cluster: Cluster) -> dict[str, Any]:
     if cluster.address != "local":
         return {"address": cluster.address, **quiet}
     needed = cluster.workers * cluster.cpus_per_worker
-    return {"num_cpus": max(os.cpu_count() or 1, math.ceil(needed)), "_node_ip_address": "127.0.0.1", **quiet}
+    # address "local": a new cluster even where RAY_ADDRESS names another (as on a cluster's nodes)
+    return {"address": "local", "num_cpus": max(os.cpu_count() or 1, math.ceil(needed)),
+            "_node_ip_address": "127.0.0.1", **quiet}
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

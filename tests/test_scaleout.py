@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+import torch
 
 pytest.importorskip("ray", reason="Ray is an optional extra (pip install 'localeval[ray]'); CI installs it")
 
@@ -53,14 +54,15 @@ def _rows(out: Path) -> dict:
     return {row["id"]: row for row in rows}
 
 
-def _ray_run(data: Path, out: Path, *extra: str) -> subprocess.Popen:
+def _ray_run(data: Path, out: Path, *extra: str, env: dict[str, str] | None = None) -> subprocess.Popen:
     """The command line in a process of its own, as a user runs it; where this machine allows it,
     in a network namespace that has nothing but loopback, so any connection beyond it would fail."""
     command = [sys.executable, "-m", "localeval", "run", str(data), "--out", str(out), "--ray", "local",
                "--workers", "2", "--no-cache", "--quiet", *extra]
     if _can_isolate_network():
         command = ["unshare", "-rn", "sh", "-c", 'ip link set lo up && exec "$@"', "sh", *command]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                            env={**os.environ, **(env or {})})
 
 
 def _can_isolate_network() -> bool:
@@ -85,8 +87,9 @@ def _verdicts(row: dict, metric: str) -> list:
 
 
 def test_two_ray_workers_give_the_scores_of_one_process_offline_and_resume(six_samples, single_process, tmp_path):
+    # RAY_ADDRESS, set on a cluster's nodes, does not stop --ray local from starting a cluster of its own
     for options in (["--limit", "2"], ["--resume"]):  # a run cut short, then resumed
-        run = _ray_run(six_samples, tmp_path, *options)
+        run = _ray_run(six_samples, tmp_path, *options, env={"RAY_ADDRESS": "127.0.0.1:1"})
         _, stderr = run.communicate(timeout=600)
         assert run.returncode == 0, stderr
     _assert_same_scores(_rows(tmp_path), single_process)
@@ -185,7 +188,10 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
 
 @pytest.mark.parametrize("options, message", [
     (["--workers", "0"], "--workers must be at least 1"),
-    (["--gpus-per-worker", "1"], "the cluster has 0"),
+    (["--gpus-per-worker", "1"], "--gpus-per-worker 1: the cluster has no GPU; leave --gpus-per-worker out (the "
+                                 "workers then run on CPU cores)"),
+    (["--gpus-per-worker", "nan"], "--gpus-per-worker and --cpus-per-worker take a number of GPUs and cores; got nan"),
+    (["--cpus-per-worker", "inf"], "got 0 and inf"),
     (["--device", "cuda"], "needs --gpus-per-worker"),
     (["--ray", "bogus"], "--ray bogus: give local, auto, or a running cluster's HOST:PORT"),  # was exit 3
 ])
@@ -196,6 +202,71 @@ def test_a_cluster_that_cannot_hold_the_workers_is_one_clear_error(options, mess
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
     assert not out.exists()  # refused before the folder is made (GPUs: before Ray starts)
+
+
+def test_a_cluster_too_small_names_both_ways_to_fit():
+    with pytest.raises(UserError) as refused:
+        Cluster("auto", workers=3, gpus_per_worker=1).check_room("GPU", 1, 2)
+    assert str(refused.value) == ("3 workers of 1 GPU each need 3; the cluster has 2: ask for fewer (--workers) or "
+                                  "less each (--gpus-per-worker)")
+
+
+def test_ray_options_without_ray_are_refused_by_evaluate_as_by_run():
+    for options, named in (({"workers": 4}, "workers= applies"),
+                           ({"cpus_per_worker": 2, "gpus_per_worker": 1}, "gpus_per_worker= and cpus_per_worker= apply")):
+        with pytest.raises(UserError, match=f"^{named} only to a run on Ray; add ray='local'"):
+            evaluate([{"user_input": "q"}], ["context_recall"], ScriptedJudge(every_verdict_one), **options)
+
+
+def test_a_worker_uses_as_many_torch_threads_as_it_has_cores(monkeypatch):
+    """Not what OMP_NUM_THREADS said in the driver, which Ray passes on to its workers."""
+    from localeval.pipeline import PipelineRecipe
+    from localeval.scaleout import ScoringWorker
+
+    monkeypatch.setattr(PipelineRecipe, "build", lambda self, log: type("Loaded", (), {"load": lambda self: None})())
+    threads = torch.get_num_threads()
+    try:
+        for cores in (1, 2):
+            ScoringWorker(PipelineRecipe(metrics=[]), threads=cores)
+            assert torch.get_num_threads() == cores
+    finally:
+        torch.set_num_threads(threads)
+
+
+def test_a_ray_without_its_client_asks_for_it_with_exit_2(monkeypatch, six_samples, tmp_path, capsys):
+    import socket
+
+    import ray
+
+    def without_client(**options):
+        raise RuntimeError("Ray Client requires pip package `ray[client]`. If you installed the minimal Ray ...")
+
+    monkeypatch.setattr(ray, "init", without_client)
+    with socket.create_server(("127.0.0.1", 0)) as listening:  # something answers at the address
+        address = f"ray://127.0.0.1:{listening.getsockname()[1]}"
+        assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", address, "--quiet"]) == 2
+    assert f"--ray {address}: a ray:// address needs Ray Client: pip install 'localeval[ray]'" in capsys.readouterr().err
+
+
+def test_a_sigterm_handler_the_process_chose_outlasts_ray_init():
+    """ray.init sets a SIGTERM handler that aborted a run; one localeval's CLI set stays. Python's
+    default is left to Ray's, which shuts its cluster down."""
+    from localeval.scaleout import _sigterm_kept
+
+    def chosen(*args):
+        pass
+
+    before = signal.signal(signal.SIGTERM, chosen)
+    try:
+        with _sigterm_kept():
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as ray.init does
+        assert signal.getsignal(signal.SIGTERM) is chosen
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        with _sigterm_kept():
+            signal.signal(signal.SIGTERM, chosen)
+        assert signal.getsignal(signal.SIGTERM) is chosen
+    finally:
+        signal.signal(signal.SIGTERM, before)
 
 
 def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):
@@ -254,6 +325,13 @@ def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_sampl
     assert "--ray 127.0.0.1:1: no Ray cluster answers there" in err and "Traceback" not in err
     assert time.monotonic() - started < 60  # Ray's own retries took more than five minutes
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_auto_with_ray_address_where_no_cluster_listens_fails_at_once(six_samples, tmp_path, capsys, monkeypatch):
+    """The address on a cluster's nodes: Ray's retries printed warnings for minutes."""
+    monkeypatch.setenv("RAY_ADDRESS", "127.0.0.1:1")
+    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "auto", "--quiet"]) == 3
+    assert "--ray auto (RAY_ADDRESS=127.0.0.1:1): no Ray cluster answers there" in capsys.readouterr().err
 
 
 def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_samples, tmp_path, capsys):
