@@ -5,8 +5,12 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import signal
 import sys
+import threading
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import partial
 
 from . import __version__, models, offline
@@ -299,9 +303,24 @@ def main(argv: list[str] | None = None) -> int:
         parser.commands.get(getattr(args, "command", None), parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
-    with warnings.catch_warnings():  # restores Python's own display afterwards (main runs in tests too)
+    with warnings.catch_warnings(), _stopped_as_by_ctrl_c():  # both restored afterwards (main runs in tests too)
         warnings.showwarning = _one_line_warning
         return _dispatch(args)
+
+
+@contextmanager
+def _stopped_as_by_ctrl_c() -> Iterator[None]:
+    """SIGTERM, how a scheduler (Slurm, Kubernetes, systemd) stops a job, ends a command as Ctrl-C
+    does: what was scored is said and kept, a Ray cluster it started is shut down, exit 130.
+    Python's default ends the process at once, and Ray's (ray.init sets one) aborted it."""
+    if threading.current_thread() is not threading.main_thread():  # only the main thread may set one
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 _show_python_warning = warnings.showwarning

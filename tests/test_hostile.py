@@ -549,6 +549,24 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
     assert "and rerun the same command" in err  # nothing of this run to resume
 
 
+def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judge, monkeypatch):
+    """How a scheduler stops a job: what was kept is said, exit 130, and the handler is put back."""
+    from localeval.engine.judge import TransformersJudge
+
+    def terminated(*args, **kwargs):
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(10)  # the handler interrupts this
+        raise AssertionError("SIGTERM did not stop the run")
+
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
+    monkeypatch.setattr(TransformersJudge, "generate", terminated)
+    before = signal.getsignal(signal.SIGTERM)
+    assert main(argv) == EXIT_INTERRUPTED
+    assert capsys.readouterr().err.splitlines()[-1] == ("interrupted: no sample scored yet; rerun the same command "
+                                                        "to start again")
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
 def test_an_embedder_folder_that_does_not_load_fails_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
     """It was loaded on first use: after a whole window of judging, which was then lost."""
     from localeval.engine.judge import TransformersJudge
