@@ -217,7 +217,7 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
 
 def add_ray_options(parser) -> None:
     ray = parser.add_argument_group(
-        "scaling out (needs localeval[ray]; README, \"Scaling out\")",
+        "scaling out (needs localeval[ray]; README, \"Scaling out on Ray\")",
         "The samples are split into windows; each Ray worker loads the judge and embedder once and scores the "
         "windows it is given, while this process writes results.jsonl as windows complete.")
     ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
