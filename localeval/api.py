@@ -135,7 +135,7 @@ def evaluate(
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
-    bar = progress_for(unit="requests" if cluster is None else "samples") if progress else NoProgress()
+    bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)
     finally:

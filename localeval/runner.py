@@ -170,7 +170,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
 def _progress(todo, cluster):
     if cluster is None:  # the engine reports each request
         return progress_for(f"judging {count_of(len(todo), 'sample')}")
-    return progress_for(f"scoring on {cluster.workers} Ray workers", unit="samples")  # windows report samples
+    return cluster.progress()
 
 
 def _gate(summary: dict, gates: dict[str, float]) -> int:

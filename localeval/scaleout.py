@@ -40,7 +40,7 @@ from .errors import EnvironmentFailure, ScoringStopped, UserError
 from .evaluation import SampleResult, Timings
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Pipeline, PipelineRecipe
-from .progress import NoProgress, Progress
+from .progress import NoProgress, Progress, progress_for
 from .results import count_of
 from .samples import Sample
 
@@ -75,6 +75,10 @@ class Cluster:
     def describe(self) -> str:
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
         return f"Ray cluster {self.address}: {self.workers} workers, {each} each"
+
+    def progress(self) -> Progress:
+        """The bar of a run here: samples, as windows come back (no requests reach the driver)."""
+        return progress_for(f"scoring on {self.workers} Ray workers", unit="samples")
 
     def check_room(self, name: str, each: float, total: float) -> None:
         """The workers' `each` of the resource `name` fit in the cluster's `total`."""
