@@ -13,10 +13,9 @@ from .gating import failures
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
-from .results import count_of, write_atomically
+from .results import REPORT_FILE, REPORT_TITLE, count_of, write_atomically
 from .samples import Sample
 
-REPORT_FILE = "report.html"
 
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
@@ -98,8 +97,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
     thresholds = _thresholds(details)
     parts = [
-        f"<!doctype html><meta charset='utf-8'><title>localeval report</title><style>{STYLE}</style>",
-        "<h1>localeval report</h1>",
+        f"<!doctype html><meta charset='utf-8'><title>{REPORT_TITLE}</title><style>{STYLE}</style>",
+        f"<h1>{REPORT_TITLE}</h1>",
         f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
         f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
         f"{escape(details['device'])}.</p>",
@@ -147,7 +146,8 @@ def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
     passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
               for metric, gate in gates.items() if gate["passed"]]
     said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else [])]
-    return f"<p{' class=warning' if failed else ''}>--fail-under gates: {escape('; '.join(said))}.</p>"
+    opening = "<p class='warning'>" if failed else "<p>"
+    return f"{opening}--fail-under gates: {escape('; '.join(said))}.</p>"
 
 
 def _interval(interval) -> str:

@@ -21,7 +21,6 @@ import hashlib
 import json
 import math
 import os
-import re
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,6 +33,7 @@ from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
+from .out_folder import check_ours, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -42,8 +42,11 @@ SCHEMA_VERSION = 1
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 RUN_FILE = "run.json"
-REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, "report.html")  # a previous run's, stale once its results go
+REPORT_FILE, REPORT_TITLE = "report.html", "localeval report"
+REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, REPORT_FILE)  # a previous run's, stale once its results go
 LOCK_FILE = ".localeval.lock"  # held by the run writing in a folder (claim_folder)
+RUN_OUTPUTS = {RESULTS_FILE: scored_rows, SUMMARY_FILE: json_object_with("metrics"),
+               RUN_FILE: json_object_with("data_sha256"), REPORT_FILE: page_titled(REPORT_TITLE)}
 
 
 class ResultWriter:
@@ -59,7 +62,7 @@ class ResultWriter:
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
         # An earlier run's scored samples, which a fresh run replaces at its first result.
-        check_files_are_ours(out_dir)  # before anything loads: a user's own results.jsonl is never replaced
+        check_ours(out_dir, RUN_OUTPUTS)  # before anything loads: a user's own results.jsonl is never replaced
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
@@ -131,32 +134,6 @@ def check_writable_folder(folder: Path) -> None:
     if not os.access(folder, os.W_OK | os.X_OK):
         raise EnvironmentFailure(f"{given('out', folder)}: cannot write in it (permission denied or a read-only "
                                  "file system); choose another folder")
-
-
-# How each file a run writes begins, read from its first bytes: a file of the same name that
-# begins otherwise is someone else's, and a run refuses to replace it.
-OUR_FILES_BEGIN = {
-    RESULTS_FILE: re.compile(rb'\s*\{"schema_version": '),  # ResultWriter.write's first key
-    SUMMARY_FILE: re.compile(rb'\{\s*"schema_version": '),
-    RUN_FILE: re.compile(rb'\{\s*"data_sha256": '),  # run_identity's first key
-    "report.html": re.compile(rb"<!doctype html><meta charset='utf-8'><title>localeval report</title>"),
-}
-
-
-def check_files_are_ours(out_dir: Path) -> None:
-    """Every file in out_dir that a run would replace was written by localeval; else one clear error."""
-    for name, beginning in OUR_FILES_BEGIN.items():
-        path = out_dir / name
-        try:
-            with path.open("rb") as file:
-                head = file.read(256)
-        except FileNotFoundError:
-            continue
-        except OSError as error:
-            raise EnvironmentFailure(f"cannot read {path} ({_reason(error)})") from None
-        if head.strip() and not beginning.match(head):
-            raise UserError(f"{path} was not written by localeval, and a run would replace it; choose another --out "
-                            f"(a run writes {', '.join(OUR_FILES_BEGIN)} there) or move that file")
 
 
 def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:

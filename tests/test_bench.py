@@ -624,13 +624,15 @@ def test_real_judge_bench_end_to_end(tmp_path):
     shape of the report is asserted, and that the grammar kept every answer valid JSON."""
     out = tmp_path / "bench"
     out.mkdir()
-    (out / "calibration.json").write_text("{}")  # an earlier bench's, with --calibrate
+    (out / "calibration.json").write_text('{"localeval_calibration": 1, "judges": {}}')  # an earlier bench's
     (out / "results").mkdir()
-    (out / "results" / "2-another-judge.jsonl").write_text("{}\n")  # an earlier bench's second judge
+    (out / "results" / "2-another-judge.jsonl").write_text('{"id": "a", "evidence": {}}\n')  # its second judge
+    (out / "results" / "notes.jsonl").write_text('{"note": "mine"}\n')  # a person's own, kept
     result = run_cli("bench", "--data", str(SMALL), "--limit", "3", "--no-reasons", "--out", str(out), timeout=600)
     assert result.returncode == 0, result.stderr
     assert not (out / "calibration.json").exists()  # it would pass for this bench's
-    assert [path.name for path in (out / "results").iterdir()] == ["1-smollm2-135m-instruct.jsonl"]  # same
+    assert sorted(path.name for path in (out / "results").iterdir()) == ["1-smollm2-135m-instruct.jsonl",
+                                                                          "notes.jsonl"]
     assert "1 judge on 3 samples in " in result.stdout
     assert "judge 1/1 smollm2-135m-instruct: starting" in result.stderr
     assert "judge 1/1 smollm2-135m-instruct: done in" in result.stderr

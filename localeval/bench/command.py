@@ -20,11 +20,13 @@ from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
 from ..options import check_counts, check_paths
+from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
 from .labels import LabeledSample, read_labeled
-from .report import HTML_FILE, failures, headline, markdown_table, ranked_judges, tables, write_reports
+from .report import (BENCH_TITLE, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
+                     tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
 Log = Callable[[str], None]
@@ -47,6 +49,7 @@ def bench_command(args) -> int:
     dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
     # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out)):
+        check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
         log: Log = (lambda message: None) if args.quiet else to_stderr
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
@@ -89,6 +92,8 @@ def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:
 
 
 RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl
+BENCH_OUTPUTS = {JSON_FILE: json_object_with("judges"), MARKDOWN_FILE: markdown_titled(BENCH_TITLE),
+                 HTML_FILE: page_titled(BENCH_TITLE), CALIBRATION_FILE: json_object_with("localeval_calibration")}
 
 
 def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
@@ -104,7 +109,7 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
             write_atomically(folder / f"{number}-{name}.jsonl", "".join(lines))
             written.add(f"{number}-{name}.jsonl")
     for stale in folder.glob("*.jsonl"):  # an earlier bench's judges would pass for this one's
-        if stale.name not in written:
+        if stale.name not in written and is_ours(stale, scored_rows):  # a person's own file stays
             stale.unlink()
 
 

@@ -20,6 +20,7 @@ from .compare import SUPPORT_METRICS
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "bench.json", "bench.md", "bench.html"
+BENCH_TITLE = "localeval bench"
 HIGHER, LOWER = "higher", "lower"  # which way a column is better
 
 
@@ -282,7 +283,7 @@ def failures(bench: dict[str, Any]) -> list[str]:
 
 
 def markdown(bench: dict[str, Any]) -> str:
-    lines = ["# localeval bench", "", f"**{headline(bench)}**", ""]
+    lines = [f"# {BENCH_TITLE}", "", f"**{headline(bench)}**", ""]
     lines += [f"- {line}" for line in context_lines(bench)]
     for table in tables(bench):
         lines += ["", f"## {table.title}", "", markdown_table(table)]
@@ -321,7 +322,7 @@ th{vertical-align:bottom;text-align:right}td:first-child{white-space:nowrap}.wid
 def html_page(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     parts = [
-        f"<!doctype html><meta charset='utf-8'><title>localeval bench</title><style>{STYLE}</style>",
+        f"<!doctype html><meta charset='utf-8'><title>{BENCH_TITLE}</title><style>{STYLE}</style>",
         "<h1>localeval bench</h1>",
         f"<div class='winner'>{escape(headline(bench))}</div>",
         *(f"<div>{escape(line)}</div>" for line in context_lines(bench)),

@@ -1,0 +1,68 @@
+"""The files a command would replace in its --out folder: each must be one localeval wrote.
+
+`--out .` or `--out analysis/` may hold a person's own results.jsonl or report.html. A command
+that would replace one (or delete it as an earlier run's) is refused before anything is written,
+naming the file. A file is localeval's by how it begins, as each writer writes it now and as
+earlier versions did; an empty file holds nothing to lose.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from .errors import UserError
+
+Recogniser = Callable[[bytes], bool]  # a file's bytes (its first line, for JSON Lines) -> localeval's?
+HEAD_BYTES = 1024  # enough for an HTML page's title
+
+
+def scored_rows(first_line: bytes) -> bool:
+    """A results line: an object with the sample's id and its evidence. A line a crash cut short
+    (the file's only one) is recognised by its first key, as written now or before schema_version."""
+    try:
+        row = json.loads(first_line)
+    except ValueError:
+        return not first_line.endswith(b"\n") and first_line.startswith((b'{"schema_version": ', b'{"id": '))
+    return isinstance(row, dict) and "id" in row and isinstance(row.get("evidence"), dict)
+
+
+def json_object_with(key: str) -> Recogniser:
+    def recognise(text: bytes) -> bool:
+        try:
+            return key in json.loads(text)
+        except (ValueError, TypeError):  # not JSON, or JSON that is not an object
+            return False
+    return recognise
+
+
+def page_titled(title: str) -> Recogniser:
+    return lambda head: f"<title>{title}</title>".encode() in head[:HEAD_BYTES]
+
+
+def markdown_titled(title: str) -> Recogniser:
+    return lambda head: head.startswith(f"# {title}\n".encode())
+
+
+def is_ours(path: Path, recognise: Recogniser) -> bool:
+    """Whether `path` is missing, empty or recognised; a folder or an unreadable file is one clear error."""
+    if not path.exists():
+        return True
+    if path.is_dir():
+        raise UserError(f"{path} is a folder where this command writes a file; choose another --out")
+    try:
+        with path.open("rb") as file:
+            text = file.readline() if recognise is scored_rows else file.read()
+    except OSError as error:
+        raise UserError(f"{path} cannot be read ({error.strerror or error}), so it cannot be checked to be "
+                        "localeval's before it is replaced; choose another --out") from None
+    return not text.strip() or recognise(text)
+
+
+def check_ours(folder: Path, files: Mapping[str, Recogniser]) -> None:
+    """Every one of `files` in `folder` that exists was written by localeval; else one clear error."""
+    for name, recognise in files.items():
+        if not is_ours(folder / name, recognise):
+            raise UserError(f"{folder / name} was not written by localeval, and this command would replace it; "
+                            f"choose another --out (it writes {', '.join(files)} there) or move that file")
