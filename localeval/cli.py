@@ -320,7 +320,8 @@ def _stopped_as_by_ctrl_c() -> Iterator[None]:
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        if previous is not None:  # None: a handler set outside Python, which cannot be set back from it
+            signal.signal(signal.SIGTERM, previous)
 
 
 _show_python_warning = warnings.showwarning

@@ -15,6 +15,7 @@ cell, is at most MAX_LINE_CHARS; JSON nests no deeper than Python's reader allow
 
 from __future__ import annotations
 
+import ast
 import codecs
 import csv
 import io
@@ -305,7 +306,7 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
 
 def _not_json_because(cell: str) -> str:
     """What a list cell that is not JSON most likely is, as the tools that write CSV write one."""
-    if cell.lstrip().startswith("['"):
+    if _python_list_of_strings(cell):
         return ("; this is a Python list, as pandas' to_csv writes one: write that column as JSON, "
                 "e.g. frame[column].map(json.dumps) before to_csv")
     if any(quote in cell for quote in "\u201c\u201d"):
@@ -313,11 +314,22 @@ def _not_json_because(cell: str) -> str:
     return ""
 
 
+def _python_list_of_strings(cell: str) -> bool:
+    """As Python writes one (str(list)): its strings quoted with ' unless they hold one."""
+    if "'" not in cell:
+        return False
+    try:
+        value = ast.literal_eval(cell.strip())
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
 def _csv_header(path: Path, reader) -> list[str] | None:
-    """The header row; Excel's separator hint before it ("sep=,") is skipped."""
-    header = next(reader, None)
+    """The header row, after any blank lines; Excel's separator hint before it ("sep=,") is skipped."""
+    header = next((row for row in reader if row), None)  # blank lines before it are nothing
     if header and header[0].strip().lower().startswith("sep="):
-        if header != ["sep=", ""]:
+        if [cell.strip().lower() for cell in header] != ["sep=", ""]:
             raise DataError(path, f"the first line, {','.join(header)!r}, names another separator; localeval reads "
                                   "comma-separated CSV: save the file with commas", line=1)
         header = next(reader, None)

@@ -91,7 +91,7 @@ class Evaluator:
             for key, (steps, _) in current.items():
                 self._advance(key, steps, replies[key], outcomes, waiting)
         return [
-            SampleResult(sample.id, {m.name: m.every_part(outcomes[(i, m.name)]) for m in self.metrics})
+            SampleResult(sample.id, {m.name: m.with_every_part(outcomes[(i, m.name)]) for m in self.metrics})
             for i, sample in enumerate(samples)
         ]
 

@@ -120,7 +120,7 @@ def _load(path: str) -> tuple[list, list[str]]:
     """The samples, and what reading them warned of (fields left unread): said now, and kept for
     summary.json and the report, where a reader of a run's files looks for it."""
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.simplefilter("always", LocalevalWarning)  # others as the process's filters say
         samples = load_samples(path)
     for warning in caught:
         warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)

@@ -85,6 +85,8 @@ class Cluster:
         if not each or total >= each * self.workers:
             return
         per_worker = option(f"{name.lower()}s_per_worker")
+        if not total and name == "CPU":  # a head started with --num-cpus=0, before workers join
+            raise UserError("the cluster has no CPU yet; add nodes with CPUs to it (ray start --address HEAD:PORT)")
         if not total:
             raise UserError(f"{given(f'{name.lower()}s_per_worker', f'{each:g}')}: the cluster has no {name}; leave "
                             f"{per_worker} out" + (" (the workers then run on CPU cores)" if name == "GPU" else ""))
@@ -186,6 +188,10 @@ class RayScorer:
             try:
                 with _interrupts_deferred(), _sigterm_kept():
                     ray.init(**_init_options(self.cluster))
+            except SystemExit as stop:  # ray.init's own SIGTERM handler, set as it starts, exits
+                if stop.code != signal.SIGTERM:
+                    raise
+                raise KeyboardInterrupt from None  # as Ctrl-C: the run says what it kept, and shuts Ray down
             except (ConnectionError, RuntimeError, ValueError) as error:
                 if "ray[client]" in str(error):  # a Ray installed without its client, which ray:// needs
                     raise UserError(f"{given('ray', self.cluster.address)}: a ray:// address needs Ray Client: "
@@ -261,14 +267,14 @@ def _interrupts_deferred() -> Iterator[None]:
 
 @contextmanager
 def _sigterm_kept() -> Iterator[None]:
-    """A SIGTERM handler the process chose stays after ray.init, which sets its own (one that aborted
-    the process in the middle of a run). Python's default is left to Ray: its handler then shuts the
-    cluster down, where the default would leave it running."""
+    """A SIGTERM handler the process chose (or SIG_IGN) stays after ray.init, which sets its own (one
+    that aborted the process in the middle of a run). Python's default is left to Ray: its handler
+    then shuts the cluster down, where the default would leave it running."""
     previous = signal.getsignal(signal.SIGTERM)
     try:
         yield
     finally:
-        if callable(previous) and threading.current_thread() is threading.main_thread():
+        if previous not in (None, signal.SIG_DFL) and threading.current_thread() is threading.main_thread():
             signal.signal(signal.SIGTERM, previous)
 
 

@@ -249,9 +249,10 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
 @pytest.mark.parametrize(("text", "expected"), [
     ("user_input;response\nq;a\n", "the header is one column holding ';': localeval reads comma-separated CSV"),
     ("user_input\tresponse\nq\ta\n", "the header is one column holding '\\t'"),
-    ("\nuser_input,response\nq,a\n", "line 1: the header is empty"),
+    (",,\nq,a,b\n", "line 1: the header is empty"),
     ("sep=;\nuser_input;response\nq;a\n", "line 1: the first line, 'sep=;', names another separator"),
     ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
+    ("user_input,retrieved_contexts\nq,\"[\"\"it's\"\", 'b']\"\n", "this is a Python list"),
     ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
     ("user_input,retrieved_contexts\nq," + "[" * 100_000 + "]" * 100_000 + "\n", "line 2, field 'retrieved_contexts': "
      "JSON nested deeper than about 1,000 levels"),
@@ -260,8 +261,9 @@ def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explain
     assert expected in load_error(write_csv(tmp_path, text))
 
 
-def test_excels_separator_hint_before_the_header_is_skipped(tmp_path):
-    (sample,) = load_samples(write_csv(tmp_path, 'sep=,\r\nuser_input,response\r\nq,a\r\n'))
+@pytest.mark.parametrize("before", ["sep=,\r\n", "SEP=,\r\n", "\r\n\r\n", "\r\nsep=,\r\n"])
+def test_excels_separator_hint_and_blank_lines_before_the_header_are_skipped(tmp_path, before):
+    (sample,) = load_samples(write_csv(tmp_path, before + 'user_input,response\r\nq,a\r\n'))
     assert (sample.id, sample.user_input, sample.response) == ("1", "q", "a")
 
 

@@ -229,6 +229,15 @@ def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, cap
     assert out.read_text() == "precious"
 
 
+@pytest.mark.parametrize("name", ["bench.md", "bench.json", "bench.html", "calibration.json"])
+def test_bench_refuses_to_replace_a_file_localeval_did_not_write_before_any_judge_runs(tmp_path, capsys, name):
+    labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+    (tmp_path / name).write_text("# my notes\n")
+    fails(capsys, ["bench", "--data", str(labeled), "--out", str(tmp_path)], EXIT_USER,
+          f"{tmp_path / name} was not written by localeval")
+    assert (tmp_path / name).read_text() == "# my notes\n"
+
+
 def test_bench_refuses_a_fifo_as_labeled_data(tmp_path):
     fifo = tmp_path / "labeled.jsonl"
     os.mkfifo(fifo)
@@ -340,6 +349,30 @@ def test_a_run_refuses_to_replace_a_file_localeval_did_not_write(tmp_path, capsy
     assert "choose another --out" in err
     assert sorted(p.name for p in out.iterdir()) == sorted([name, ".localeval.lock"])
     assert (out / name).read_text() == text
+
+
+@pytest.mark.parametrize(("name", "text"), [
+    ("results.jsonl", '{"id": "a", "context_recall": 1.0, "evidence": {"context_recall": {}}}\n'),  # before schema_version
+    ("results.jsonl", '{"schema_version": 1, "id": "a", "user_input": "q", "evidence": {}}\n'),  # --with-inputs
+    ("results.jsonl", '{"schema_version": 1, "id": "a", "context_rec'),  # the only line, cut short by a crash
+    ("results.jsonl", ""),
+    ("summary.json", '{\n  "metrics": {}\n}\n'),  # before schema_version
+    ("summary.json", '{"schema_version": 1, "metrics": {}, "samples": 2}'),  # as --json prints it
+    ("run.json", '{"data_sha256": "ab", "judge": "j"}'),
+    ("report.html", "<!doctype html><meta charset='utf-8'><title>localeval report</title><p>"),
+    ("report.html", " \n"),
+])
+def test_what_localeval_wrote_in_any_version_is_recognised_as_its_own(tmp_path, name, text):
+    from localeval.out_folder import check_ours
+    from localeval.results import RUN_OUTPUTS
+
+    (tmp_path / name).write_text(text)
+    check_ours(tmp_path, RUN_OUTPUTS)  # no error
+
+
+def test_a_folder_where_a_run_writes_a_file_is_exit_2(tmp_path, capsys, tiny_judge):
+    (tmp_path / "out" / "report.html").mkdir(parents=True)
+    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_USER, "report.html is a folder where this command writes")
 
 
 def test_fields_left_unread_are_said_on_the_terminal_and_kept_in_the_summary_and_report(tmp_path, capsys, tiny_judge):
@@ -553,17 +586,24 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judge, monkeyp
     """How a scheduler stops a job: what was kept is said, exit 130, and the handler is put back."""
     from localeval.engine.judge import TransformersJudge
 
-    def terminated(*args, **kwargs):
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(10)  # the handler interrupts this
-        raise AssertionError("SIGTERM did not stop the run")
+    judged = TransformersJudge.generate
 
-    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
-    monkeypatch.setattr(TransformersJudge, "generate", terminated)
+    def terminated_in_the_second_window(self, *args, **kwargs):
+        if tmp_path.joinpath("out", "results.jsonl").exists():
+            os.kill(os.getpid(), signal.SIGTERM)
+            time.sleep(10)  # the handler interrupts this
+            raise AssertionError("SIGTERM did not stop the run")
+        return judged(self, *args, **kwargs)
+
+    data, out = tmp_path / "d.jsonl", tmp_path / "out"
+    data.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2"}))
+    monkeypatch.setattr(TransformersJudge, "generate", terminated_in_the_second_window)
     before = signal.getsignal(signal.SIGTERM)
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--window", "1"]
     assert main(argv) == EXIT_INTERRUPTED
-    assert capsys.readouterr().err.splitlines()[-1] == ("interrupted: no sample scored yet; rerun the same command "
-                                                        "to start again")
+    assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'}; "
+                                                        "rerun with --resume to continue")
+    assert [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()] == ["s1"]
     assert signal.getsignal(signal.SIGTERM) is before
 
 

@@ -197,7 +197,7 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
     (failed,) = failures(summary, gates)
-    assert f"<p class=warning>--fail-under gates: failed: {escape(failed)}; passed: answer_supported_precision " \
+    assert f"<p class='warning'>--fail-under gates: failed: {escape(failed)}; passed: answer_supported_precision " \
            "(mean 0.667, at least 0.5).</p>" in html
     assert failed.startswith("context_recall: mean 0.500 is below 0.9")
     details["gates"] = {}

@@ -209,6 +209,8 @@ def test_a_cluster_too_small_names_both_ways_to_fit():
         Cluster("auto", workers=3, gpus_per_worker=1).check_room("GPU", 1, 2)
     assert str(refused.value) == ("3 workers of 1 GPU each need 3; the cluster has 2: ask for fewer (--workers) or "
                                   "less each (--gpus-per-worker)")
+    with pytest.raises(UserError, match="^the cluster has no CPU yet; add nodes with CPUs"):  # a head of --num-cpus=0
+        Cluster("auto").check_room("CPU", 1, 0)
 
 
 def test_ray_options_without_ray_are_refused_by_evaluate_as_by_run():
@@ -239,7 +241,7 @@ def test_a_ray_without_its_client_asks_for_it_with_exit_2(monkeypatch, six_sampl
     import ray
 
     def without_client(**options):
-        raise RuntimeError("Ray Client requires pip package `ray[client]`. If you installed the minimal Ray ...")
+        raise ValueError("Ray Client requires pip package `ray[client]`. If you installed the minimal Ray ...")
 
     monkeypatch.setattr(ray, "init", without_client)
     with socket.create_server(("127.0.0.1", 0)) as listening:  # something answers at the address
@@ -267,6 +269,31 @@ def test_a_sigterm_handler_the_process_chose_outlasts_ray_init():
         assert signal.getsignal(signal.SIGTERM) is chosen
     finally:
         signal.signal(signal.SIGTERM, before)
+
+
+def test_sigterm_while_ray_starts_is_an_interrupt_and_leaves_no_cluster():
+    """ray.init sets a handler that exits with status 15 as it starts: a scheduler's stop then said
+    nothing of what was kept. It is an interrupt, as Ctrl-C, and the cluster is shut down."""
+    import threading
+
+    import ray
+
+    from localeval.pipeline import PipelineRecipe
+    from localeval.scaleout import RayScorer
+
+    scorer = RayScorer(PipelineRecipe(metrics=[]), Cluster("local", workers=1), driver=None)
+    before = signal.signal(signal.SIGTERM, signal.default_int_handler)  # as the CLI sets it
+    stop = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGTERM))
+    try:
+        stop.start()
+        with pytest.raises(KeyboardInterrupt):
+            scorer._start()
+            time.sleep(30)  # had ray.init been quicker than the timer
+    finally:
+        stop.cancel()
+        scorer.close()
+        signal.signal(signal.SIGTERM, before)
+    assert not ray.is_initialized()
 
 
 def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):

@@ -117,7 +117,7 @@ class Metric:
         """The sub-scores the evidence gives (part_names, and per-chunk lists), by their results key."""
         return {}
 
-    def every_part(self, result: "MetricResult") -> "MetricResult":
+    def with_every_part(self, result: "MetricResult") -> "MetricResult":
         """`result` with every sub-score key, null where it gave none (a null result): every line of
         results.jsonl then has the same keys, and a column read by name exists when no sample scored."""
         names = (*self.part_names, *self.list_part_names)
