@@ -354,11 +354,16 @@ def _csv_columns(path: Path, header: list[str], line: int) -> list[str]:
     return columns
 
 
+_WHOLE_FLOAT = re.compile(r"-?\d+\.0+")
+
+
 def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any]:
     record = {}
     for name, cell in row.items():
         if not cell.strip():
             continue  # an empty cell means the field is absent
+        if name == "id" and _WHOLE_FLOAT.fullmatch(cell.strip()):  # pandas' to_csv of ids with one missing
+            cell = cell.strip().split(".")[0]  # the id its Parquet or DataFrame gives (_sample_id)
         if FIELD_ALIASES.get(name, name) == LIST_FIELD or name == JOINED_ALIAS:
             try:  # strict=False: a chunk may hold a line break as typed in a spreadsheet cell (Alt+Enter)
                 cell = json.loads(cell, strict=False)

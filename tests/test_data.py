@@ -261,6 +261,12 @@ def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explain
     assert expected in load_error(write_csv(tmp_path, text))
 
 
+def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
+    """pandas stores an integer column with a missing value as floats, and to_csv writes 1.0."""
+    samples = load_samples(write_csv(tmp_path, "id,user_input\n1.0,a\n,b\n3.0,c\nv1.0,d\n"))
+    assert [sample.id for sample in samples] == ["1", "2", "3", "v1.0"]
+
+
 @pytest.mark.parametrize("before", ["sep=,\r\n", "SEP=,\r\n", "\r\n\r\n", "\r\nsep=,\r\n"])
 def test_excels_separator_hint_and_blank_lines_before_the_header_are_skipped(tmp_path, before):
     (sample,) = load_samples(write_csv(tmp_path, before + 'user_input,response\r\nq,a\r\n'))
