@@ -32,12 +32,13 @@ EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
   1    a bug in localeval (a traceback; please report it)
   {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file, an unknown option value,
-       metric or model, an --out that is a file or that another run is writing in, --resume
+       metric or model, an --out that is a file, that another run is writing in or that holds
+       a results.jsonl, summary.json, report.html or run.json localeval did not write, --resume
        into another run's folder
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk, a folder that cannot be written, too
        little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C); every sample already scored is kept (rerun with --resume)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C or SIGTERM); every sample already scored is kept (rerun with --resume)
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
 """
 
@@ -101,7 +102,8 @@ BENCH_EXAMPLES = """examples:
 
 exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
 2 a usage or data error (missing file, record without labels, labels that do not line up),
-3 the machine stopped it (a full disk, an --out that cannot be written), 130 interrupted (Ctrl-C).
+3 the machine stopped it (a full disk, an --out that cannot be written),
+130 interrupted (Ctrl-C or SIGTERM).
 """
 
 
