@@ -182,10 +182,12 @@ class ResolvedModel:
         """Identifies these weights for the answer cache, so a changed model never hits stale answers.
 
         A registered judge is pinned by its GGUF's sha256; any other directory by its files'
-        names, sizes and modification times (hashing gigabytes on every start would be too slow).
+        names, sizes and modification times (hashing gigabytes on every start would be too slow),
+        even one that holds a copy of the store's provenance file: a copy of a store folder, then
+        fine-tuned in place, kept it, and the cache gave the old model's answers.
         """
         provenance = self.path / PROVENANCE_FILE
-        if provenance.is_file():
+        if self.name in registry() and provenance.is_file():
             return json.loads(provenance.read_text(encoding="utf-8"))["gguf_sha256"][:16]
         digest = hashlib.sha256()
         for file in sorted(p for p in self.path.rglob("*") if p.is_file()):

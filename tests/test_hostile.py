@@ -428,7 +428,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
     assert rows["s1"]["answer_supported_precision"] is not None
 
 
-@pytest.mark.parametrize("broken", ["not a model", "no chat template"])
+@pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -437,6 +437,12 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         judge.mkdir()
         (judge / "config.json").write_text("{}")
         expected = f"{judge} cannot be loaded as a model: "
+    elif broken == "no tokenizer.json":  # a Qwen folder without it: transformers made a tokenizer of 3 tokens
+        shutil.copytree(tiny_judge, judge)
+        (judge / "tokenizer.json").unlink()
+        config = json.loads((judge / "tokenizer_config.json").read_text())
+        (judge / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
+        expected = f"{judge}: its tokenizer has 3 tokens, where a language model's has tens of thousands"
     else:
         shutil.copytree(tiny_judge, judge)
         (judge / "chat_template.jinja").unlink()
@@ -445,6 +451,27 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
     data.write_bytes(jsonl(GOOD))
     fails(capsys, ["run", str(data), "--judge", str(judge), "--out", str(tmp_path / "out"), "--no-cache", "--quiet",
                    "--metrics", "answer_supported_precision"], EXIT_USER, expected)
+
+
+def test_a_judge_whose_chat_template_has_no_system_role_gets_its_instructions_in_the_user_message(
+        capsys, tmp_path, tiny_judge):
+    """Gemma's and Mistral's templates raise on a system message: that was a traceback, exit 1."""
+    import shutil
+
+    from localeval.engine.judge import TransformersJudge
+
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    (judge / "chat_template.jinja").write_text(
+        "{% for m in messages %}{% if m['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
+        "{% endif %}<turn>{{ m['role'] }}\n{{ m['content'] }}</turn>\n{% endfor %}<turn>model\n")
+    loaded = TransformersJudge(str(judge))
+    prompt = loaded.tokenizer.decode(loaded._ids([("system", "Judge each sentence."), ("user", "The sentences.")]))
+    assert prompt == "<turn>user\nJudge each sentence.\n\nThe sentences.</turn>\n<turn>model"
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    assert main(["run", str(data), "--judge", str(judge), "--out", str(tmp_path / "out"), "--no-cache", "--quiet",
+                 "--metrics", "answer_supported_precision"]) == EXIT_OK
 
 
 # --- two runs aimed at one folder -----------------------------------------------------------------

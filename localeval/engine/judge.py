@@ -26,6 +26,7 @@ from .linears import pack_linears, packable
 
 CPU_STEP_BUDGET = 32  # measured on 2 cores: a batch of 32 feeding 4 tokens a row ran 20% slower than 1
 GPU_STEP_BUDGET = 4096
+MIN_VOCABULARY = 1000  # a language model's tokenizer has tens of thousands of tokens
 
 
 class Judge(Protocol):
@@ -92,6 +93,7 @@ class TransformersJudge:
         self.load_seconds = 0.0
         self.stats = JudgeStats()
         self._tokenizer = self._model = self._grammar = None
+        self._instructions_in_user_message = False  # for a chat template without a system role
         self._prompt_ids: dict[JudgeRequest, list[int]] = {}
         self._prefixes: dict[tuple, tuple[int, ...]] = {}
 
@@ -114,9 +116,16 @@ class TransformersJudge:
 
             from .. import hf
 
-            self._tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
-            if self._tokenizer.chat_template is None:
+            tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
+            if tokenizer.chat_template is None:
                 raise UserError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
+            if len(tokenizer) < MIN_VOCABULARY:  # transformers builds one of a few tokens where its file is missing
+                raise UserError(f"{self.path}: its tokenizer has {len(tokenizer)} tokens, where a language model's has "
+                                "tens of thousands; its tokenizer files (tokenizer.json) are missing or broken")
+            self._instructions_in_user_message = not _renders(tokenizer, [("system", "s"), ("user", "u")])
+            if self._instructions_in_user_message and not _renders(tokenizer, [("user", "u")]):
+                raise UserError(f"{self.path}: its chat template cannot render a chat of one user message")
+            self._tokenizer = tokenizer
         return self._tokenizer
 
     def load(self) -> None:
@@ -237,6 +246,32 @@ class TransformersJudge:
         return self._prefixes[leading]
 
     def _ids(self, messages) -> list[int]:
+        tokenizer = self.tokenizer  # loading it finds whether its template takes a system message
+        if self._instructions_in_user_message:
+            messages = _instructions_in_user_message(messages)
         chat = [{"role": role, "content": content} for role, content in messages]
-        text = self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
-        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+        text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def _renders(tokenizer, messages) -> bool:
+    """Whether the model's chat template renders these messages: Gemma's and Mistral's refuse a
+    system message (their template raises)."""
+    from jinja2.exceptions import TemplateError
+
+    try:
+        tokenizer.apply_chat_template([{"role": role, "content": content} for role, content in messages],
+                                      add_generation_prompt=True, tokenize=False)
+    except TemplateError:
+        return False
+    return True
+
+
+def _instructions_in_user_message(messages) -> tuple[tuple[str, str], ...]:
+    """The system message's instructions before the user message's text, for a model without a system role."""
+    instructions = [content for role, content in messages if role == "system"]
+    rest = [(role, content) for role, content in messages if role != "system"]
+    if not instructions or not rest:
+        return tuple(rest)
+    (role, content), *after = rest
+    return (role, "\n\n".join([*instructions, content])), *after
