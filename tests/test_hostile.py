@@ -428,7 +428,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
     assert rows["s1"]["answer_supported_precision"] is not None
 
 
-@pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json"])
+@pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -437,6 +437,11 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         judge.mkdir()
         (judge / "config.json").write_text("{}")
         expected = f"{judge} cannot be loaded as a model: "
+    elif broken == "more layers than weights":  # transformers gives the third layer random weights
+        shutil.copytree(tiny_judge, judge)
+        config = json.loads((judge / "config.json").read_text())
+        (judge / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 3}))
+        expected = f"{judge}: its weights do not match its config.json (9 missing, such as model.layers.2."
     elif broken == "no tokenizer.json":  # a Qwen folder without it: transformers made a tokenizer of 3 tokens
         shutil.copytree(tiny_judge, judge)
         (judge / "tokenizer.json").unlink()

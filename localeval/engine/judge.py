@@ -137,8 +137,9 @@ class TransformersJudge:
         from .. import hf
 
         started = time.perf_counter()
-        model = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
-                        attn_implementation=attention.register())
+        model, found = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
+                               attn_implementation=attention.register(), output_loading_info=True)
+        _check_weights(self.path, found)
         self._model = model.to(self.device, self.dtype).eval()
         self._model.config.dtype = self.dtype
         n_logits = model.get_output_embeddings().weight.shape[0]
@@ -252,6 +253,18 @@ class TransformersJudge:
         chat = [{"role": role, "content": content} for role, content in messages]
         text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
         return tokenizer(text, add_special_tokens=False)["input_ids"]
+
+
+def _check_weights(path: str, found: dict[str, list[str]]) -> None:
+    """The file's tensors are the ones config.json describes. transformers fills a missing one with
+    random numbers and drops an unused one, and only warns (a config of 34 layers for 30 layers of
+    weights ran, and scored)."""
+    missing, unused = found.get("missing_keys") or [], found.get("unexpected_keys") or []
+    if missing or unused:
+        said = [f"{count} {what}, such as {names[0]}" for count, what, names in
+                ((len(missing), "missing", sorted(missing)), (len(unused), "unused", sorted(unused))) if count]
+        raise UserError(f"{path}: its weights do not match its config.json ({'; '.join(said)}); the model would "
+                        "run with random or missing layers")
 
 
 def _renders(tokenizer, messages) -> bool:
