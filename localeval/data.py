@@ -39,6 +39,7 @@ MAX_LINE_CHARS = 16 << 20  # one sample: far beyond any real one, short of exhau
 LIST_FIELD = "retrieved_contexts"
 JOINED_ALIAS = "ground_truths"  # ragas 0.1's list of reference strings, read as one reference text
 PARQUET_HINT = "reading Parquet needs pyarrow: pip install pyarrow"
+TOO_DEEP = "JSON nested deeper than about 1,000 levels; no sample is shaped like that"  # Python's reader's limit
 ACCEPTED_DATA = ("a dataset path (.jsonl, .json, .csv or .parquet), a list of dicts or Samples, a pandas DataFrame, "
                  "a Hugging Face datasets.Dataset or a ragas EvaluationDataset")
 READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
@@ -300,8 +301,7 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         # A whole .json file reports the error's own line; a .jsonl line reports itself.
         raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None
     except RecursionError:
-        raise DataError(path, "JSON nested deeper than about 1,000 levels; no sample is shaped like that",
-                        line=line) from None
+        raise DataError(path, TOO_DEEP, line=line) from None
 
 
 def _not_json_because(cell: str) -> str:
@@ -327,12 +327,13 @@ def _python_list_of_strings(cell: str) -> bool:
 
 def _csv_header(path: Path, reader) -> list[str] | None:
     """The header row, after any blank lines; Excel's separator hint before it ("sep=,") is skipped."""
-    header = next((row for row in reader if row), None)  # blank lines before it are nothing
+    rows = (row for row in reader if row)  # blank lines before it are nothing
+    header = next(rows, None)
     if header and header[0].strip().lower().startswith("sep="):
         if [cell.strip().lower() for cell in header] != ["sep=", ""]:
             raise DataError(path, f"the first line, {','.join(header)!r}, names another separator; localeval reads "
-                                  "comma-separated CSV: save the file with commas", line=1)
-        header = next(reader, None)
+                                  "comma-separated CSV: save the file with commas", line=reader.line_num)
+        header = next(rows, None)
     return header
 
 
@@ -371,8 +372,7 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
                 raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
                                   f'character {exc.pos + 1} of the cell){_not_json_because(cell)}', name) from None
             except RecursionError:
-                raise where.error(path, "JSON nested deeper than about 1,000 levels; no sample is shaped like that",
-                                  name) from None
+                raise where.error(path, TOO_DEEP, name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell

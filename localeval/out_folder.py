@@ -14,18 +14,24 @@ from pathlib import Path
 
 from .errors import UserError
 
-Recogniser = Callable[[bytes], bool]  # a file's bytes (its first line, for JSON Lines) -> localeval's?
+Recogniser = Callable[[bytes], bool]  # a file's bytes (its first line, for .jsonl) -> localeval's?
 HEAD_BYTES = 1024  # enough for an HTML page's title
 
 
+def a_result(row: object) -> bool:
+    """A line of results.jsonl, parsed: an object with the sample's id and its evidence (every line
+    localeval writes has both)."""
+    return isinstance(row, dict) and "id" in row and isinstance(row.get("evidence"), dict)
+
+
 def scored_rows(first_line: bytes) -> bool:
-    """A results line: an object with the sample's id and its evidence. A line a crash cut short
-    (the file's only one) is recognised by its first key, as written now or before schema_version."""
+    """JSON Lines of results, by their first line. A line a crash cut short (the file's only one) is
+    recognised by its first key, as written now or before schema_version."""
     try:
         row = json.loads(first_line)
     except ValueError:
         return not first_line.endswith(b"\n") and first_line.startswith((b'{"schema_version": ', b'{"id": '))
-    return isinstance(row, dict) and "id" in row and isinstance(row.get("evidence"), dict)
+    return a_result(row)
 
 
 def json_object_with(key: str) -> Recogniser:
@@ -53,7 +59,7 @@ def is_ours(path: Path, recognise: Recogniser) -> bool:
         raise UserError(f"{path} is a folder where this command writes a file; choose another --out")
     try:
         with path.open("rb") as file:
-            text = file.readline() if recognise is scored_rows else file.read()
+            text = file.readline() if path.suffix == ".jsonl" else file.read()  # a line is a whole record
     except OSError as error:
         raise UserError(f"{path} cannot be read ({error.strerror or error}), so it cannot be checked to be "
                         "localeval's before it is replaced; choose another --out") from None

@@ -33,7 +33,7 @@ from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
-from .out_folder import check_ours, json_object_with, page_titled, scored_rows
+from .out_folder import a_result, check_ours, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -61,8 +61,8 @@ class ResultWriter:
         self._file = None
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
-        # An earlier run's scored samples, which a fresh run replaces at its first result.
         check_ours(out_dir, RUN_OUTPUTS)  # before anything loads: a user's own results.jsonl is never replaced
+        # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
@@ -255,12 +255,12 @@ def read_done_ids(path: Path) -> set[str]:
                 continue
             try:
                 row = json.loads(line)
-                if not isinstance(row["evidence"], dict):  # every line localeval writes has its evidence
-                    raise TypeError
-                done.add(str(row["id"]))
-            except (json.JSONDecodeError, KeyError, TypeError):
+            except json.JSONDecodeError:
+                row = None
+            if not a_result(row):
                 raise UserError(f"{path}, line {number}: not a localeval result; delete that line to resume, or "
                                 "score into another --out")
+            done.add(str(row["id"]))
     return done
 
 

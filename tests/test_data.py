@@ -267,7 +267,7 @@ def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
     assert [sample.id for sample in samples] == ["1", "2", "3", "v1.0"]
 
 
-@pytest.mark.parametrize("before", ["sep=,\r\n", "SEP=,\r\n", "\r\n\r\n", "\r\nsep=,\r\n"])
+@pytest.mark.parametrize("before", ["sep=,\r\n", "SEP=,\r\n", "\r\n\r\n", "\r\nsep=,\r\n", "sep=,\r\n\r\n"])
 def test_excels_separator_hint_and_blank_lines_before_the_header_are_skipped(tmp_path, before):
     (sample,) = load_samples(write_csv(tmp_path, before + 'user_input,response\r\nq,a\r\n'))
     assert (sample.id, sample.user_input, sample.response) == ("1", "q", "a")
