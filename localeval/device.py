@@ -70,17 +70,24 @@ def cpu_flags() -> tuple[str, ...]:
     return ()
 
 
+# The instructions that compute each half-width format in hardware. A CPU without them converts
+# (f16c, avx512_bf16's absence) and computes in float32, several times slower than float32 itself.
+HALF_WIDTH_INSTRUCTIONS = {torch.bfloat16: ("avx512_bf16", "amx_bf16"), torch.float16: ("avx512_fp16", "amx_fp16")}
+
+
 def native_bf16() -> bool:
     """Whether the CPU computes bfloat16 in hardware: elsewhere it is emulated, slower than float32."""
-    return any(flag in cpu_flags() for flag in ("avx512_bf16", "amx_bf16"))
+    return any(flag in cpu_flags() for flag in HALF_WIDTH_INSTRUCTIONS[torch.bfloat16])
 
 
 def emulated_on_this_cpu(device: str | torch.device, dtype: torch.dtype) -> bool:
-    """Whether a judge computing in `dtype` on `device` (bfloat16: --dtype bfloat16 or int8's activations)
-    would run on a CPU of this machine that emulates it: there it runs several times slower than float32
-    (int8: 5.6x slower for Qwen-0.5B on a 2-core AVX2 CPU, docs/benchmarks.md). Unknown flags (no
+    """Whether a judge computing in `dtype` on `device` (bfloat16: --dtype bfloat16 or int8's activations;
+    float16) would run on a CPU of this machine that emulates it: there it runs several times slower than
+    float32 (docs/benchmarks.md: int8 5.6x slower for Qwen-0.5B on a 2-core AVX2 CPU). Unknown flags (no
     /proc/cpuinfo) are not held against the choice."""
-    return torch.device(device).type == "cpu" and dtype == torch.bfloat16 and bool(cpu_flags()) and not native_bf16()
+    needed = HALF_WIDTH_INSTRUCTIONS.get(dtype)
+    flags = cpu_flags()
+    return torch.device(device).type == "cpu" and needed is not None and bool(flags) and not any(f in flags for f in needed)
 
 
 def describe(device: str) -> str:

@@ -200,10 +200,12 @@ def test_a_judge_measured_in_bfloat16_runs_in_it_only_where_the_cpu_computes_it(
     assert dtype_name("cuda", "auto", "float32") == "bfloat16"
 
 
-@pytest.mark.parametrize("dtype, warned", [("bfloat16", True), ("int8", True), ("float32", False)])
-def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp_path, tiny_judge, dtype, warned):
-    """bfloat16 on a CPU without bf16 instructions runs several times slower than float32 (int8: 5.6x,
-    docs/benchmarks.md): a user who asks for it should hear so, and still get the run."""
+@pytest.mark.parametrize("dtype, warning", [("bfloat16", "this CPU has no bf16 instructions"),
+                                             ("int8", "this CPU has no bf16 instructions"),
+                                             ("float16", "this CPU has no fp16 instructions"), ("float32", None)])
+def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp_path, tiny_judge, dtype, warning):
+    """bfloat16 or float16 on a CPU without their instructions runs several times slower than float32
+    (int8: 5.6x, float16: 3x, docs/benchmarks.md): a user who asks for it should hear so, and still get the run."""
     from localeval import device
 
     monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
@@ -212,7 +214,9 @@ def test_a_dtype_the_cpu_emulates_is_run_with_a_warning(monkeypatch, capsys, tmp
     argv = ["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_relevance", "--dtype", dtype,
             "--out", str(tmp_path / "out"), "--no-cache", "--quiet"]
     assert main(argv) == 0
-    assert ("this CPU has no bf16 instructions" in capsys.readouterr().err) == warned
+    err = capsys.readouterr().err
+    assert ("this CPU has no" in err) == (warning is not None)
+    assert warning is None or warning in err
 
 
 @pytest.mark.parametrize(("cluster", "warned"), [
@@ -247,6 +251,17 @@ def test_only_bfloat16_on_a_cpu_known_to_lack_it_counts_as_emulated(monkeypatch)
         assert device.emulated_on_this_cpu("cpu", torch.bfloat16) == emulated  # int8's activations too
         assert not device.emulated_on_this_cpu("cpu", torch.float32)
         assert not device.emulated_on_this_cpu("cuda", torch.bfloat16)
+
+
+def test_float16_counts_as_emulated_on_a_cpu_without_fp16_arithmetic(monkeypatch):
+    """f16c only converts float16; avx512_fp16 and amx_fp16 compute in it."""
+    from localeval import device
+
+    for flags, emulated in [(("avx2",), True), (("avx512_bf16", "avx512f"), True), (("avx512_fp16",), False),
+                            (("amx_fp16",), False), ((), False)]:
+        monkeypatch.setattr(device, "cpu_flags", lambda flags=flags: flags)
+        assert device.emulated_on_this_cpu("cpu", torch.float16) == emulated
+        assert not device.emulated_on_this_cpu("cuda", torch.float16)
 
 
 def test_replacing_linears_frees_each_original_as_it_goes():
