@@ -205,7 +205,40 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
     path = Path(name_or_path).expanduser()
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json)")
+    _check_folder_kind(path, kind)
     return ResolvedModel(str(path), path)
+
+
+def _check_folder_kind(path: Path, kind: str) -> None:
+    """A model folder of the other kind, refused before it loads. sentence-transformers pools any
+    transformer, so a judge's folder given as --embedder loaded and scored every pair of texts alike
+    (similarities of about 0.997); an embedder's given as --judge failed only once judging began."""
+    architectures = _generating_architectures(path)
+    sentence_transformers = (path / "modules.json").is_file()
+    if kind == "embedder" and architectures and not sentence_transformers:
+        raise UserError(f"{path} is a model that generates text ({', '.join(architectures)}), not a "
+                        f"sentence-transformers embedder: give it as {option('judge')}, and as {option('embedder')} "
+                        f"a registered embedder ({_known('embedder')}) or a sentence-transformers folder")
+    if kind == "judge" and (sentence_transformers or architectures == ()):
+        what = "a sentence-transformers embedder" if sentence_transformers else "a model that does not generate text"
+        raise UserError(f"{path} is {what}, not a judge: give it as {option('embedder')}, and as {option('judge')} a "
+                        f"registered judge ({_known('judge')}) or an instruct model's folder")
+
+
+def _generating_architectures(path: Path) -> tuple[str, ...] | None:
+    """The folder's model classes that generate text (transformers' AutoModelForCausalLM table): empty
+    where config.json names only others, None where it cannot tell (then the loader decides)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
+
+    try:
+        config = json.loads((path / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    named = config.get("architectures") if isinstance(config, dict) else None
+    if isinstance(named, list) and named and all(isinstance(name, str) for name in named):
+        return tuple(name for name in named if name in causal.values())
+    model_type = config.get("model_type") if isinstance(config, dict) else None
+    return None if not isinstance(model_type, str) else (model_type,) if model_type in causal else ()
 
 
 def _article(word: str) -> str:

@@ -428,12 +428,23 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
     assert rows["s1"]["answer_supported_precision"] is not None
 
 
-@pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights"])
+@pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights",
+                                    "an embedder", "not generative"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
+    from localeval import models
+
     judge = tmp_path / "judge"
-    if broken == "not a model":
+    if broken == "an embedder":  # a sentence-transformers folder: it failed only once judging began
+        judge = models.resolve("all-minilm-l6-v2", "embedder").path
+        expected = f"{judge} is a sentence-transformers embedder, not a judge: give it as --embedder"
+    elif broken == "not generative":  # an encoder with a chat template copied in: transformers' own words
+        shutil.copytree(tiny_judge, judge)
+        config = json.loads((judge / "config.json").read_text())
+        (judge / "config.json").write_text(json.dumps({**config, "architectures": ["BertModel"], "model_type": "bert"}))
+        expected = f"{judge} is a model that does not generate text, not a judge"
+    elif broken == "not a model":
         judge.mkdir()
         (judge / "config.json").write_text("{}")
         expected = f"{judge} cannot be loaded as a model: "
@@ -637,6 +648,16 @@ def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judge, monkeyp
                                                         "rerun with --resume to continue")
     assert [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()] == ["s1"]
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_judge_folder_given_as_the_embedder_is_refused_before_anything_loads(tmp_path, capsys, tiny_judge, monkeypatch):
+    """sentence-transformers pools any transformer: a judge's folder ran, with every similarity about 0.997."""
+    from localeval.engine.judge import TransformersJudge
+
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache", "--embedder", str(tiny_judge))
+    monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
+    fails(capsys, argv, EXIT_USER, f"{tiny_judge} is a model that generates text (LlamaForCausalLM), not a "
+                                   "sentence-transformers embedder: give it as --judge")
 
 
 def test_an_embedder_folder_that_does_not_load_fails_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
