@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import load_thresholds
+from .calibration import CalibrationWarning, check_fits, load_thresholds
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder
@@ -28,7 +28,7 @@ from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import WeakJudgeWarning, weak_judge_warning
-from .tuning import check_choice, metric_settings
+from .tuning import check_choice, metric_settings, settings_used
 
 
 def as_samples(samples: Any) -> list[Sample]:
@@ -120,9 +120,11 @@ def evaluate(
     samples = as_samples(samples)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
+    thresholds, calibrated = None, None
     if settings is None:
         check_choice("scoring", scoring)
-        thresholds = load_thresholds(calibration, models.judge_name(judge))[0] if calibration is not None else None
+        if calibration is not None:
+            thresholds, calibrated = load_thresholds(calibration, models.judge_name(judge), models.judge_folder(judge))
         settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
     elif scoring != "auto" or calibration is not None:
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
@@ -133,6 +135,9 @@ def evaluate(
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
+    if calibrated and (misfit := check_fits(calibrated, getattr(pipeline.judge, "fingerprint", None),
+                                            settings_used(chosen))):
+        warnings.warn(CalibrationWarning(misfit), stacklevel=3)
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()

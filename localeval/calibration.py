@@ -8,11 +8,19 @@ checked out of sample: fitted on one half of the samples and scored on the other
 threshold that does not beat 0.5 on both held-out halves is noise: it is recorded, not applied.
 
 The file names each judge's thresholds per metric, those `run --calibration` applies under
-"judges" and the rest under "not_applied", each with what fitting it did:
+"judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
+what the thresholds belong to: the judge's weights (its fingerprint), its folder when it is not a
+registered judge, and how each metric asked it (reasons, worked example). A threshold fitted on
+one model's probabilities means nothing for another's, so `run` refuses other weights; asked
+another way, the same judge's probabilities move, so `run` warns.
 
     {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
-     "not_applied": {"qwen2.5-coder-0.5b-instruct": {"answer_supported_precision": {...}}}}
+     "not_applied": {"qwen2.5-coder-0.5b-instruct": {"answer_supported_precision": {...}}},
+     "fitted_with": {"qwen2.5-coder-0.5b-instruct": {"weights": "8d2c...", "folder": null,
+                                                     "reasons": {"context_recall": false}, "example": {...}}}}
+
+A file written before "fitted_with" existed is applied by the judge's name alone, as it was.
 """
 
 from __future__ import annotations
@@ -25,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import UserError
+from .errors import LocalevalWarning, UserError
 from .options import given
 from .results import write_atomically
 
@@ -34,6 +42,10 @@ FORMAT = 1
 # Fewest labeled samples a calibration is fitted on: each half holds five, and with fewer a threshold
 # "helps both halves" by the luck of two or three sentences (a probe's 4-sample bench fitted one).
 MIN_SAMPLES = 10
+
+
+class CalibrationWarning(LocalevalWarning):
+    """A calibrated metric asks the judge otherwise than the bench that fitted its threshold (check_fits)."""
 
 
 def check_enough_samples(samples: int) -> None:
@@ -100,18 +112,31 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     }
 
 
-def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int) -> None:
-    """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied."""
+def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int,
+                      fitted_with: dict[str, dict[str, Any]]) -> None:
+    """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied.
+    `fitted_with`: {judge: fitted_with(...)}, what each judge's thresholds belong to."""
     applied = {judge: {m: e for m, e in fitted.items() if e["helps_both_halves"]} for judge, fitted in judges.items()}
     rejected = {judge: {m: e for m, e in fitted.items() if not e["helps_both_halves"]} for judge, fitted in judges.items()}
     payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": applied,
-               "not_applied": rejected}
+               "not_applied": rejected, "fitted_with": {judge: fitted_with[judge] for judge in judges}}
     write_atomically(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
-def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dict[str, Any]]:
+def fitted_with(weights: str | None, folder: str | None, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """What a judge's thresholds belong to: its weights' fingerprint, its folder (resolved, for a judge
+    that is not registered) and how each metric asked it (tuning.settings_used's reasons and example)."""
+    return {"weights": weights, "folder": folder,
+            **{setting: dict(settings.get(setting, {})) for setting in ASKED_BY}}
+
+
+ASKED_BY = ("reasons", "example")  # the settings that change a verdict's probability, not only its use
+
+
+def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> tuple[dict[str, float], dict[str, Any]]:
     """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
-    in a summary (its path and digest)."""
+    in a summary (its path and digest). A judge that is a folder (`folder`, resolved) is also found by
+    that folder, however it was typed in either command."""
     path = Path(path)
     try:
         raw = path.read_bytes()
@@ -123,14 +148,47 @@ def load_thresholds(path: str | Path, judge: str) -> tuple[dict[str, float], dic
     if not isinstance(payload, dict) or payload.get("localeval_calibration") != FORMAT:
         raise UserError(f"{given('calibration', path)}: not a localeval calibration file (written by `bench --calibrate`)")
     judges = payload.get("judges") or {}
-    if judge not in judges and judge not in (payload.get("not_applied") or {}):
+    recorded = payload.get("fitted_with") if isinstance(payload.get("fitted_with"), dict) else {}
+    key = _entry_for(judge, folder, [*judges, *(payload.get("not_applied") or {})], recorded)
+    if key is None:
         raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
     try:
-        thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(judge, {}).items()}
+        thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(key, {}).items()}
     except (AttributeError, KeyError, TypeError, ValueError):
-        raise UserError(f"{given('calibration', path)}: the entry of judge '{judge}' is not a map of metric to "
+        raise UserError(f"{given('calibration', path)}: the entry of judge '{key}' is not a map of metric to "
                         "{\"threshold\": number}") from None
-    named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": judge,
-             "fitted_on": payload.get("data"), "thresholds": thresholds}
+    named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": key,
+             "fitted_on": payload.get("data"), "thresholds": thresholds,
+             "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None}
     return thresholds, named
+
+
+def _entry_for(judge: str, folder: str | None, keys: list[str], recorded: dict[str, Any]) -> str | None:
+    """The file's name for this judge: its own name, else the entry fitted on the same folder."""
+    if judge in keys:
+        return judge
+    same_folder = [key for key in keys if folder and isinstance(recorded.get(key), dict)
+                   and recorded[key].get("folder") == folder]
+    return same_folder[0] if same_folder else None
+
+
+def check_fits(calibration: dict[str, Any], weights: str | None, asked: dict[str, dict[str, Any]]) -> str | None:
+    """Refuse thresholds fitted on other weights than the judge's (`weights`, its fingerprint); the
+    warning, if any, for calibrated metrics that this run asks otherwise than bench did (`asked`:
+    tuning.settings_used of this run's metrics). A file without "fitted_with" is taken on trust."""
+    recorded = calibration.get("fitted_with")
+    if not recorded:
+        return None
+    where = given("calibration", calibration["path"])
+    if weights and recorded.get("weights") and recorded["weights"] != weights:
+        raise UserError(f"{where}: its thresholds for '{calibration['judge']}' were fitted on other weights "
+                        f"(fingerprint {recorded['weights']}; this judge's is {weights}), so they do not apply; "
+                        "fit them again with `bench --calibrate` on this judge")
+    differ = sorted({metric for setting in ASKED_BY for metric in calibration["thresholds"]
+                     if metric in recorded.get(setting, {}) and metric in asked.get(setting, {})
+                     and recorded[setting][metric] != asked[setting][metric]})
+    if not differ:
+        return None
+    return (f"{', '.join(differ)} asked the judge otherwise (--reasons, --example) than the bench that "
+            f"fitted {where}: the judge's probabilities move with how it is asked, so those thresholds may not fit")

@@ -145,6 +145,14 @@ def judge_name(judge: Any = None) -> str:
     return getattr(judge, "name", None) or judge.identity
 
 
+def judge_folder(judge: Any = None) -> str | None:
+    """A judge that is a folder of one's own, by its resolved path (however it is typed); None for a
+    registered judge, its store folder included, and for a Judge object."""
+    if not isinstance(judge, str) or judge_name(judge) in registry() or not Path(judge).expanduser().is_dir():
+        return None
+    return str(Path(judge).expanduser().resolve())
+
+
 def _registered_at(path: str) -> str | None:
     """The registered judge whose store folder `path` is: given by its folder, it is still that judge,
     with its measured settings and agreement, not an unmeasured directory."""

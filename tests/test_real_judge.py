@@ -223,13 +223,15 @@ def test_soft_scoring_is_the_mean_probability_of_the_same_answers(no_network, pi
 @pytest.fixture(scope="module")
 def labeled_run(no_network, tmp_path_factory):
     """The four labeled dev samples, scored with their own labels and a calibration for context_recall."""
-    from localeval.calibration import write_calibration
+    from localeval import models
+    from localeval.calibration import fitted_with, write_calibration
 
     folder = tmp_path_factory.mktemp("labeled")
     calibration = folder / "calibration.json"
+    weights = models.resolve("smollm2-135m-instruct", "judge").fingerprint()  # the real judge's own: applied
     write_calibration(calibration, {"smollm2-135m-instruct": {"context_recall": {"threshold": 0.3,
                                                                                    "helps_both_halves": True}}},
-                      "hand-written for the test", 4)
+                      "hand-written for the test", 4, {"smollm2-135m-instruct": fitted_with(weights, None, {})})
     out = folder / "out"
     argv = ["run", str(LABELED), "--out", str(out), "--quiet", "--labels", str(LABELED),
             "--calibration", str(calibration)]

@@ -5,16 +5,20 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from localeval import models
-from localeval.calibration import balanced_accuracy_at, calibrate, fit_threshold, load_thresholds, write_calibration
+from localeval.calibration import (balanced_accuracy_at, calibrate, check_fits, fit_threshold, fitted_with, load_thresholds,
+                                   write_calibration)
 from localeval.errors import UserError
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.results import format_table, summarize
 from localeval.trust import WEAK, measured_agreement, weak_judge_warning
+
+LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"  # four dev samples, labeled
 
 # --- bootstrap interval ----------------------------------------------------------------------
 
@@ -204,8 +208,10 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
     fitted = {"judge-a": {"context_recall": {"threshold": 0.25, "helps_both_halves": True},
                           "context_relevance": {"threshold": 0.7, "helps_both_halves": False}},
               "judge-c": {"context_relevance": {"threshold": 0.7, "helps_both_halves": False}}}
-    write_calibration(path, fitted, "dev.jsonl", 30)
+    belongs_to = {"judge-a": fitted_with("aaaa", None, {}), "judge-c": fitted_with("cccc", None, {})}
+    write_calibration(path, fitted, "dev.jsonl", 30, belongs_to)
     thresholds, named = load_thresholds(path, "judge-a")
+    assert named["fitted_with"] == {"weights": "aaaa", "folder": None, "reasons": {}, "example": {}}
     assert thresholds == {"context_recall": 0.25}  # a threshold that did not help both halves is not applied
     assert json.loads(path.read_text())["not_applied"]["judge-a"] == {"context_relevance": fitted["judge-a"]["context_relevance"]}
     assert load_thresholds(path, "judge-c")[0] == {}  # calibrated, nothing worth applying
@@ -246,7 +252,8 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
 
     calibration, data = tmp_path / "calibration.json", tmp_path / "d.jsonl"
     entry = {"threshold": 0.3, "helps_both_halves": True}
-    write_calibration(calibration, {str(tiny_judge): {"context_recall": entry, "context_relevance": entry}}, "x", 4)
+    write_calibration(calibration, {str(tiny_judge): {"context_recall": entry, "context_relevance": entry}}, "x", 4,
+                      {str(tiny_judge): fitted_with(None, None, {})})
     data.write_text(json.dumps({"user_input": "When did it open?", "retrieved_contexts": ["It opened in 1932."],
                                 "response": "In 1932.", "reference": "It opened in 1932."}) + "\n")
 
@@ -316,3 +323,81 @@ def test_the_corrected_interval_covers_the_peoples_mean_for_real_judges():
     assert coverage["qwen2.5-coder-1.5b-instruct", "context_recall", "hard", "10"] >= 90.0
     # and the judges' own intervals, around their biased means, miss the people's mean somewhere
     assert any(r[7] == "no" for r in rows)
+
+
+# --- what a calibration belongs to: the judge's weights, its folder, how each metric asked it ----
+
+
+def test_a_judge_folder_is_found_in_a_calibration_by_its_folder_however_it_is_typed(tmp_path):
+    """bench --judges ./judge wrote the key "./judge": run --judge /abs/judge was told it had no thresholds."""
+    path = tmp_path / "calibration.json"
+    entry = {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}
+    write_calibration(path, {"./judge": entry}, "x", 12, {"./judge": fitted_with("ffff", "/abs/judge", {})})
+    thresholds, named = load_thresholds(path, "/abs/../abs/judge", folder="/abs/judge")
+    assert thresholds == {"context_recall": 0.3} and named["judge"] == "./judge"
+    with pytest.raises(UserError, match="no thresholds for judge 'other'"):
+        load_thresholds(path, "other", folder="/abs/other")
+
+
+def test_a_calibration_written_before_it_named_its_weights_is_taken_on_trust(tmp_path):
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"localeval_calibration": 1, "judges": {"j": {"context_recall": {"threshold": 0.3}}}}))
+    thresholds, named = load_thresholds(path, "j")
+    assert thresholds == {"context_recall": 0.3} and named["fitted_with"] is None
+    assert check_fits(named, "any weights", {"reasons": {"context_recall": True}}) is None
+
+
+def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_warned_of():
+    named = {"path": "c.json", "judge": "j", "thresholds": {"context_recall": 0.3, "context_relevance": 0.6},
+             "fitted_with": fitted_with("aaaa", None, {"reasons": {"context_recall": True, "faithfulness": True},
+                                                       "example": {"context_relevance": False}})}
+    with pytest.raises(UserError, match=r"were fitted on other weights \(fingerprint aaaa; this judge's is bbbb\)"):
+        check_fits(named, "bbbb", {})
+    assert check_fits(named, "aaaa", {"reasons": {"context_recall": True}, "example": {"context_relevance": False}}) is None
+    # faithfulness asked otherwise has no threshold here: nothing to warn of
+    assert check_fits(named, "aaaa", {"reasons": {"faithfulness": False}}) is None
+    warning = check_fits(named, "aaaa", {"reasons": {"context_recall": False}, "example": {"context_relevance": True}})
+    assert warning.startswith("context_recall, context_relevance asked the judge otherwise (--reasons, --example)")
+    assert check_fits(named, None, {}) is None  # a judge object without a fingerprint: nothing to compare
+
+
+def test_bench_calibration_of_a_judge_folder_is_applied_to_it_and_refused_once_it_changes(
+        tmp_path, tiny_judge, capsys, monkeypatch):
+    """End to end through both commands: bench --calibrate on a folder typed one way, run --calibration with it
+    typed another; then the folder's weights change and the same file is refused, before anything is written."""
+    import shutil
+
+    from localeval.cli import main
+
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    labeled = tmp_path / "labeled.jsonl"  # the four labeled samples three times over: a calibration needs ten
+    rows = [json.loads(line) for line in LABELED.read_text().splitlines()]
+    labeled.write_text("".join(json.dumps({**row, "id": f"{row['id']}-{n}"}) + "\n" for n in range(3) for row in rows))
+    monkeypatch.chdir(tmp_path)
+    assert main(["bench", str(labeled), "--judges", "./judge", "--metrics", "context_recall", "--calibrate",
+                 "--out", "bench", "--quiet"]) == 0
+    written = json.loads((tmp_path / "bench" / "calibration.json").read_text())
+    weights = models.resolve(str(judge), "judge").fingerprint()
+    assert written["fitted_with"]["./judge"] == {"weights": weights, "folder": str(judge.resolve()),
+                                                 "reasons": {"context_recall": False}, "example": {"context_recall": True}}
+    # a random tiny judge's threshold helps on neither half; as if it had helped on both:
+    written["judges"]["./judge"] = {"context_recall": {**written["not_applied"]["./judge"]["context_recall"], "threshold": 0.2}}
+    (tmp_path / "bench" / "calibration.json").write_text(json.dumps(written))
+
+    def run(out: str, *extra: str) -> int:
+        return main(["run", str(labeled), "--judge", str(judge), "--calibration", "bench/calibration.json",
+                     "--metrics", "context_recall", "--out", out, "--quiet", "--no-cache", "--limit", "1", *extra])
+
+    assert run("first") == 0
+    summary = json.loads((tmp_path / "first" / "summary.json").read_text())
+    assert summary["calibration"]["judge"] == "./judge" and summary["calibration"]["thresholds"] == {"context_recall": 0.2}
+    assert summary["warnings"] == []
+    assert run("asked-otherwise", "--reasons", "on") == 0
+    assert any("context_recall asked the judge otherwise" in w
+               for w in json.loads((tmp_path / "asked-otherwise" / "summary.json").read_text())["warnings"])
+    capsys.readouterr()
+    (judge / "config.json").write_text((judge / "config.json").read_text() + "\n")  # retrained in place, as far as anyone can tell
+    assert run("changed") == 2
+    assert "were fitted on other weights" in capsys.readouterr().err
+    assert not (tmp_path / "changed" / "results.jsonl").exists()

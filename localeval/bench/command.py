@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, models
-from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, write_calibration
+from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
@@ -83,8 +83,11 @@ def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:
     if not args.calibrate:
         path.unlink(missing_ok=True)
         return ""
-    fitted = {j["name"]: j["calibration"] for j in bench["judges"] if j.get("calibration")}
-    write_calibration(path, fitted, str(args.data), samples)
+    calibrated = [j for j in bench["judges"] if j.get("calibration")]
+    belongs_to = {j["name"]: fitted_with(j["measures"].get("weights"), models.judge_folder(j["name"]), j["settings"])
+                  for j in calibrated}
+    fitted = {j["name"]: j["calibration"] for j in calibrated}
+    write_calibration(path, fitted, str(args.data), samples, belongs_to)
     applied = sum(entry["helps_both_halves"] for metrics in fitted.values() for entry in metrics.values())
     if not applied:
         return f"; no threshold helped on both halves, so {path} applies none"

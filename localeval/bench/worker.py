@@ -138,6 +138,7 @@ def _measures(job: JudgeJob, pipeline: Pipeline, seconds: float) -> dict:
     generate_seconds = stats.generate_seconds if stats else None
     return {
         "model": judge.identity,
+        "weights": getattr(judge, "fingerprint", None) or None,  # what a calibration's thresholds belong to
         "embedder": embedder.identity if embedder is not None else None,
         "dtype": _dtype(judge, job),
         "samples": len(job.samples),
