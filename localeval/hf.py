@@ -6,6 +6,7 @@ and error messages; offline, because no load may ever reach the network (offline
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import lru_cache, partial
@@ -45,11 +46,17 @@ def gguf_bar_hidden() -> Iterator[None]:
         gguf_loading.tqdm = drawn
 
 
+# transformers' from_pretrained keeps process-wide state while it builds a model: two judges loaded
+# by two threads at once (evaluate() from a thread pool) came out with an untied lm_head, missing.
+# Loads gain nothing from running side by side, so they take turns.
+_one_load_at_a_time = threading.RLock()
+
+
 def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) -> Loaded:
     """`loader(path, *args, **kwargs)` (a from_pretrained, a SentenceTransformer) from local files only.
     A folder the library cannot read as that kind of model is the user's error: one line, exit 2."""
     quiet()
-    with hub_offline():
+    with _one_load_at_a_time, hub_offline():
         try:
             return loader(path, *args, local_files_only=True, **kwargs)
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"

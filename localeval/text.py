@@ -6,6 +6,7 @@ denominators of the metrics are fixed before the judge says anything.
 
 from __future__ import annotations
 
+import threading
 from functools import lru_cache
 
 import pysbd
@@ -31,9 +32,17 @@ def check_language(code: str) -> None:
         raise UserError(f"{given('language', code)}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
 
 
-@lru_cache(maxsize=None)
+_per_thread = threading.local()
+
+
 def _segmenter(language: str) -> pysbd.Segmenter:
-    return pysbd.Segmenter(language=language, clean=False)
+    """One Segmenter per thread and language: a Segmenter keeps the text it is splitting on itself, so
+    two threads sharing one (evaluate() called from a thread pool) got each other's sentences, or none,
+    and split_sentences' cache kept the wrong split for the rest of the process."""
+    segmenters = _per_thread.__dict__.setdefault("segmenters", {})
+    if language not in segmenters:
+        segmenters[language] = pysbd.Segmenter(language=language, clean=False)
+    return segmenters[language]
 
 
 @lru_cache(maxsize=4096)

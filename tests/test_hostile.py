@@ -761,3 +761,17 @@ def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge,
     (out / "results.jsonl").write_bytes(results[:keep])
     assert main([*argv, "--resume"]) == 0
     assert scores_by_id(out) == whole
+
+
+def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_judge):
+    """A notebook's thread pool: the threads shared pysbd's splitter and got each other's sentences."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import localeval
+
+    samples = [GOOD, {**GOOD, "id": "s2", "reference": "It opened in 1932. It is long. It is red."}]
+    options = dict(judge=str(tiny_judge), metrics=["context_recall", "faithfulness"], cache=False, progress=False)
+    alone = localeval.evaluate(samples, **options).rows()
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda _: localeval.evaluate(samples, **options).rows(), range(2)))
+    assert together == [alone, alone]

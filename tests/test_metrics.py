@@ -247,6 +247,19 @@ def test_pysbd_splits_seed_001_reference_into_its_four_sentences():
     assert split_sentences(EINSTEIN_REFERENCE, "en") == EINSTEIN_SENTENCES
 
 
+def test_sentences_split_in_several_threads_at_once_are_each_text_s_own():
+    """evaluate() from a thread pool shared one pysbd Segmenter, which keeps its text on itself:
+    texts came back with no sentences or another's, and the cache kept the wrong split."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    split_sentences.cache_clear()
+    texts = [f"Sentence number {i} is here. And another one for {i}." for i in range(400)]
+    with ThreadPoolExecutor(4) as pool:
+        splits = list(pool.map(split_sentences, texts))
+    expected = [(f"Sentence number {i} is here.", f"And another one for {i}.") for i in range(400)]
+    assert [i for i, (got, want) in enumerate(zip(splits, expected)) if got != want] == []
+
+
 def test_pysbd_splits_seed_004_answer_and_each_doc_on_its_own():
     answer = split_sentences(ZH_ANSWER, "zh")
     assert len(answer) == 7
