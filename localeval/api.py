@@ -153,6 +153,8 @@ def _model_argument(role: str, given: Any, method: str) -> Any:
     """A registered name or a model folder (str or Path), or an object with the interface's `method`."""
     if isinstance(given, os.PathLike):
         return os.fspath(given)
+    if isinstance(given, type):  # ScriptedJudge for ScriptedJudge(...): its method is there, unbound
+        raise UserError(f"{role}=: give an object with {method}(), not the class {given.__name__} itself")
     if given is None or isinstance(given, str) or callable(getattr(given, method, None)):
         return given
     raise UserError(f"{role}=: give a registered model name, a model folder or an object with {method}(); "

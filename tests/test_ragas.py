@@ -294,6 +294,8 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"cache": "no"}, "cache=: give True, False or an AnswerCache; got str"),  # was taken as True
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
+    # the class for an object: its unbound generate passed the check, and the run failed deep inside
+    ([RAGAS_02], {"judge": ScriptedJudge}, "judge=: give an object with generate(), not the class ScriptedJudge itself"),
     ([RAGAS_02], {"judge": ""}, "judge=: the name is empty"),  # read as a path: the current folder
     ([RAGAS_02], {"labels": ""}, "labels=: it is empty"),  # dropped: the corrected means left out
     ([RAGAS_02], {"calibration": False}, "calibration=: give a path; got bool"),  # a TypeError
@@ -406,3 +408,13 @@ def test_a_judge_folder_may_be_given_as_a_path(tiny_judge):
 
     result = localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge=Path(tiny_judge), cache=False)
     assert result.summary()["answer_supported_precision"]["scored"] == 1
+
+
+def test_a_scripted_judge_is_never_answered_from_the_users_cache():
+    """Every script is "scripted": a later script, in another process too, got an earlier one's answers."""
+    def scored(attributed: int) -> float:
+        script = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "attributed": attributed}]})
+        sample = {**RAGAS_02, "reference": "One sentence."}
+        return localeval.evaluate([sample], ["context_recall"], judge=script, progress=False).rows()[0]["context_recall"]
+
+    assert (scored(1), scored(0)) == (1.0, 0.0)  # cache=True, the default

@@ -19,6 +19,9 @@ class ScriptedJudge:
     finishing at its first step, so `admitted` records what the batch limits let in together."""
 
     identity = "scripted"
+    # Not kept in the user's answer cache (cache=True): every script is "scripted", so a later script
+    # was answered with an earlier one's answers. An AnswerCache passed in is used, as asked.
+    cacheable = False
 
     def __init__(self, script: Callable[[JudgeRequest], dict[str, Any] | str | JudgeAnswer],
                  context_tokens: int | None = None):
