@@ -137,7 +137,7 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
     in a summary (its path and digest). A judge that is a folder (`folder`, resolved) is also found by
     that folder, however it was typed in either command."""
-    path = Path(path)
+    path = Path(path).expanduser()
     try:
         raw = path.read_bytes()
         payload = json.loads(raw)

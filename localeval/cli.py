@@ -145,7 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
                      f"(default: {models.default_model('judge')})")
     run.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
                      f"directory (default: {models.default_model('embedder')})")
-    run.add_argument("--out", default="localeval-results", help="output directory (default: %(default)s)")
+    run.add_argument("--out", default="localeval-results", type=os.path.expanduser, help="output directory (default: %(default)s)")
     run.add_argument("--resume", action="store_true", help="keep the results already in --out and score only the rest")
     run.add_argument("--language", default="en", help="sentence-splitting language for samples without one "
                      "(default: %(default)s; e.g. zh)")
@@ -274,7 +274,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
     bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
-    bench.add_argument("--out", default="localeval-bench", help="output directory for bench.json, bench.md, "
+    bench.add_argument("--out", default="localeval-bench", type=os.path.expanduser, help="output directory for bench.json, bench.md, "
                        "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "
                        "a later bench into it replaces them all (default: %(default)s)")
     bench.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")

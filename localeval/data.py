@@ -85,7 +85,7 @@ class _Where(NamedTuple):
 def load_samples(path: str | os.PathLike) -> list[Sample]:
     """Read every sample in the dataset at `path`; the format follows the file's extension."""
     readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv, ".parquet": _read_parquet}
-    path = Path(path)
+    path = Path(path).expanduser()  # evaluate("~/data.jsonl"), as pandas reads it; no shell expands it there
     if not path.exists():
         raise DataError(path, "file not found")
     if path.is_dir():
@@ -114,7 +114,7 @@ def samples_from_records(records: Iterable[Any], source: str = "samples") -> lis
 
 def names_a_file(text: str) -> bool:
     """Whether a string given as data means a path, rather than text passed by mistake."""
-    return os.path.exists(text) or Path(text).suffix.lower() in SUPPORTED_EXTENSIONS  # exists(): never raises
+    return os.path.exists(os.path.expanduser(text)) or Path(text).suffix.lower() in SUPPORTED_EXTENSIONS  # never raises
 
 
 def samples_in_memory(data: Any) -> list[Sample]:

@@ -418,3 +418,21 @@ def test_a_scripted_judge_is_never_answered_from_the_users_cache():
         return localeval.evaluate([sample], ["context_recall"], judge=script, progress=False).rows()[0]["context_recall"]
 
     assert (scored(1), scored(0)) == (1.0, 0.0)  # cache=True, the default
+
+
+def test_paths_given_to_evaluate_with_a_tilde_are_the_users_own(tmp_path, monkeypatch):
+    """evaluate("~/data.jsonl") was "file not found": no shell expands it there (pandas does)."""
+    import json
+
+    from localeval.calibration import fitted_with, write_calibration
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    sample = {**RAGAS_02, "id": "a", "reference": "One sentence."}
+    (tmp_path / "data.jsonl").write_text(json.dumps(sample) + "\n")
+    write_calibration(tmp_path / "calibration.json", {"scripted": {"context_recall": {"threshold": 0.3,
+                                                                                        "helps_both_halves": True}}},
+                      "x", 12, {"scripted": fitted_with(None, None, {})})
+    script = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "attributed": 1}]})
+    result = localeval.evaluate("~/data.jsonl", ["context_recall"], judge=script, progress=False,
+                                calibration="~/calibration.json")
+    assert [row["id"] for row in result.rows()] == ["a"]

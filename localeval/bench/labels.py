@@ -85,7 +85,7 @@ class LabeledSample:
 
 def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment."""
-    path = Path(path)
+    path = Path(path).expanduser()
     if path.suffix.lower() not in LABELED_EXTENSIONS and path.exists():
         raise DataError(path, f"labeled data must be .jsonl or .json (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
