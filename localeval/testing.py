@@ -49,8 +49,12 @@ def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:
         return _metrics_of(result.get("metrics", result), "the mapping given")
     if not isinstance(result, (str, os.PathLike)):
         raise ValueError(f"assert_scores: cannot read scores from {_kind(result)}; {ACCEPTED}")
-    path = Path(result)
+    path = Path(result).expanduser()
+    if not path.exists():  # "not a localeval summary" sent a user looking inside a file that is not there
+        raise ValueError(f"assert_scores: {path}: no such file or folder; {ACCEPTED}")
     if path.is_dir():
+        if not (path / SUMMARY_FILE).is_file():
+            raise ValueError(f"assert_scores: {path} holds no {SUMMARY_FILE} (a run that has not finished?); {ACCEPTED}")
         path = path / SUMMARY_FILE
     try:
         document = json.loads(path.read_text(encoding="utf-8"))

@@ -14,7 +14,7 @@ import pytest
 
 from localeval.cli import main
 from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
-from localeval.gating import failures, parse_gates
+from localeval.gating import failures, outcomes, parse_gates
 from localeval.progress import LineProgress, progress_for
 from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
 from localeval.testing import assert_scores
@@ -105,8 +105,9 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
     ("context_recall", "write METRIC=VALUE"),
     ("faithfulness=0.5", "not among this run's metrics"),
     ("context_recall=high", "'high' is not a number"),
-    ("context_recall=70", "a score lies between -1 and 1"),
-    ("context_recall=nan", "a score lies between -1 and 1"),
+    ("context_recall=70", "a score lies between 0 and 1"),
+    ("context_recall=nan", "a score lies between 0 and 1"),
+    ("context_recall=-0.5", "a score lies between 0 and 1"),  # every score is at least 0: it never failed
 ])
 def test_a_bad_gate_is_refused_before_anything_runs(tmp_path, data, capsys, gate, expected):
     assert main(["run", str(data), "--out", str(tmp_path / "out"), "--metrics", "context_recall",
@@ -166,13 +167,16 @@ def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
     ("out", {}, "give the thresholds as a dict of at least one metric"),
     ("out", [("context_relevance", 0.4)], "give the thresholds as a dict of at least one metric and its lowest mean"),
     ("out/run.json", {"context_relevance": 0.4}, "run.json is not a localeval summary"),
-    ("out", {"context_relevance": 2}, "context_relevance=2: a score lies between -1 and 1"),
+    ("out", {"context_relevance": 2}, "context_relevance=2: a score lies between 0 and 1"),
     ("out", {"context_relevnce": 0.4}, "context_relevnce is not a metric of this result (context_relevance, "),
     ("out/results.jsonl", {"context_relevance": 0.4}, "results.jsonl is not a localeval summary; give what"),
-    ("nowhere", {"context_relevance": 0.4}, "nowhere is not a localeval summary"),
+    ("nowhere", {"context_relevance": 0.4}, "nowhere: no such file or folder; give what"),
+    ("empty", {"context_relevance": 0.4}, "empty holds no summary.json (a run that has not finished?)"),
+    ("out", {"context_relevance": -0.5}, "context_relevance=-0.5: a score lies between 0 and 1"),  # it never failed
 ])
 def test_a_mistake_in_the_assertion_itself_is_a_value_error(tmp_path, data, tiny_judge, given, lowest, expected):
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    (tmp_path / "empty").mkdir()
     with pytest.raises(ValueError, match=re.escape(expected)):
         assert_scores(tmp_path / given, lowest)
 
@@ -191,6 +195,16 @@ def test_assert_scores_takes_a_summary_mapping_and_numpy_numbers_and_refuses_oth
             assert_scores(wrong, {"context_relevance": 0.5})
     with pytest.raises(ValueError, match="the mapping given is not a localeval summary"):
         assert_scores({"context_relevance": 0.5}, {"context_relevance": 0.5})
+
+
+def test_a_mean_that_equals_its_gate_but_for_float_rounding_passes():
+    """Three samples of 0.7 average to 0.6999999999999998: the gate at 0.7 failed while the table said 0.700."""
+    summary = summarize([{"id": str(i), "answer_supported_precision": 0.7} for i in range(3)],
+                        ["answer_supported_precision"])
+    assert summary["answer_supported_precision"]["mean"] < 0.7  # what float addition gives
+    assert failures(summary, {"answer_supported_precision": 0.7}) == []
+    assert outcomes(summary, {"answer_supported_precision": 0.7})["answer_supported_precision"]["passed"] is True
+    assert failures(summary, {"answer_supported_precision": 0.7000001}) != []  # a real shortfall still fails
 
 
 def test_a_failed_gate_shows_the_mean_with_the_decimals_that_put_it_below():
