@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import os
 import signal
@@ -35,7 +36,7 @@ EXIT_CODES = f"""exit status:
        metric or model, an --out that is a file, that another run is writing in or that holds
        a results.jsonl, summary.json, report.html or run.json localeval did not write, --resume
        into another run's folder
-  {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk, a folder that cannot be written, too
+  {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that cannot be written, too
        little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C or SIGTERM); every sample already scored is kept (rerun with --resume)
@@ -299,6 +300,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
+    _closed_streams_to_devnull()
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so that its --help, which lists them, is named
@@ -355,6 +357,22 @@ def _dispatch(args) -> int:
     except BrokenPipeError:  # the reader of stdout stopped early (`localeval models | head`): not an error to show
         _discard_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as error:  # every file localeval writes says so itself: this is stdout (`> /full/disk/scores.json`)
+        if error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+            raise
+        print(f"localeval: error: cannot write to standard output ({error.strerror}); free space where it is sent",
+              file=sys.stderr)
+        _discard_stdout()
+        return EXIT_ENVIRONMENT
+
+
+def _closed_streams_to_devnull() -> None:
+    """A command run with stdout or stderr closed (`>&-`) writes what it would have said nowhere:
+    Python leaves such a stream None, and the first print was an AttributeError."""
+    if sys.stdout is None:
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the process's life)
+    if sys.stderr is None:
+        sys.stderr = open(os.devnull, "w")  # noqa: SIM115
 
 
 def _command(args) -> int:

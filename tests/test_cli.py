@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from localeval.cli import main
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_OK
 from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
@@ -18,6 +20,24 @@ LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
 
 def run_cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "localeval", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_standard_output_on_a_full_disk_is_one_error_line_and_exit_3():
+    """`run ... --json > /full/disk/scores.json` was a traceback and exit 1, "a bug"."""
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([sys.executable, "-m", "localeval", "models"], stdout=full, stderr=subprocess.PIPE,
+                                text=True, timeout=300)
+    assert result.returncode == EXIT_ENVIRONMENT
+    assert result.stderr.strip() == ("localeval: error: cannot write to standard output (No space left on device); "
+                                     "free space where it is sent")
+
+
+def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there():
+    """`localeval models >&-` was an AttributeError: Python leaves a closed stdout None."""
+    result = subprocess.run([sys.executable, "-m", "localeval", "models"], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True, timeout=300, preexec_fn=lambda: os.close(1))
+    assert (result.returncode, result.stderr) == (EXIT_OK, "")
 
 
 def test_help_lists_commands_metrics_and_examples():
