@@ -36,8 +36,8 @@ EXIT_CODES = f"""exit status:
        metric or model, an --out that is a file, that another run is writing in or that holds
        a results.jsonl, summary.json, report.html or run.json localeval did not write, --resume
        into another run's folder
-  {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that cannot be written, too
-       little memory; every sample already scored is kept (rerun with --resume)
+  {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that
+       cannot be written, too little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C or SIGTERM); every sample already scored is kept (rerun with --resume)
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
