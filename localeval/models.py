@@ -26,7 +26,7 @@ from typing import Any, Callable
 import platformdirs
 
 from .errors import EnvironmentFailure, UserError
-from .options import option
+from .options import folder_from_environment, option
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
@@ -35,16 +35,7 @@ PROVENANCE_FILE = "localeval-model.json"
 def store_dir() -> Path:
     """Where prepared models live: $LOCALEVAL_MODEL_STORE, else the user's data directory
     (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
-    if os.environ.get("LOCALEVAL_MODEL_STORE"):
-        store = Path(os.environ["LOCALEVAL_MODEL_STORE"]).expanduser()
-        # else it fails later as "File exists" or "Not a directory", read as a full disk
-        not_a_folder = next((path for path in (store, *store.parents) if path.exists() and not path.is_dir()), None)
-        if not_a_folder is not None:
-            where = "" if not_a_folder == store else f" ({not_a_folder} is a file)"
-            raise UserError(f"LOCALEVAL_MODEL_STORE={store} is not a folder{where}; name a folder "
-                            "(it is created if absent)")
-        return store
-    return platformdirs.user_data_path("localeval") / "models"
+    return folder_from_environment("LOCALEVAL_MODEL_STORE") or platformdirs.user_data_path("localeval") / "models"
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import Any
 
 from .errors import UserError
@@ -64,6 +65,19 @@ def check_paths(paths: dict[str, Any]) -> None:
             raise UserError(f"{option(name)}: give a path; got {type(value).__name__}")
         if not os.fspath(value).strip():
             raise UserError(f"{option(name)}: it is empty")
+
+
+def folder_from_environment(variable: str) -> Path | None:
+    """The folder an environment variable names (None where it is unset), refused at once where it or
+    a folder above it is a file: else it failed later, as "File exists" read as a full disk."""
+    if not os.environ.get(variable):
+        return None
+    folder = Path(os.environ[variable]).expanduser()
+    not_a_folder = next((path for path in (folder, *folder.parents) if path.exists() and not path.is_dir()), None)
+    if not_a_folder is not None:
+        where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
+        raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
+    return folder
 
 
 @contextmanager

@@ -775,3 +775,14 @@ def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_j
     with ThreadPoolExecutor(2) as pool:
         together = list(pool.map(lambda _: localeval.evaluate(samples, **options).rows(), range(2)))
     assert together == [alone, alone]
+
+
+def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
+    """It failed once the judge had loaded and a window was judged, as exit 3, "free space"."""
+    from localeval.engine.judge import TransformersJudge
+
+    (tmp_path / "a-file").write_text("")
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "a-file"))
+    monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
+    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_USER,
+          f"LOCALEVAL_CACHE_DIR={tmp_path / 'a-file'} is not a folder; name a folder (it is created if absent)")

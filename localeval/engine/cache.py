@@ -10,23 +10,21 @@ table, which is not read.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 from pathlib import Path
 
 import platformdirs
 
 from ..errors import ScoringStopped
-from ..options import switched_off
+from ..options import folder_from_environment, switched_off
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
 
 
 def default_cache_dir() -> Path:
-    if os.environ.get("LOCALEVAL_CACHE_DIR"):
-        return Path(os.environ["LOCALEVAL_CACHE_DIR"]).expanduser()
-    return platformdirs.user_cache_path("localeval")
+    """$LOCALEVAL_CACHE_DIR (a file there is refused before any model loads), else the user's cache folder."""
+    return folder_from_environment("LOCALEVAL_CACHE_DIR") or platformdirs.user_cache_path("localeval")
 
 
 class AnswerCache:
