@@ -33,7 +33,7 @@ from .errors import EnvironmentFailure, UserError
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
-from .out_folder import a_result, check_ours, json_object_with, page_titled, scored_rows
+from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -61,7 +61,6 @@ class ResultWriter:
         self._file = None
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
-        check_ours(out_dir, RUN_OUTPUTS)  # before anything loads: a user's own results.jsonl is never replaced
         # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
@@ -104,7 +103,10 @@ def claim_folder(folder: Path) -> Iterator[None]:
     A second localeval run aimed at the same folder is refused at once (exit 2) rather than left
     to interleave its lines with this one's. The lock is the operating system's (filelock: flock
     on Unix), so a run that is killed releases it with its process: no stale lock to clear by hand.
+    A folder made here that holds nothing but the lock when the block ends (a run refused or failed
+    before its first result) is removed, lock and all: a mistyped --out left one behind.
     """
+    made = not folder.exists()
     check_writable_folder(folder)
     lock = FileLock(folder / LOCK_FILE)
     try:
@@ -117,7 +119,19 @@ def claim_folder(folder: Path) -> Iterator[None]:
     try:
         yield
     finally:
+        if made:
+            _remove_if_only_the_lock(folder)
         lock.release()
+
+
+def _remove_if_only_the_lock(folder: Path) -> None:
+    """While the lock is still held, so that no other run can have taken it meanwhile."""
+    try:
+        if [entry.name for entry in folder.iterdir()] == [LOCK_FILE]:
+            (folder / LOCK_FILE).unlink()
+            folder.rmdir()
+    except OSError:  # a file appeared meanwhile, or the folder went: it stays as it is
+        pass
 
 
 def check_writable_folder(folder: Path) -> None:

@@ -21,9 +21,11 @@ from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, Environmen
 from .gating import failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
+from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
+    RUN_OUTPUTS,
     SCHEMA_VERSION,
     SUMMARY_FILE,
     ResultWriter,
@@ -47,7 +49,7 @@ FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage w
 def run_command(args) -> int:
     """Every check first (options, data, models, the output folder), then the scoring: a run that is
     refused or fails before its first result leaves an earlier run's files as they were (a folder
-    it made holds only its lock file)."""
+    it made is removed)."""
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "questions", "window", "limit"))
     check_paths({"labels": args.labels, "calibration": args.calibration, "out": args.out})
@@ -71,21 +73,24 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels is not None else None
-    log = to_stderr
-    # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
-    # or a bad file should be answered at once.
-    from .pipeline import PipelineRecipe, build_scoring
-    from .scaleout import cluster_for
+    # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
+    # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
+    with claim_folder(Path(args.out)):
+        check_ours(Path(args.out), RUN_OUTPUTS)  # a user's own results.jsonl is never replaced
+        log = to_stderr
+        # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
+        # or a bad file should be answered at once.
+        from .pipeline import PipelineRecipe, build_scoring
+        from .scaleout import cluster_for
 
-    recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
-                            BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache, args.language,
-                            args.window)
-    cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
-    pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
-    # thresholds fitted on other weights are refused before anything is written
-    misfit = check_fits(calibration, getattr(pipeline.judge, "fingerprint", None), settings_used(metrics)) \
-        if calibration else None
-    with claim_folder(Path(args.out)):  # no second run writes here meanwhile
+        recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
+                                BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,
+                                args.language, args.window)
+        cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
+        pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
+        # thresholds fitted on other weights are refused before anything is written
+        misfit = check_fits(calibration, getattr(pipeline.judge, "fingerprint", None), settings_used(metrics)) \
+            if calibration else None
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:

@@ -495,7 +495,9 @@ def test_a_null_score_is_counted_and_left_out(labeled):
 
 
 def test_the_answer_cache_is_bypassed_unless_asked_for(labeled):
-    job = jobs_for(labeled, [scripted("cached-oracle", LabelJudge(labeled))])[0]
+    judge = scripted("cached-oracle", LabelJudge(labeled))
+    judge.cacheable = True  # as a model is: a script is not, unless its identity names it, as here
+    job = jobs_for(labeled, [judge])[0]
     first, second = run_judge(replace(job, cache=True)), run_judge(replace(job, cache=True))
     assert first.measures["cache_hits"] == 0 and first.measures["answered"] > 0
     assert second.measures["cache_hits"] == first.measures["answered"] and second.measures["answered"] == 0

@@ -534,6 +534,37 @@ def test_a_second_run_into_a_folder_in_use_is_refused_and_the_first_runs_files_k
     assert main(argv) == 0  # and a finished run releases it too
 
 
+def test_a_second_run_into_a_folder_in_use_is_refused_before_torch_is_imported(tmp_path, held_by_another_process):
+    """It imported torch and found its models first: refused only after 16-22 s on 2 cores."""
+    out = tmp_path / "busy"
+    out.mkdir()
+    held_by_another_process(out)
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    probe = ("import sys; from localeval.cli import main; status = main(sys.argv[1:]); "
+             "print(status, 'torch' in sys.modules)")
+    result = subprocess.run([sys.executable, "-c", probe, "run", str(data), "--out", str(out)], capture_output=True,
+                            text=True, timeout=300)
+    assert result.stdout.split() == [str(EXIT_USER), "False"], result.stderr
+    assert "is in use by another localeval run" in result.stderr
+
+
+def test_a_run_that_fails_before_its_first_result_leaves_no_folder_it_made(tmp_path, capsys, tiny_judge):
+    """A mistyped --out, or a model refused once torch had loaded, left a folder holding only the lock file."""
+    from localeval import models
+
+    embedder = models.resolve("all-minilm-l6-v2", "embedder").path
+    argv = one_sample_run(tmp_path, tiny_judge, "--no-cache", "--embedder", str(tiny_judge), out="new/folder")
+    fails(capsys, argv, EXIT_USER, "is a model that generates text")  # refused inside the claimed folder
+    assert not (tmp_path / "new" / "folder").exists()
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    fails(capsys, one_sample_run(tmp_path, embedder, "--no-cache", out="kept"), EXIT_USER, "not a judge")
+    assert kept.is_dir()  # a folder the user made stays, lock file and all: it was theirs
+    assert main(one_sample_run(tmp_path, tiny_judge, "--no-cache", "--quiet", out="made")) == 0
+    assert (tmp_path / "made" / "results.jsonl").is_file()  # a run that scored keeps its folder
+
+
 def test_a_second_bench_into_a_folder_in_use_is_refused_before_any_judge_runs(tmp_path, capsys,
                                                                              held_by_another_process):
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"

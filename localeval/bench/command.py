@@ -43,13 +43,13 @@ def bench_command(args) -> int:
     labeled = read_labeled(args.data, metrics)[: args.limit]
     if args.calibrate:
         check_enough_samples(len(labeled))
-    from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
-
-    device = choose_device(args.device)
-    dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
-    # checked before any judge runs for minutes, and held: no second bench writes its files there meanwhile
+    # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
+        from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
+
+        device = choose_device(args.device)
+        dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
         log: Log = (lambda message: None) if args.quiet else to_stderr
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
