@@ -13,7 +13,7 @@ from .gating import failures
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
-from .results import REPORT_FILE, REPORT_TITLE, count_of, write_atomically
+from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, write_atomically
 from .samples import Sample
 
 
@@ -113,7 +113,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE
-    write_atomically(path, "\n".join(parts))
+    write_atomically(path, "\n".join(parts), RESUME_AFTER_ROOM)
     return path
 
 

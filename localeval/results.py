@@ -195,16 +195,22 @@ def _last_newline_before(results, position: int) -> int:
     return data.rfind(b"\n") + 1
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Replace `path` with `text` whole, or leave it as it was (a temporary file, then a rename)."""
+# What a run that could not write its summary or report says to do: its scores are all saved.
+RESUME_AFTER_ROOM = "results.jsonl has every scored sample: make room and rerun with --resume"
+
+
+def write_atomically(path: Path, text: str, then: str = "make room and run it again") -> None:
+    """Replace `path` with `text` whole, or leave it as it was (a temporary file, then a rename).
+    `then`: what to do when it cannot be written."""
     temporary = path.with_name(f".{path.name}.tmp")
     try:
         temporary.write_text(text, encoding="utf-8")
         os.replace(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)
-        raise EnvironmentFailure(f"cannot write {path} ({_reason(error)}); the previous {path.name} is kept, "
-                                 "and results.jsonl has every scored sample: make room and rerun with --resume") from None
+        # "the previous one is kept" only where there was one: a fresh --out has none
+        kept = f"the previous {path.name} is kept" if path.exists() else "nothing was written in its place"
+        raise EnvironmentFailure(f"cannot write {path} ({_reason(error)}); {kept}; {then}") from None
 
 
 def file_digest(path: Path) -> str:

@@ -25,6 +25,7 @@ from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
+    RESUME_AFTER_ROOM,
     RUN_OUTPUTS,
     SCHEMA_VERSION,
     SUMMARY_FILE,
@@ -110,7 +111,8 @@ def run_command(args) -> int:
                                            f"warning: {misfit}" if misfit else None,
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
-        write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+                         RESUME_AFTER_ROOM)
         report = write_report(out_dir, rows, summary, details, samples)
         say = to_stderr if args.json else print  # stdout: the JSON alone
         say(format_table(summary))

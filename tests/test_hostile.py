@@ -617,6 +617,20 @@ def test_a_disk_full_at_the_summary_keeps_the_previous_summary_whole(capsys, fin
     assert not list(out.glob(".*.tmp"))
 
 
+def test_a_disk_full_at_the_first_summary_does_not_speak_of_a_previous_one(tmp_path, capsys, tiny_judge, monkeypatch):
+    """"the previous report.html is kept" was said in a fresh --out, which had none."""
+    write_text = Path.write_text
+
+    def full_at_the_summary(path: Path, *args, **kwargs):
+        return full_disk(path) if path.name == ".summary.json.tmp" else write_text(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "write_text", full_at_the_summary)
+    fails(capsys, one_sample_run(tmp_path, tiny_judge, "--quiet", "--no-cache"), EXIT_ENVIRONMENT,
+          "summary.json (the disk is full); nothing was written in its place; results.jsonl has every scored sample: "
+          "make room and rerun with --resume")
+    assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 1
+
+
 def one_sample_run(tmp_path: Path, judge: Path, *extra: str, out: str = "out") -> list[str]:
     """The command line of a run of `judge` over one good sample, into tmp_path/out."""
     data = tmp_path / "d.jsonl"
