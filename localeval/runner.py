@@ -118,7 +118,8 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        for note in [*details["warnings"], _applied_calibration(calibration, len(metrics))]:
+        said = set(data_warnings)  # on stderr as the data was read: once is enough
+        for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
         say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
