@@ -677,3 +677,19 @@ def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused(
         human_scores(SMALL, scored, ["context_recall"])
     with pytest.raises(UserError, match="none of its labeled samples is among the 1 scored"):  # never silently unused
         human_scores(SMALL, scored, ["context_recall"], left_out=frozenset(s.id for s in samples))
+
+
+def test_a_judge_with_no_defined_spearman_has_no_mean_not_zero(tmp_path, tiny_judge):
+    """Two samples' context_recall: the table showed mean rho 0.000 where the headline said none was defined."""
+    from localeval.bench.compare import mean_spearman
+    from localeval.cli import main
+
+    assert mean_spearman([None, None]) is None and mean_spearman([]) is None
+    assert mean_spearman([None, 0.5]) == 0.25  # an undefined one among defined ones counts as 0
+    out = tmp_path / "bench"
+    assert main(["bench", str(SMALL), "--judges", str(tiny_judge), "--limit", "2", "--metrics", "context_recall",
+                 "--out", str(out), "--quiet"]) == 0
+    (judge,) = json.loads((out / "bench.json").read_text())["judges"]
+    assert judge["summary"]["mean_spearman"] is None and judge["summary"]["spearman_defined"] == 0
+    row = next(line for line in (out / "bench.md").read_text().splitlines() if line.startswith(f"| {tiny_judge} |"))
+    assert row.split("|")[2].strip() == "— (0 of 1)"  # was "0.000 (0 of 1)"

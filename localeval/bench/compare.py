@@ -189,8 +189,9 @@ def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: l
 def mean_spearman(spearmans: list[float | None]) -> float | None:
     """An undefined rho (one side gave every sample the same score, or fewer than two samples were
     scored) ranks nothing, so it counts as 0. Averaging only the defined ones would let a judge that
-    is constant on four metrics and right on one outrank a judge that is good on all five."""
-    return fmean(s or 0.0 for s in spearmans) if spearmans else None
+    is constant on four metrics and right on one outrank a judge that is good on all five. With none
+    defined there is no mean (it was 0.000 in a table whose headline said none was defined)."""
+    return fmean(s or 0.0 for s in spearmans) if any(s is not None for s in spearmans) else None
 
 
 def _summary(per_metric: dict, pooled_support: dict | None, measures: dict) -> dict[str, Any]:
