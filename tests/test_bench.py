@@ -588,8 +588,14 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     assert best_judge([*constant, entry("weak", -0.1, 1)])["name"] == "weak"
     tied = [entry("x", 0.5, 2), entry("y", 0.5, 2), entry("z", 0.1, 2)]
     assert best_judge(tied) is None  # bench.json names no best judge either
-    bench = {"best_judge": None, "judges": tied, "settings": {"metrics": ["a", "b"]}}
+    bench = {"best_judge": None, "judges": tied, "settings": {"metrics": ["a", "b"]}, "dataset": {"samples": 30}}
     assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
+    ranked = {**bench, "best_judge": tied[0], "judges": [tied[0], tied[2]]}
+    assert headline(ranked) == "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100)"
+    # on three samples a rho takes one of a handful of values: the ranking is said to be chance
+    assert headline({**ranked, "dataset": {"samples": 3}}) == (
+        "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100). On 3 labeled samples this "
+        "ranking is mostly chance: label 10 or more (docs/labeled-data.md)")
     assert headline({**bench, "judges": constant}) == ("No judge has a defined mean Spearman (each score was constant, "
                                                        "or paired on fewer than two samples).")
 

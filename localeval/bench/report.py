@@ -212,7 +212,21 @@ def ranked_judges(judges: list[dict[str, Any]]) -> list[dict[str, Any]]:
                   key=lambda j: -j["summary"]["mean_spearman"])
 
 
+# Labeled samples below which a ranking of judges is said to be noise: a Spearman rho on three
+# samples takes one of a handful of values, and a probe's 3-sample bench named a "best judge".
+FEW_TO_RANK = 10
+
+
 def headline(bench: dict[str, Any]) -> str:
+    line = _ranking(bench)
+    samples = bench["dataset"]["samples"]
+    if samples < FEW_TO_RANK and len(ranked_judges(bench["judges"])) > 1:
+        line += (f". On {count_of(samples, 'labeled sample')} this ranking is mostly chance: label {FEW_TO_RANK} or "
+                 "more (docs/labeled-data.md)")
+    return line
+
+
+def _ranking(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     ranked = ranked_judges(bench["judges"])
     if not ranked:
