@@ -133,8 +133,29 @@ def samples_in_memory(data: Any) -> list[Sample]:
     if pandas is not None and isinstance(data, pandas.DataFrame):
         return samples_from_records(_frame_records(data, pandas), "DataFrame")
     if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
-        return samples_from_records(data)
+        return samples_from_records(map(_plain_record, data))
     raise UserError(f"cannot read samples from {_kind(data)}; give {ACCEPTED_DATA}")
+
+
+def _plain_record(record: Any) -> Any:
+    """A record as a DataFrame's to_dict("records") or numpy leaves it, read as a DataFrame's row is:
+    NaN is an absent field, a numpy array a list and a numpy number a Python one (they were "expected
+    a string, got a number", "got a ndarray", "got a int64")."""
+    if not isinstance(record, dict):
+        return record
+    return {name: value.tolist() if _numpy(value) else value for name, value in record.items() if not _missing(value)}
+
+
+def _numpy(value: Any) -> bool:
+    return type(value).__module__ == "numpy" and hasattr(value, "tolist") and not isinstance(value, str)
+
+
+def _missing(value: Any) -> bool:
+    """NaN (a float, numpy's too) or pandas' NA and NaT: what a DataFrame holds for a missing value."""
+    if isinstance(value, float):
+        return value != value  # NaN alone is not equal to itself
+    pandas = sys.modules.get("pandas")  # its missing values exist only where it is loaded
+    return pandas is not None and value is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
 
 
 def _present_fields(record: Any) -> Any:
@@ -472,4 +493,5 @@ def _kind(value: Any) -> str:
         return "a list"
     if isinstance(value, dict):
         return "an object"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"

@@ -340,8 +340,10 @@ def test_an_answer_cache_that_cannot_be_written_says_how_to_turn_it_off_in_pytho
 
     monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(sqlite3, "connect", refuse)
+    judge = ScriptedJudge(every_verdict_one([]))
+    judge.cacheable = True  # as a model is (a script is kept out of the cache)
     with pytest.raises(localeval.EnvironmentFailure, match=r"turn the cache off \(cache=False\)$"):  # not --no-cache
-        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], ScriptedJudge(every_verdict_one([])))
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge)
 
 
 def test_evaluate_warns_of_a_judge_known_to_agree_poorly_and_names_the_best_by_keyword():
@@ -436,3 +438,25 @@ def test_paths_given_to_evaluate_with_a_tilde_are_the_users_own(tmp_path, monkey
     result = localeval.evaluate("~/data.jsonl", ["context_recall"], judge=script, progress=False,
                                 calibration="~/calibration.json")
     assert [row["id"] for row in result.rows()] == ["a"]
+
+
+def test_records_from_a_dataframe_to_dict_read_as_the_dataframe_does():
+    """NaN for a missing reference, numpy arrays of contexts and numpy ids, as to_dict("records") and
+    numpy leave them: each was refused ("expected a string, got a number", "got a ndarray", "got a int64")."""
+    import numpy as np
+
+    from localeval.data import samples_in_memory
+
+    records = [{"id": np.int64(7), "user_input": "Where?", "retrieved_contexts": np.array(["In Paris."]),
+                "response": "Paris.", "reference": float("nan")},
+               {"id": 8, "user_input": "When?", "retrieved_contexts": ["In 1932."], "response": "1932.",
+                "reference": np.float64("nan"), "language": "en"}]
+    first, second = samples_in_memory(records)
+    assert (first.id, first.retrieved_contexts, first.reference) == ("7", ("In Paris.",), None)
+    assert (second.id, second.reference) == ("8", None)
+
+    class Item:
+        pass
+
+    with pytest.raises(UserError, match="expected a string, got an Item"):  # not "a Item"
+        samples_in_memory([{"user_input": Item()}])
