@@ -15,6 +15,8 @@ __version__ = "0.1.0"
 # public name -> the module that defines it
 _EXPORTS = {
     "evaluate": "api",
+    "load_judge": "api",
+    "load_embedder": "api",
     "EvaluationResult": "api",
     "Sample": "samples",
     "JudgeSettings": "metrics",

@@ -14,14 +14,15 @@ from .bench.labels import human_scores
 from .calibration import CalibrationWarning, check_fits, load_thresholds
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
-from .engine.embedder import Embedder
-from .engine.judge import Judge
+from .device import choose_device
+from .engine.embedder import Embedder, SentenceTransformerEmbedder
+from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .errors import UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
-from .pipeline import PipelineRecipe, build_scoring
+from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs, summarize
 from .scaleout import cluster_for
@@ -97,7 +98,8 @@ def evaluate(
     new, are read (README, "Coming from ragas").
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
-    with the Judge / Embedder interface (for instance a ScriptedJudge in tests). `settings`: one
+    with the Judge / Embedder interface (load_judge's and load_embedder's, loaded once for many calls;
+    a ScriptedJudge in tests). `settings`: one
     JudgeSettings for every metric or one per metric name (a metric left out: the judge's measured
     settings for it); None: the judge's measured settings
     (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds
@@ -132,6 +134,9 @@ def evaluate(
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels is not None else None
+    if ray is not None and any(isinstance(model, LOADED) for model in (judge, embedder)):
+        raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
+                        "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
@@ -147,6 +152,30 @@ def evaluate(
         bar.close()
     return EvaluationResult(results, result_names(chosen), {"timings": pipeline.evaluator.timings}, human, samples)
 
+
+
+@keyword_arguments()
+def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", dtype: str = "auto") -> Judge:
+    """The judge (a registered name or a model folder; None: the default) loaded now, to give to
+    evaluate(judge=...) call after call: given a name, evaluate() loads it anew on every call. It
+    keeps the device and dtype it was loaded with; it scores as the same judge given by name does
+    (its measured settings, calibrations, warnings). One process's: not for ray=."""
+    _check_places(device, dtype, None, None, None, None)
+    loaded = build_judge(_model_argument("judge", judge, "generate"), choose_device(device), dtype, log=to_stderr)
+    loaded.load()  # now: a folder that does not load says so here, not in the first evaluate()
+    return loaded
+
+
+@keyword_arguments()
+def load_embedder(embedder: str | os.PathLike | None = None, *, device: str = "auto") -> Embedder:
+    """The embedder loaded now, to give to evaluate(embedder=...) call after call, as load_judge's judge."""
+    _check_places(device, "auto", None, None, None, None)
+    loaded = build_embedder(_model_argument("embedder", embedder, "embed"), choose_device(device), log=to_stderr)
+    loaded.load()
+    return loaded
+
+
+LOADED = (TransformersJudge, SentenceTransformerEmbedder)  # models that live in this process's memory
 
 
 def _model_argument(role: str, given: Any, method: str) -> Any:

@@ -460,3 +460,24 @@ def test_records_from_a_dataframe_to_dict_read_as_the_dataframe_does():
 
     with pytest.raises(UserError, match="expected a string, got an Item"):  # not "a Item"
         samples_in_memory([{"user_input": Item()}])
+
+
+def test_a_judge_loaded_once_serves_call_after_call_and_scores_as_by_its_folder(tiny_judge, monkeypatch, tmp_path):
+    """Given a name, evaluate() loads the judge on every call: seconds each time in a notebook."""
+    from localeval import hf
+
+    sample = {**RAGAS_02, "id": "a"}
+    options = dict(metrics=["context_recall", "faithfulness"], cache=False)
+    by_folder = localeval.evaluate([sample], judge=str(tiny_judge), **options).rows()
+    judge = localeval.load_judge(tiny_judge, device="cpu")
+    loads = []
+    original = hf.load
+    monkeypatch.setattr(hf, "load", lambda loader, *args, **kwargs: loads.append(loader.__self__.__name__)
+                        or original(loader, *args, **kwargs))
+    assert [localeval.evaluate([sample], judge=judge, **options).rows() for _ in range(2)] == [by_folder, by_folder]
+    assert set(loads) <= {"AutoConfig"}  # neither weights nor tokenizer again (its context length, read once)
+    with pytest.raises(UserError, match="ray=: a judge or embedder loaded in this process"):
+        localeval.evaluate([sample], judge=judge, ray="local", **options)
+    (tmp_path / "config.json").write_text("{}")
+    with pytest.raises(UserError, match="cannot be loaded as a model"):  # said by load_judge, not later
+        localeval.load_judge(tmp_path)
