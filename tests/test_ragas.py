@@ -380,6 +380,7 @@ def test_a_metric_left_out_of_a_settings_dict_keeps_the_judges_measured_settings
 
 @pytest.mark.parametrize(("metrics", "expected"), [
     (123, "metrics: give metric names, comma-separated or as a list; got int"),
+    ({"faithfulness": 0.8}, "metrics: give metric names, comma-separated or as a list; got dict"),  # ran its keys
     (["all", "faithfulness"], "metric 'all' already means every metric: give it alone"),
     ("context_recall, context_recall", "metric 'context_recall' is given twice"),  # its run record would say it twice
 ])

@@ -42,7 +42,8 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         names = DEFAULT_METRICS
     if isinstance(names, str):
         names = [n.strip() for n in names.split(",") if n.strip()]
-    if isinstance(names, Metric) or not isinstance(names, Iterable):
+    # a dict (thresholds, say: {"faithfulness": 0.8}) ran its keys, the values unread
+    if isinstance(names, (Metric, Mapping)) or not isinstance(names, Iterable):
         raise UserError(f"metrics: give metric names, comma-separated or as a list; got {type(names).__name__}")
     names = list(names)
     if names == ["all"]:
