@@ -430,7 +430,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
 
 
 @pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights",
-                                    "an embedder", "not generative"])
+                                    "an embedder", "not generative", "weights of another shape"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -449,6 +449,12 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         judge.mkdir()
         (judge / "config.json").write_text("{}")
         expected = f"{judge} cannot be loaded as a model: "
+    elif broken == "weights of another shape":  # transformers raised a RuntimeError: a traceback, exit 1
+        shutil.copytree(tiny_judge, judge)
+        config = json.loads((judge / "config.json").read_text())
+        (judge / "config.json").write_text(json.dumps({**config, "intermediate_size": 48}))
+        expected = (f"{judge}: its weights do not match its config.json (6 of another shape, such as "
+                    "model.layers.0.mlp.down_proj.weight is (16, 32) where config.json makes it (16, 48))")
     elif broken == "more layers than weights":  # transformers gives the third layer random weights
         shutil.copytree(tiny_judge, judge)
         config = json.loads((judge / "config.json").read_text())

@@ -10,7 +10,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import torch
 
@@ -138,7 +138,8 @@ class TransformersJudge:
 
         started = time.perf_counter()
         model, found = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
-                               attn_implementation=attention.register(), output_loading_info=True)
+                               attn_implementation=attention.register(), output_loading_info=True,
+                               ignore_mismatched_sizes=True)  # else a RuntimeError: told by _check_weights
         _check_weights(self.path, found)
         self._model = model.to(self.device, self.dtype).eval()
         self._model.config.dtype = self.dtype
@@ -255,14 +256,16 @@ class TransformersJudge:
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
-def _check_weights(path: str, found: dict[str, list[str]]) -> None:
+def _check_weights(path: str, found: dict[str, Any]) -> None:
     """The file's tensors are the ones config.json describes. transformers fills a missing one with
     random numbers and drops an unused one, and only warns (a config of 34 layers for 30 layers of
-    weights ran, and scored)."""
-    missing, unused = found.get("missing_keys") or [], found.get("unexpected_keys") or []
-    if missing or unused:
-        said = [f"{count} {what}, such as {names[0]}" for count, what, names in
-                ((len(missing), "missing", sorted(missing)), (len(unused), "unused", sorted(unused))) if count]
+    weights ran, and scored); a tensor of another shape it raised on, a traceback."""
+    missing, unused = sorted(found.get("missing_keys") or []), sorted(found.get("unexpected_keys") or [])
+    resized = sorted(f"{name} is {tuple(stored)} where config.json makes it {tuple(expected)}"
+                     for name, stored, expected in found.get("mismatched_keys") or [])
+    said = [f"{len(names)} {what}, such as {names[0]}" for what, names in
+            (("missing", missing), ("unused", unused), ("of another shape", resized)) if names]
+    if said:
         raise UserError(f"{path}: its weights do not match its config.json ({'; '.join(said)}); the model would "
                         "run with random or missing layers")
 
