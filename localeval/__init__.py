@@ -27,6 +27,7 @@ _EXPORTS = {
     "EnvironmentFailure": "errors",
     "LocalevalWarning": "errors",
     "WeakJudgeWarning": "trust",
+    "CalibrationWarning": "calibration",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

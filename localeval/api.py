@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, check_fits, load_thresholds
+from .calibration import CalibrationWarning, fit_warnings, load_thresholds
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -30,6 +30,10 @@ from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import WeakJudgeWarning, weak_judge_warning
 from .tuning import check_choice, metric_settings, settings_used
+
+
+# Models whose weights are in this process's memory (load_judge, load_embedder): they cannot go to Ray
+LOADED_HERE = (TransformersJudge, SentenceTransformerEmbedder)
 
 
 def as_samples(samples: Any) -> list[Sample]:
@@ -134,14 +138,14 @@ def evaluate(
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
     human = human_scores(labels, samples, [m.name for m in chosen]) if labels is not None else None
-    if ray is not None and any(isinstance(model, LOADED) for model in (judge, embedder)):
+    if ray is not None and any(isinstance(model, LOADED_HERE) for model in (judge, embedder)):
         raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
-    if calibrated and (misfit := check_fits(calibrated, getattr(pipeline.judge, "fingerprint", None),
-                                            settings_used(chosen))):
+    for misfit in fit_warnings(calibrated, getattr(pipeline.judge, "fingerprint", None),
+                               settings_used(chosen)) if calibrated else []:
         warnings.warn(CalibrationWarning(misfit), stacklevel=3)
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
@@ -161,7 +165,7 @@ def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", 
     keeps the device and dtype it was loaded with; it scores as the same judge given by name does
     (its measured settings, calibrations, warnings). One process's: not for ray=."""
     _check_places(device, dtype, None, None, None, None)
-    loaded = build_judge(_model_argument("judge", judge, "generate"), choose_device(device), dtype, log=to_stderr)
+    loaded = build_judge(_model_name("judge", judge), choose_device(device), dtype, log=to_stderr)
     loaded.load()  # now: a folder that does not load says so here, not in the first evaluate()
     return loaded
 
@@ -170,12 +174,18 @@ def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", 
 def load_embedder(embedder: str | os.PathLike | None = None, *, device: str = "auto") -> Embedder:
     """The embedder loaded now, to give to evaluate(embedder=...) call after call, as load_judge's judge."""
     _check_places(device, "auto", None, None, None, None)
-    loaded = build_embedder(_model_argument("embedder", embedder, "embed"), choose_device(device), log=to_stderr)
+    loaded = build_embedder(_model_name("embedder", embedder), choose_device(device), log=to_stderr)
     loaded.load()
     return loaded
 
 
-LOADED = (TransformersJudge, SentenceTransformerEmbedder)  # models that live in this process's memory
+def _model_name(role: str, given: Any) -> str | None:
+    """What load_judge and load_embedder load: a registered name or a folder (None: the default)."""
+    if isinstance(given, os.PathLike):
+        return os.fspath(given)
+    if given is None or isinstance(given, str):
+        return given
+    raise UserError(f"{role}=: give a registered model name or a model folder; got {type(given).__name__}")
 
 
 def _model_argument(role: str, given: Any, method: str) -> Any:

@@ -11,8 +11,9 @@ The file names each judge's thresholds per metric, those `run --calibration` app
 "judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
 what the thresholds belong to: the judge's weights (its fingerprint), its folder when it is not a
 registered judge, and how each metric asked it (reasons, worked example). A threshold fitted on
-one model's probabilities means nothing for another's, so `run` refuses other weights; asked
-another way, the same judge's probabilities move, so `run` warns.
+one model's probabilities means nothing for another's, so `run` refuses a registered judge's other
+weights (and warns of a changed folder, which a copy changes too); asked another way, the same
+judge's probabilities move, so `run` warns.
 
     {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
@@ -34,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from .errors import LocalevalWarning, UserError
-from .options import given
+from .options import given, option
 from .results import write_atomically
 
 CALIBRATION_FILE = "calibration.json"
@@ -45,7 +46,7 @@ MIN_SAMPLES = 10
 
 
 class CalibrationWarning(LocalevalWarning):
-    """A calibrated metric asks the judge otherwise than the bench that fitted its threshold (check_fits)."""
+    """A calibration may not fit this run: a folder judge changed since, or a metric asked otherwise (fit_warnings)."""
 
 
 def check_enough_samples(samples: int) -> None:
@@ -113,13 +114,13 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
 
 
 def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int,
-                      fitted_with: dict[str, dict[str, Any]]) -> None:
+                      belongs_to: dict[str, dict[str, Any]]) -> None:
     """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied.
-    `fitted_with`: {judge: fitted_with(...)}, what each judge's thresholds belong to."""
+    `belongs_to`: {judge: fitted_with(...)}, what each judge's thresholds belong to."""
     applied = {judge: {m: e for m, e in fitted.items() if e["helps_both_halves"]} for judge, fitted in judges.items()}
     rejected = {judge: {m: e for m, e in fitted.items() if not e["helps_both_halves"]} for judge, fitted in judges.items()}
     payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": applied,
-               "not_applied": rejected, "fitted_with": {judge: fitted_with[judge] for judge in judges}}
+               "not_applied": rejected, "fitted_with": {judge: belongs_to[judge] for judge in judges}}
     write_atomically(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -165,30 +166,46 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
 
 
 def _entry_for(judge: str, folder: str | None, keys: list[str], recorded: dict[str, Any]) -> str | None:
-    """The file's name for this judge: its own name, else the entry fitted on the same folder."""
-    if judge in keys:
-        return judge
+    """The file's name for this judge: the entry fitted on the same folder (a relative path names
+    another folder in another working directory), else its own name."""
     same_folder = [key for key in keys if folder and isinstance(recorded.get(key), dict)
                    and recorded[key].get("folder") == folder]
-    return same_folder[0] if same_folder else None
+    return same_folder[0] if same_folder else judge if judge in keys else None
 
 
-def check_fits(calibration: dict[str, Any], weights: str | None, asked: dict[str, dict[str, Any]]) -> str | None:
-    """Refuse thresholds fitted on other weights than the judge's (`weights`, its fingerprint); the
-    warning, if any, for calibrated metrics that this run asks otherwise than bench did (`asked`:
-    tuning.settings_used of this run's metrics). A file without "fitted_with" is taken on trust."""
-    recorded = calibration.get("fitted_with")
-    if not recorded:
+def fit_warnings(calibration: dict[str, Any], weights: str | None, asked: dict[str, dict[str, Any]]) -> list[str]:
+    """What a run applying `calibration` must be told (or refused: check_weights): `weights` is the
+    judge's fingerprint, `asked` tuning.settings_used of the run's metrics. A file without
+    "fitted_with" (written before it existed) is taken on trust."""
+    if not calibration.get("fitted_with"):
+        return []
+    return [w for w in (check_weights(calibration, weights), asked_otherwise(calibration, asked)) if w]
+
+
+def check_weights(calibration: dict[str, Any], weights: str | None) -> str | None:
+    """Thresholds fitted on other weights than the judge's: refused for a registered judge, whose
+    fingerprint is its weights' sha256; for a folder, whose fingerprint (its files' names, sizes and
+    times) also changes when it is only copied, a warning."""
+    recorded = calibration["fitted_with"]
+    if not (weights and recorded.get("weights")) or recorded["weights"] == weights:
         return None
-    where = given("calibration", calibration["path"])
-    if weights and recorded.get("weights") and recorded["weights"] != weights:
-        raise UserError(f"{where}: its thresholds for '{calibration['judge']}' were fitted on other weights "
-                        f"(fingerprint {recorded['weights']}; this judge's is {weights}), so they do not apply; "
-                        "fit them again with `bench --calibrate` on this judge")
+    where, judge = given("calibration", calibration["path"]), calibration["judge"]
+    if recorded.get("folder") is None:
+        raise UserError(f"{where}: its thresholds for '{judge}' were fitted on other weights (fingerprint "
+                        f"{recorded['weights']}; this judge's is {weights}), so they do not apply; fit them again "
+                        "with `bench --calibrate` on this judge")
+    return (f"{where}: the folder of '{judge}' has changed since its thresholds were fitted (its files' names, sizes "
+            "or times): if it was only copied they hold; if it was retrained, fit them again with `bench --calibrate`")
+
+
+def asked_otherwise(calibration: dict[str, Any], asked: dict[str, dict[str, Any]]) -> str | None:
+    """The calibrated metrics that this run asks otherwise than the bench that fitted them."""
+    recorded = calibration["fitted_with"]
     differ = sorted({metric for setting in ASKED_BY for metric in calibration["thresholds"]
                      if metric in recorded.get(setting, {}) and metric in asked.get(setting, {})
                      and recorded[setting][metric] != asked[setting][metric]})
     if not differ:
         return None
-    return (f"{', '.join(differ)} asked the judge otherwise (--reasons, --example) than the bench that "
-            f"fitted {where}: the judge's probabilities move with how it is asked, so those thresholds may not fit")
+    return (f"{', '.join(differ)} asked the judge otherwise ({option('reasons')}, {option('example')}) than the "
+            f"bench that fitted {given('calibration', calibration['path'])}: the judge's probabilities move with "
+            "how it is asked, so those thresholds may not fit")

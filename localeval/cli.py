@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import errno
 import io
 import os
 import signal
@@ -166,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--calibration", default=None, metavar="FILE",
                      help="verdict thresholds fitted against people by `bench --calibrate` (its calibration.json): "
                      "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
-                     "threshold; summary.json names the file. Refused for a judge whose weights changed since")
+                     "threshold; summary.json names the file. Refused for a registered judge whose weights changed since")
     run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
                      help="human labels for some of the samples, in bench's format (docs/labeled-data.md), matched "
                      "by id: the summary then adds the judge's bias on them and each metric's mean corrected for "
@@ -342,14 +341,17 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def _dispatch(args) -> int:
     """The command's exit status, with the errors a user can cause as one line and their status."""
     try:
-        status = _command(args)
-        sys.stdout.flush()  # here, not at exit, so that a closed pipe is met inside this try
+        with _stdout_failures_said():
+            status = _command(args)
+            sys.stdout.flush()  # here, not at exit, so that a closed pipe is met inside this try
         return status
     except UserError as error:
         print(f"localeval: error: {error}", file=sys.stderr)
         return EXIT_USER
     except EnvironmentFailure as error:
         print(f"localeval: error: {error}", file=sys.stderr)
+        if isinstance(error, StdoutFailure):
+            _discard_stdout()  # else Python's flush at exit fails on it again
         return EXIT_ENVIRONMENT
     except KeyboardInterrupt:  # outside scoring (a run says what it saved): nothing half-done is kept
         print("\nlocaleval: interrupted", file=sys.stderr)
@@ -357,13 +359,47 @@ def _dispatch(args) -> int:
     except BrokenPipeError:  # the reader of stdout stopped early (`localeval models | head`): not an error to show
         _discard_stdout()
         return EXIT_BROKEN_PIPE
-    except OSError as error:  # every file localeval writes says so itself: this is stdout (`> /full/disk/scores.json`)
-        if error.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EIO):
+
+
+class StdoutFailure(EnvironmentFailure):
+    """Standard output could not be written (`--json > /full/disk/scores.json`): every file localeval
+    writes says so itself, with what was kept; this is the stream it does not own."""
+
+
+class _SaidStdout:
+    """sys.stdout while a command runs: a write or flush that fails, other than a reader gone (EPIPE,
+    exit 141), is a StdoutFailure, not a traceback blamed on localeval."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._said(self._stream.write, text)
+
+    def flush(self) -> None:
+        self._said(self._stream.flush)
+
+    def _said(self, call, *args):
+        try:
+            return call(*args)
+        except BrokenPipeError:
             raise
-        print(f"localeval: error: cannot write to standard output ({error.strerror}); free space where it is sent",
-              file=sys.stderr)
-        _discard_stdout()
-        return EXIT_ENVIRONMENT
+        except OSError as error:
+            raise StdoutFailure(f"cannot write to standard output ({error.strerror or error}); free space where it "
+                                "is sent, or send it elsewhere") from None
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _stdout_failures_said() -> Iterator[None]:
+    stream = sys.stdout
+    sys.stdout = _SaidStdout(stream)
+    try:
+        yield
+    finally:
+        sys.stdout = stream
 
 
 def _closed_streams_to_devnull() -> None:

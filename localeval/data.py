@@ -128,50 +128,44 @@ def samples_in_memory(data: Any) -> list[Sample]:
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")
     if callable(getattr(data, "to_list", None)):  # plain Python values, unlike to_pandas()
-        return samples_from_records(map(_present_fields, data.to_list()), type(data).__name__)
+        return samples_from_records(map(_plain_record, data.to_list()), type(data).__name__)
     pandas = sys.modules.get("pandas")  # a DataFrame's module is loaded already; no other caller pays for it
     if pandas is not None and isinstance(data, pandas.DataFrame):
-        return samples_from_records(_frame_records(data, pandas), "DataFrame")
+        return samples_from_records(_frame_records(data), "DataFrame")
     if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
         return samples_from_records(map(_plain_record, data))
     raise UserError(f"cannot read samples from {_kind(data)}; give {ACCEPTED_DATA}")
 
 
 def _plain_record(record: Any) -> Any:
-    """A record as a DataFrame's to_dict("records") or numpy leaves it, read as a DataFrame's row is:
-    NaN is an absent field, a numpy array a list and a numpy number a Python one (they were "expected
-    a string, got a number", "got a ndarray", "got a int64")."""
+    """A record as a DataFrame, numpy or a column-oriented dataset (every record has every column)
+    leaves it, as plain values: None and NaN are an absent field, a numpy array a list and a numpy
+    number a Python one (they were "expected a string, got a number", "got a ndarray", "got a int64")."""
     if not isinstance(record, dict):
         return record
     return {name: value.tolist() if _numpy(value) else value for name, value in record.items() if not _missing(value)}
 
 
 def _numpy(value: Any) -> bool:
-    return type(value).__module__ == "numpy" and hasattr(value, "tolist") and not isinstance(value, str)
+    """A numpy array or number (or anything else that turns itself into plain values with tolist())."""
+    return hasattr(value, "tolist") and not isinstance(value, (str, bytes, list, tuple, dict))
 
 
 def _missing(value: Any) -> bool:
-    """NaN (a float, numpy's too) or pandas' NA and NaT: what a DataFrame holds for a missing value."""
-    if isinstance(value, float):
-        return value != value  # NaN alone is not equal to itself
+    """None, NaN (a float, numpy's too) or pandas' NA and NaT: what a DataFrame holds for a missing value."""
+    if value is None or isinstance(value, float):
+        return value is None or value != value  # NaN alone is not equal to itself
     pandas = sys.modules.get("pandas")  # its missing values exist only where it is loaded
-    return pandas is not None and value is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
+    return pandas is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
 
 
-def _present_fields(record: Any) -> Any:
-    """A column-oriented dataset gives every record every column: None there is an absent field."""
-    return {name: value for name, value in record.items() if value is not None} if isinstance(record, dict) else record
-
-
-def _frame_records(frame, pandas) -> Iterator[dict[str, Any]]:
+def _frame_records(frame) -> Iterator[dict[str, Any]]:
     """A DataFrame's rows as plain records: a missing value (NaN, None, pd.NA) is an absent field, and a
     list held as a numpy array (as Parquet gives them) is a list. An index of ids (to_pandas() gives
     one) is the samples' ids."""
     if frame.index.name == "id" and "id" not in frame.columns:
         frame = frame.reset_index()
-    for row in frame.to_dict("records"):
-        yield {name: value.tolist() if hasattr(value, "tolist") else value
-               for name, value in row.items() if not (pandas.api.types.is_scalar(value) and pandas.isna(value))}
+    yield from map(_plain_record, frame.to_dict("records"))
 
 
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:

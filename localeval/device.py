@@ -77,7 +77,11 @@ HALF_WIDTH_INSTRUCTIONS = {torch.bfloat16: ("avx512_bf16", "amx_bf16"), torch.fl
 
 def native_bf16() -> bool:
     """Whether the CPU computes bfloat16 in hardware: elsewhere it is emulated, slower than float32."""
-    return any(flag in cpu_flags() for flag in HALF_WIDTH_INSTRUCTIONS[torch.bfloat16])
+    return _computes_in(torch.bfloat16)
+
+
+def _computes_in(dtype: torch.dtype) -> bool:
+    return any(flag in cpu_flags() for flag in HALF_WIDTH_INSTRUCTIONS[dtype])
 
 
 def emulated_on_this_cpu(device: str | torch.device, dtype: torch.dtype) -> bool:
@@ -85,9 +89,8 @@ def emulated_on_this_cpu(device: str | torch.device, dtype: torch.dtype) -> bool
     float16) would run on a CPU of this machine that emulates it: there it runs several times slower than
     float32 (docs/benchmarks.md: int8 5.6x slower for Qwen-0.5B on a 2-core AVX2 CPU). Unknown flags (no
     /proc/cpuinfo) are not held against the choice."""
-    needed = HALF_WIDTH_INSTRUCTIONS.get(dtype)
-    flags = cpu_flags()
-    return torch.device(device).type == "cpu" and needed is not None and bool(flags) and not any(f in flags for f in needed)
+    return (torch.device(device).type == "cpu" and dtype in HALF_WIDTH_INSTRUCTIONS and bool(cpu_flags())
+            and not _computes_in(dtype))
 
 
 def describe(device: str) -> str:

@@ -138,10 +138,12 @@ def judge_name(judge: Any = None) -> str:
 
 def judge_folder(judge: Any = None) -> str | None:
     """A judge that is a folder of one's own, by its resolved path (however it is typed); None for a
-    registered judge, its store folder included, and for a Judge object."""
-    if not isinstance(judge, str) or judge_name(judge) in registry() or not Path(judge).expanduser().is_dir():
+    registered judge, its store folder included. A Judge object by the folder it was loaded from
+    (api.load_judge), if any."""
+    path = judge if isinstance(judge, str) else getattr(judge, "path", None)
+    if not isinstance(path, str) or judge_name(path) in registry() or not Path(path).expanduser().is_dir():
         return None
-    return str(Path(judge).expanduser().resolve())
+    return str(Path(path).expanduser().resolve())
 
 
 def _registered_at(path: str) -> str | None:

@@ -104,9 +104,10 @@ def claim_folder(folder: Path) -> Iterator[None]:
     to interleave its lines with this one's. The lock is the operating system's (filelock: flock
     on Unix), so a run that is killed releases it with its process: no stale lock to clear by hand.
     A folder made here that holds nothing but the lock when the block ends (a run refused or failed
-    before its first result) is removed, lock and all: a mistyped --out left one behind.
+    before its first result) is removed, lock and all, with the parents made for it: a mistyped
+    --out left one behind.
     """
-    made = not folder.exists()
+    made = _first_missing(folder)  # --out a/b/c may make a and b as well
     check_writable_folder(folder)
     lock = FileLock(folder / LOCK_FILE)
     try:
@@ -115,23 +116,45 @@ def claim_folder(folder: Path) -> Iterator[None]:
         raise UserError(f"{given('out', folder)} is in use by another localeval run; wait for it to end or choose "
                         "another folder") from None
     except OSError as error:
+        _remove_made(folder, made)
         raise EnvironmentFailure(f"{given('out', folder)}: cannot make its lock file ({_reason(error)})") from None
     try:
         yield
     finally:
-        if made:
-            _remove_if_only_the_lock(folder)
+        if made is not None and [entry.name for entry in _entries(folder)] == [LOCK_FILE]:
+            (folder / LOCK_FILE).unlink(missing_ok=True)  # while it is held: no other run can have it
+            _remove_made(folder, made)
         lock.release()
 
 
-def _remove_if_only_the_lock(folder: Path) -> None:
-    """While the lock is still held, so that no other run can have taken it meanwhile."""
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost of `folder` and its parents that does not exist yet; None if `folder` exists."""
+    missing = None
+    for path in (folder, *folder.parents):
+        if path.exists():
+            return missing
+        missing = path
+    return missing
+
+
+def _remove_made(folder: Path, made: Path | None) -> None:
+    """The empty folders from `folder` up to `made`, the outermost this run made; any other stays."""
+    if made is None:
+        return
+    for path in (folder, *folder.parents):
+        try:
+            path.rmdir()  # only an empty folder goes
+        except OSError:
+            return
+        if path == made:
+            return
+
+
+def _entries(folder: Path) -> list[Path]:
     try:
-        if [entry.name for entry in folder.iterdir()] == [LOCK_FILE]:
-            (folder / LOCK_FILE).unlink()
-            folder.rmdir()
-    except OSError:  # a file appeared meanwhile, or the folder went: it stays as it is
-        pass
+        return list(folder.iterdir())
+    except OSError:  # the folder went meanwhile
+        return []
 
 
 def check_writable_folder(folder: Path) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import check_fits, load_thresholds
+from .calibration import fit_warnings, load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
@@ -89,9 +89,9 @@ def run_command(args) -> int:
                                 args.language, args.window)
         cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
         pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
-        # thresholds fitted on other weights are refused before anything is written
-        misfit = check_fits(calibration, getattr(pipeline.judge, "fingerprint", None), settings_used(metrics)) \
-            if calibration else None
+        # thresholds fitted on a registered judge's other weights are refused before anything is written
+        misfits = fit_warnings(calibration, getattr(pipeline.judge, "fingerprint", None),
+                               settings_used(metrics)) if calibration else []
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -108,7 +108,7 @@ def run_command(args) -> int:
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [*data_warnings, f"warning: {weak}" if weak else None,
                                            _unused_calibration(calibration, thresholds),
-                                           f"warning: {misfit}" if misfit else None,
+                                           *(f"warning: {misfit}" for misfit in misfits),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",

@@ -596,6 +596,10 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     assert headline({**ranked, "dataset": {"samples": 3}}) == (
         "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100). On 3 labeled samples this "
         "ranking is mostly chance: label 10 or more (docs/labeled-data.md)")
+    # the other judge ran but ranks nothing (likely on 3 samples): still a ranking by chance
+    one_ranked = {**ranked, "judges": [tied[0], constant[0]], "dataset": {"samples": 3}}
+    assert headline(one_ranked).endswith("On 3 labeled samples this ranking is mostly chance: label 10 or more "
+                                         "(docs/labeled-data.md)")
     assert headline({**bench, "judges": constant}) == ("No judge has a defined mean Spearman (each score was constant, "
                                                        "or paired on fewer than two samples).")
 

@@ -30,7 +30,7 @@ def test_standard_output_on_a_full_disk_is_one_error_line_and_exit_3():
                                 text=True, timeout=300)
     assert result.returncode == EXIT_ENVIRONMENT
     assert result.stderr.strip() == ("localeval: error: cannot write to standard output (No space left on device); "
-                                     "free space where it is sent")
+                                     "free space where it is sent, or send it elsewhere")
 
 
 def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there():

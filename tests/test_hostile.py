@@ -563,7 +563,7 @@ def test_a_run_that_fails_before_its_first_result_leaves_no_folder_it_made(tmp_p
     embedder = models.resolve("all-minilm-l6-v2", "embedder").path
     argv = one_sample_run(tmp_path, tiny_judge, "--no-cache", "--embedder", str(tiny_judge), out="new/folder")
     fails(capsys, argv, EXIT_USER, "is a model that generates text")  # refused inside the claimed folder
-    assert not (tmp_path / "new" / "folder").exists()
+    assert not (tmp_path / "new").exists()  # nor the parent made for it
     kept = tmp_path / "kept"
     kept.mkdir()
     fails(capsys, one_sample_run(tmp_path, embedder, "--no-cache", out="kept"), EXIT_USER, "not a judge")

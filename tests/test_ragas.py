@@ -482,3 +482,46 @@ def test_a_judge_loaded_once_serves_call_after_call_and_scores_as_by_its_folder(
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(UserError, match="cannot be loaded as a model"):  # said by load_judge, not later
         localeval.load_judge(tmp_path)
+    with pytest.raises(UserError, match="judge=: give a registered model name or a model folder; got ScriptedJudge"):
+        localeval.load_judge(ScriptedJudge(every_verdict_one([])))  # was an AttributeError
+
+
+def test_a_loaded_judge_shared_by_threads_and_kept_for_days_stays_right_and_bounded(tiny_judge, monkeypatch):
+    """Threads sharing one loaded judge take turns on it (its caches and counters are one caller's; a
+    race there did not show with this tiny judge, so this checks the answers, not the lock), and its
+    token memo, which grew with every request ever judged, stays bounded."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from localeval.engine import judge as judge_module
+
+    monkeypatch.setattr(judge_module, "REMEMBERED_PROMPTS", 3)
+    judge = localeval.load_judge(tiny_judge, device="cpu")
+    samples = [{**RAGAS_02, "id": str(i), "response": f"{RAGAS_02['response']} {i}."} for i in range(3)]
+    options = dict(metrics=["context_recall", "faithfulness"], cache=False, judge=judge)
+    alone = localeval.evaluate(samples, **options).rows()
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda _: localeval.evaluate(samples, **options).rows(), range(2)))
+    assert together == [alone, alone]
+    assert len(judge._prompt_ids) == 3
+
+
+def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge, tmp_path, monkeypatch):
+    """load_judge's judge is named by its folder as given; the calibration, by the folder bench was given."""
+    from localeval import models
+    from localeval.calibration import fitted_with, write_calibration
+
+    folder = str(tiny_judge.resolve())
+    weights = models.resolve(str(tiny_judge), "judge").fingerprint()
+    write_calibration(tmp_path / "calibration.json", {"./tiny": {"context_recall": {"threshold": 0.2,
+                                                                                     "helps_both_halves": True}}},
+                      "x", 12, {"./tiny": fitted_with(weights, folder, {})})
+    judge = localeval.load_judge(tiny_judge, device="cpu")
+    result = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
+                                calibration=tmp_path / "calibration.json")
+    assert result.rows()[0]["context_recall"] is not None  # found, applied: no "has no thresholds" error
+    write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
+                                                                               "helps_both_halves": True}}},
+                      "x", 12, {"./tiny": fitted_with(weights, "/another/folder", {})})
+    with pytest.raises(UserError, match="has no thresholds for judge"):  # what a loaded judge met before
+        localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
+                           calibration=tmp_path / "other.json")

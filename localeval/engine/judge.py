@@ -7,7 +7,9 @@ decisions (what goes together, how big) belong to the scheduler, not here.
 from __future__ import annotations
 
 import functools
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -27,10 +29,15 @@ from .linears import pack_linears, packable
 CPU_STEP_BUDGET = 32  # measured on 2 cores: a batch of 32 feeding 4 tokens a row ran 20% slower than 1
 GPU_STEP_BUDGET = 4096
 MIN_VOCABULARY = 1000  # a language model's tokenizer has tens of thousands of tokens
+# Requests whose tokens are remembered: more than a window's (a few hundred), few enough that a judge
+# serving a notebook for days does not grow (each holds its prompt's 1-2k token ids)
+REMEMBERED_PROMPTS = 4096
 
 
 class Judge(Protocol):
     identity: str  # names the model and everything about it that changes answers (cache key)
+    # A judge may also say `cacheable = False`: its answers are then kept out of the user's answer
+    # cache (ScriptedJudge: every script has the one identity "scripted").
 
     def prompt_tokens(self, request: JudgeRequest) -> int: ...  # the prompt tokens a batch row costs
 
@@ -94,7 +101,10 @@ class TransformersJudge:
         self.stats = JudgeStats()
         self._tokenizer = self._model = self._grammar = None
         self._instructions_in_user_message = False  # for a chat template without a system role
-        self._prompt_ids: dict[JudgeRequest, list[int]] = {}
+        # Tokens of requests met lately: a judge loaded once (api.load_judge) meets requests without end
+        self._prompt_ids: OrderedDict[JudgeRequest, list[int]] = OrderedDict()
+        # One caller at a time: threads sharing a loaded judge would interleave its caches and counters
+        self._in_use = threading.RLock()
         self._prefixes: dict[tuple, tuple[int, ...]] = {}
 
     @property
@@ -173,9 +183,14 @@ class TransformersJudge:
             self._decoder.prefixes.clear()
 
     def prompt_ids(self, request: JudgeRequest) -> list[int]:
-        if request not in self._prompt_ids:
-            self._prompt_ids[request] = self._ids(request.messages)
-        return self._prompt_ids[request]
+        with self._in_use:
+            if request in self._prompt_ids:
+                self._prompt_ids.move_to_end(request)
+                return self._prompt_ids[request]
+            self._prompt_ids[request] = ids = self._ids(request.messages)
+            if len(self._prompt_ids) > REMEMBERED_PROMPTS:
+                self._prompt_ids.popitem(last=False)
+            return ids
 
     def prompt_tokens(self, request: JudgeRequest) -> int:
         """The tokens the model must compute for the request: its shared prefix is computed once."""
@@ -199,6 +214,11 @@ class TransformersJudge:
                  on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]:
         """One answer per request, in order. Rows are admitted as others finish, within `admission`
         (default: all at once); `on_answer(index, answer)` hears of each answer as soon as it is done."""
+        with self._in_use:
+            return self._generate(requests, admission, on_answer)
+
+    def _generate(self, requests: list[JudgeRequest], admission: Admission | None,
+                  on_answer: Callable[[int, JudgeAnswer], None] | None) -> list[JudgeAnswer]:
         self.load()
         started = time.perf_counter()
         admission = admission or Admission.all_at_once(len(requests))
