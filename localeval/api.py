@@ -18,7 +18,7 @@ from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import UserError
+from .errors import LocalevalWarning, UserError
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -123,7 +123,11 @@ def evaluate(
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
-    samples = as_samples(samples)
+    with warnings.catch_warnings(record=True) as caught:  # said again below, at the caller's line
+        warnings.simplefilter("always", LocalevalWarning)
+        samples = as_samples(samples)
+    for warning in caught:  # the caller's filters decide, as for any warning
+        warnings.warn(warning.message, stacklevel=3)  # past this function and its decorator
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     thresholds, calibrated = None, None

@@ -127,6 +127,14 @@ def test_fields_read_under_no_name_are_warned_once_with_their_counts():
     assert "'episode_done' (2 of 2 records), 'rubrics' (1 of 2 records)" in message
 
 
+def test_evaluate_warns_of_ignored_fields_at_the_callers_line():
+    """It pointed at localeval/data.py, where a notebook user cannot act on it."""
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        localeval.evaluate([{**RAGAS_02, "notes": "x"}], ["answer_supported_precision"],
+                           judge=ScriptedJudge(every_verdict_one([])), cache=False)
+    assert [warning.filename for warning in caught if warning.category is IgnoredFieldsWarning] == [__file__]
+
+
 def test_every_name_localeval_reads_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
