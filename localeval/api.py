@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, fit_warnings, load_thresholds
+from .calibration import CalibrationWarning, fit_warnings, load_thresholds, weights_of
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -148,8 +148,8 @@ def evaluate(
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
-    for misfit in fit_warnings(calibrated, getattr(pipeline.judge, "fingerprint", None),
-                               settings_used(chosen)) if calibrated else []:
+    weights = weights_of(models.judge_folder(judge), getattr(pipeline.judge, "fingerprint", None))
+    for misfit in fit_warnings(calibrated, weights, settings_used(chosen)) if calibrated else []:
         warnings.warn(CalibrationWarning(misfit), stacklevel=3)
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator

@@ -11,9 +11,9 @@ The file names each judge's thresholds per metric, those `run --calibration` app
 "judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
 what the thresholds belong to: the judge's weights (its fingerprint), its folder when it is not a
 registered judge, and how each metric asked it (reasons, worked example). A threshold fitted on
-one model's probabilities means nothing for another's, so `run` refuses a registered judge's other
-weights (and warns of a changed folder, which a copy changes too); asked another way, the same
-judge's probabilities move, so `run` warns.
+one model's probabilities means nothing for another's, so `run` refuses other weights (a folder's
+weights are known by sampling its files' contents, so a copy keeps them: models.folder_weights);
+asked another way, the same judge's probabilities move, so `run` warns.
 
     {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from . import models
 from .errors import LocalevalWarning, UserError
 from .options import given, option
 from .results import write_atomically
@@ -46,7 +47,7 @@ MIN_SAMPLES = 10
 
 
 class CalibrationWarning(LocalevalWarning):
-    """A calibration may not fit this run: a folder judge changed since, or a metric asked otherwise (fit_warnings)."""
+    """A calibrated metric asks the judge otherwise than the bench that fitted its threshold (fit_warnings)."""
 
 
 def check_enough_samples(samples: int) -> None:
@@ -152,7 +153,8 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     recorded = payload.get("fitted_with") if isinstance(payload.get("fitted_with"), dict) else {}
     key = _entry_for(judge, folder, [*judges, *(payload.get("not_applied") or {})], recorded)
     if key is None:
-        raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'; it calibrates: "
+        how = " (a folder is found by its path, or a copy of one by its weights)" if folder else ""
+        raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'{how}; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
     try:
         thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(key, {}).items()}
@@ -166,36 +168,43 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
 
 
 def _entry_for(judge: str, folder: str | None, keys: list[str], recorded: dict[str, Any]) -> str | None:
-    """The file's name for this judge: the entry fitted on the same folder (a relative path names
-    another folder in another working directory), else its own name."""
-    same_folder = [key for key in keys if folder and isinstance(recorded.get(key), dict)
-                   and recorded[key].get("folder") == folder]
-    return same_folder[0] if same_folder else judge if judge in keys else None
+    """The file's name for this judge: its own name (a folder's is its absolute path), else the entry
+    fitted on the same folder, else, for a folder, the one fitted on the same weights elsewhere (a copy,
+    a checkout on another machine)."""
+    if judge in keys:
+        return judge
+    entries = {key: recorded[key] for key in keys if isinstance(recorded.get(key), dict)}
+    same_folder = [key for key, entry in entries.items() if folder and entry.get("folder") == folder]
+    if same_folder or not folder or not entries:
+        return same_folder[0] if same_folder else None
+    weights = models.folder_weights(folder)
+    return next((key for key, entry in entries.items() if entry.get("weights") == weights), None)
+
+
+def weights_of(folder: str | None, fingerprint: str | None) -> str | None:
+    """What a judge's thresholds are checked against: a folder judge's weights as a copy keeps them
+    (models.folder_weights), a registered judge's GGUF digest (its fingerprint)."""
+    return models.folder_weights(folder) if folder else fingerprint
 
 
 def fit_warnings(calibration: dict[str, Any], weights: str | None, asked: dict[str, dict[str, Any]]) -> list[str]:
     """What a run applying `calibration` must be told (or refused: check_weights): `weights` is the
-    judge's fingerprint, `asked` tuning.settings_used of the run's metrics. A file without
+    judge's (weights_of), `asked` tuning.settings_used of the run's metrics. A file without
     "fitted_with" (written before it existed) is taken on trust."""
     if not calibration.get("fitted_with"):
         return []
-    return [w for w in (check_weights(calibration, weights), asked_otherwise(calibration, asked)) if w]
+    check_weights(calibration, weights)
+    return [w for w in (asked_otherwise(calibration, asked),) if w]
 
 
-def check_weights(calibration: dict[str, Any], weights: str | None) -> str | None:
-    """Thresholds fitted on other weights than the judge's: refused for a registered judge, whose
-    fingerprint is its weights' sha256; for a folder, whose fingerprint (its files' names, sizes and
-    times) also changes when it is only copied, a warning."""
+def check_weights(calibration: dict[str, Any], weights: str | None) -> None:
+    """Thresholds fitted on other weights than the judge's (`weights`: weights_of) are refused: one
+    model's probabilities say nothing of another's."""
     recorded = calibration["fitted_with"]
-    if not (weights and recorded.get("weights")) or recorded["weights"] == weights:
-        return None
-    where, judge = given("calibration", calibration["path"]), calibration["judge"]
-    if recorded.get("folder") is None:
-        raise UserError(f"{where}: its thresholds for '{judge}' were fitted on other weights (fingerprint "
-                        f"{recorded['weights']}; this judge's is {weights}), so they do not apply; fit them again "
-                        "with `bench --calibrate` on this judge")
-    return (f"{where}: the folder of '{judge}' has changed since its thresholds were fitted (its files' names, sizes "
-            "or times): if it was only copied they hold; if it was retrained, fit them again with `bench --calibrate`")
+    if weights and recorded.get("weights") and recorded["weights"] != weights:
+        raise UserError(f"{given('calibration', calibration['path'])}: its thresholds for '{calibration['judge']}' "
+                        f"were fitted on other weights ({recorded['weights']}; this judge's are {weights}), so they "
+                        "do not apply; fit them again with `bench --calibrate` on this judge")
 
 
 def asked_otherwise(calibration: dict[str, Any], asked: dict[str, dict[str, Any]]) -> str | None:

@@ -165,7 +165,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--calibration", default=None, metavar="FILE",
                      help="verdict thresholds fitted against people by `bench --calibrate` (its calibration.json): "
                      "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
-                     "threshold; summary.json names the file. Refused for a registered judge whose weights changed since")
+                     "threshold; summary.json names the file. Refused for a judge whose weights changed since")
     run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
                      help="human labels for some of the samples, in bench's format (docs/labeled-data.md), matched "
                      "by id: the summary then adds the judge's bias on them and each metric's mean corrected for "

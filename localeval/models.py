@@ -132,8 +132,15 @@ def judge_name(judge: Any = None) -> str:
     if judge is None:
         return default_model("judge")
     if isinstance(judge, str):
-        return _registered_at(judge) or judge
+        return _registered_at(judge) or _own_folder(judge) or judge
     return getattr(judge, "name", None) or judge.identity
+
+
+def _own_folder(path: str) -> str | None:
+    """A folder by its absolute path, however it is typed (./j, ../x/j, ~/j): the one name under which the
+    answer cache, a run's record and a calibration know it, in any working directory."""
+    folder = Path(path).expanduser()
+    return str(folder.resolve()) if path.strip() and folder.is_dir() else None  # "" is no folder, not "."
 
 
 def judge_folder(judge: Any = None) -> str | None:
@@ -141,9 +148,9 @@ def judge_folder(judge: Any = None) -> str | None:
     registered judge, its store folder included. A Judge object by the folder it was loaded from
     (api.load_judge), if any."""
     path = judge if isinstance(judge, str) else getattr(judge, "path", None)
-    if not isinstance(path, str) or judge_name(path) in registry() or not Path(path).expanduser().is_dir():
+    if not isinstance(path, str) or judge_name(path) in registry():
         return None
-    return str(Path(path).expanduser().resolve())
+    return _own_folder(path)
 
 
 def _registered_at(path: str) -> str | None:
@@ -207,7 +214,29 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json)")
     _check_folder_kind(path, kind)
-    return ResolvedModel(str(path), path)
+    return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
+
+
+# A folder judge's weights, known however the folder is copied: its files' names and sizes and, of each
+# file, this many blocks spread over it (all of a small file). A retraining changes values all over the
+# file; a fine-tune of a tenth of the bytes escapes 256 blocks with a chance of 0.9**256, about 2e-12.
+CONTENT_BLOCKS, BLOCK_BYTES = 256, 1 << 16
+
+
+def folder_weights(folder: str | Path) -> str:
+    """What a calibration of a folder judge belongs to (calibration.py): unlike ResolvedModel.fingerprint,
+    the answer cache's key, it survives `cp -r` and a checkout, which change files' times; it reads 16 MiB
+    of a file at most, not gigabytes."""
+    digest = hashlib.sha256()
+    folder = Path(folder)
+    for file in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != PROVENANCE_FILE):
+        size = file.stat().st_size
+        digest.update(f"{file.relative_to(folder)}|{size}\n".encode())
+        with file.open("rb") as data:
+            for offset in sorted({size * i // CONTENT_BLOCKS for i in range(CONTENT_BLOCKS)}):
+                data.seek(offset)
+                digest.update(data.read(BLOCK_BYTES))
+    return digest.hexdigest()[:16]
 
 
 def _check_folder_kind(path: Path, kind: str) -> None:

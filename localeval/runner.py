@@ -13,7 +13,7 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import fit_warnings, load_thresholds
+from .calibration import fit_warnings, load_thresholds, weights_of
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
@@ -90,8 +90,8 @@ def run_command(args) -> int:
         cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
         pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
         # thresholds fitted on a registered judge's other weights are refused before anything is written
-        misfits = fit_warnings(calibration, getattr(pipeline.judge, "fingerprint", None),
-                               settings_used(metrics)) if calibration else []
+        weights = weights_of(models.judge_folder(args.judge), getattr(pipeline.judge, "fingerprint", None))
+        misfits = fit_warnings(calibration, weights, settings_used(metrics)) if calibration else []
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -147,8 +147,9 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     if args.resume:
         log(f"resuming: {len(samples) - len(todo)} of {count_of(len(samples), 'sample')} already scored in {writer.path}")
     elif writer.replacing:  # said before the models load, while Ctrl-C still loses nothing
+        them = "it" if writer.replacing == 1 else "them"
         log(f"note: {writer.path} holds {count_of(writer.replacing, 'scored sample')} of an earlier run; this run "
-            "replaces them when it writes its first result (--resume keeps them and scores only the rest)")
+            f"replaces {them} when it writes its first result (--resume keeps {them} and scores only the rest)")
 
     bar = NoProgress() if args.quiet else _progress(todo, cluster)
     inputs = {s.id: sample_inputs(s) for s in todo} if args.with_inputs else {}

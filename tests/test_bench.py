@@ -600,6 +600,9 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     one_ranked = {**ranked, "judges": [tied[0], constant[0]], "dataset": {"samples": 3}}
     assert headline(one_ranked).endswith("On 3 labeled samples this ranking is mostly chance: label 10 or more "
                                          "(docs/labeled-data.md)")
+    alone = {**ranked, "judges": [tied[0]], "dataset": {"samples": 2}}  # one judge: its own rho is chance
+    assert headline(alone).endswith("On 2 labeled samples its ρ is mostly chance: label 10 or more "
+                                    "(docs/labeled-data.md)")
     assert headline({**bench, "judges": constant}) == ("No judge has a defined mean Spearman (each score was constant, "
                                                        "or paired on fewer than two samples).")
 

@@ -519,7 +519,7 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     from localeval.calibration import fitted_with, write_calibration
 
     folder = str(tiny_judge.resolve())
-    weights = models.resolve(str(tiny_judge), "judge").fingerprint()
+    weights = models.folder_weights(tiny_judge)
     write_calibration(tmp_path / "calibration.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                      "helps_both_halves": True}}},
                       "x", 12, {"./tiny": fitted_with(weights, folder, {})})
@@ -529,7 +529,7 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     assert result.rows()[0]["context_recall"] is not None  # found, applied: no "has no thresholds" error
     write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                "helps_both_halves": True}}},
-                      "x", 12, {"./tiny": fitted_with(weights, "/another/folder", {})})
-    with pytest.raises(UserError, match="has no thresholds for judge"):  # what a loaded judge met before
+                      "x", 12, {"./tiny": fitted_with("another model", "/another/folder", {})})
+    with pytest.raises(UserError, match="has no thresholds for judge"):  # neither its folder nor its weights
         localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
                            calibration=tmp_path / "other.json")

@@ -351,7 +351,7 @@ def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_wa
     named = {"path": "c.json", "judge": "j", "thresholds": {"context_recall": 0.3, "context_relevance": 0.6},
              "fitted_with": fitted_with("aaaa", None, {"reasons": {"context_recall": True, "faithfulness": True},
                                                        "example": {"context_relevance": False}})}
-    with pytest.raises(UserError, match=r"were fitted on other weights \(fingerprint aaaa; this judge's is bbbb\)"):
+    with pytest.raises(UserError, match=r"were fitted on other weights \(aaaa; this judge's are bbbb\)"):
         fit_warnings(named, "bbbb", {})
     asked_as_fitted = {"reasons": {"context_recall": True}, "example": {"context_relevance": False}}
     assert fit_warnings(named, "aaaa", asked_as_fitted) == []
@@ -360,17 +360,13 @@ def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_wa
     (warning,) = fit_warnings(named, "aaaa", {"reasons": {"context_recall": False}, "example": {"context_relevance": True}})
     assert warning.startswith("context_recall, context_relevance asked the judge otherwise (--reasons, --example)")
     assert fit_warnings(named, None, {}) == []  # a judge object without a fingerprint: nothing to compare
-    # a folder's fingerprint changes when it is only copied: said, not refused
-    folder = {**named, "fitted_with": fitted_with("aaaa", "/models/judge", {})}
-    (changed,) = fit_warnings(folder, "bbbb", asked_as_fitted)
-    assert "the folder of 'j' has changed since its thresholds were fitted" in changed
 
 
-def test_bench_calibration_of_a_judge_folder_is_applied_to_it_and_warned_of_once_it_changes(
-        tmp_path, tiny_judge, capsys, monkeypatch):
-    """End to end through both commands: bench --calibrate on a folder typed one way, run --calibration with it
-    typed another; then the folder changes (retrained, or only copied: its fingerprint cannot tell) and the run
-    says so."""
+def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tmp_path, tiny_judge, capsys,
+                                                                             monkeypatch):
+    """End to end through both commands. It was matched by the path as typed: the same folder typed
+    another way was refused, a copy elsewhere too, and another model at the same relative path was
+    scored with these thresholds."""
     import shutil
 
     from localeval.cli import main
@@ -383,26 +379,37 @@ def test_bench_calibration_of_a_judge_folder_is_applied_to_it_and_warned_of_once
     monkeypatch.chdir(tmp_path)
     assert main(["bench", str(labeled), "--judges", "./judge", "--metrics", "context_recall", "--calibrate",
                  "--out", "bench", "--quiet"]) == 0
-    written = json.loads((tmp_path / "bench" / "calibration.json").read_text())
-    weights = models.resolve(str(judge), "judge").fingerprint()
-    assert written["fitted_with"]["./judge"] == {"weights": weights, "folder": str(judge.resolve()),
-                                                 "reasons": {"context_recall": False}, "example": {"context_recall": True}}
+    calibration = tmp_path / "bench" / "calibration.json"
+    written = json.loads(calibration.read_text())
+    key = str(judge.resolve())  # "./judge", named as in any working directory
+    assert written["fitted_with"][key] == {"weights": models.folder_weights(judge), "folder": key,
+                                           "reasons": {"context_recall": False}, "example": {"context_recall": True}}
     # a random tiny judge's threshold helps on neither half; as if it had helped on both:
-    written["judges"]["./judge"] = {"context_recall": {**written["not_applied"]["./judge"]["context_recall"], "threshold": 0.2}}
-    (tmp_path / "bench" / "calibration.json").write_text(json.dumps(written))
+    written["judges"][key] = {"context_recall": {**written["not_applied"][key]["context_recall"], "threshold": 0.2}}
+    calibration.write_text(json.dumps(written))
 
-    def run(out: str, *extra: str) -> int:
-        return main(["run", str(labeled), "--judge", str(judge), "--calibration", "bench/calibration.json",
-                     "--metrics", "context_recall", "--out", out, "--quiet", "--no-cache", "--limit", "1", *extra])
+    def run(judge_given: str, out: str, *extra: str) -> int:
+        return main(["run", str(labeled), "--judge", judge_given, "--calibration", str(calibration),
+                     "--metrics", "context_recall", "--out", str(tmp_path / out), "--quiet", "--no-cache", "--limit",
+                     "1", *extra])
 
-    assert run("first") == 0
-    summary = json.loads((tmp_path / "first" / "summary.json").read_text())
-    assert summary["calibration"]["judge"] == "./judge" and summary["calibration"]["thresholds"] == {"context_recall": 0.2}
-    assert summary["warnings"] == []
-    assert run("asked-otherwise", "--reasons", "on") == 0
-    assert any("context_recall asked the judge otherwise" in w
-               for w in json.loads((tmp_path / "asked-otherwise" / "summary.json").read_text())["warnings"])
-    (judge / "config.json").write_text((judge / "config.json").read_text() + "\n")  # retrained in place, or copied
-    assert run("changed") == 0
-    assert any("the folder of './judge' has changed since its thresholds were fitted" in w
-               for w in json.loads((tmp_path / "changed" / "summary.json").read_text())["warnings"])
+    def summary(out: str) -> dict:
+        return json.loads((tmp_path / out / "summary.json").read_text())
+
+    assert run(str(judge), "absolute") == 0
+    assert summary("absolute")["calibration"]["thresholds"] == {"context_recall": 0.2}
+    assert summary("absolute")["warnings"] == []
+    elsewhere = tmp_path / "ci" / "checkout"
+    shutil.copytree(judge, elsewhere / "judge")  # new times, another place: the same weights
+    monkeypatch.chdir(elsewhere)
+    assert run("judge", "copied") == 0 and summary("copied")["calibration"]["judge"] == key
+    assert run("judge", "asked-otherwise", "--reasons", "on") == 0
+    assert any("context_recall asked the judge otherwise" in w for w in summary("asked-otherwise")["warnings"])
+    capsys.readouterr()
+    (elsewhere / "judge" / "config.json").write_text((judge / "config.json").read_text() + "\n")  # retrained, say
+    assert run("judge", "retrained-copy") == 2  # neither its folder nor its weights were calibrated
+    assert "has no thresholds for judge" in capsys.readouterr().err
+    (judge / "config.json").write_text((judge / "config.json").read_text() + "\n")  # the original, retrained
+    assert run(str(judge), "retrained") == 2
+    assert "were fitted on other weights" in capsys.readouterr().err
+    assert not (tmp_path / "retrained").exists() and not (elsewhere / "retrained-copy").exists()

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__, models
-from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, write_calibration
+from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
@@ -84,8 +84,9 @@ def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:
         path.unlink(missing_ok=True)
         return ""
     calibrated = [j for j in bench["judges"] if j.get("calibration")]
-    belongs_to = {j["name"]: fitted_with(j["measures"].get("weights"), models.judge_folder(j["name"]), j["settings"])
-                  for j in calibrated}
+    folders = {j["name"]: models.judge_folder(j["name"]) for j in calibrated}
+    belongs_to = {j["name"]: fitted_with(weights_of(folders[j["name"]], j["measures"].get("weights")),
+                                         folders[j["name"]], j["settings"]) for j in calibrated}
     fitted = {j["name"]: j["calibration"] for j in calibrated}
     write_calibration(path, fitted, str(args.data), samples, belongs_to)
     applied = sum(entry["helps_both_halves"] for metrics in fitted.values() for entry in metrics.values())

@@ -220,9 +220,11 @@ FEW_TO_RANK = 10
 def headline(bench: dict[str, Any]) -> str:
     line = _ranking(bench)
     samples = bench["dataset"]["samples"]
-    if samples < FEW_TO_RANK and sum(j["status"] == "ok" for j in bench["judges"]) > 1:  # a ranking, or its lack
-        line += (f". On {count_of(samples, 'labeled sample')} this ranking is mostly chance: label {FEW_TO_RANK} or "
-                 "more (docs/labeled-data.md)")
+    ran = sum(j["status"] == "ok" for j in bench["judges"])
+    if samples < FEW_TO_RANK and ran:
+        what = "this ranking is" if ran > 1 else "its ρ is"
+        line += (f". On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or more "
+                 "(docs/labeled-data.md)")
     return line
 
 
