@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from pathlib import Path
 
 import numpy as np
@@ -400,7 +401,10 @@ def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tm
     assert summary("absolute")["calibration"]["thresholds"] == {"context_recall": 0.2}
     assert summary("absolute")["warnings"] == []
     elsewhere = tmp_path / "ci" / "checkout"
-    shutil.copytree(judge, elsewhere / "judge")  # new times, another place: the same weights
+    shutil.copytree(judge, elsewhere / "judge")  # another place, new times (as a checkout gives): the same weights
+    for file in (elsewhere / "judge").iterdir():
+        os.utime(file, (1e9, 1e9))
+    assert models.resolve(str(elsewhere / "judge"), "judge").fingerprint() != models.resolve(str(judge), "judge").fingerprint()
     monkeypatch.chdir(elsewhere)
     assert run("judge", "copied") == 0 and summary("copied")["calibration"]["judge"] == key
     assert run("judge", "asked-otherwise", "--reasons", "on") == 0
@@ -413,3 +417,19 @@ def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tm
     assert run(str(judge), "retrained") == 2
     assert "were fitted on other weights" in capsys.readouterr().err
     assert not (tmp_path / "retrained").exists() and not (elsewhere / "retrained-copy").exists()
+
+
+def test_a_folder_judges_weights_survive_a_copy_and_not_an_edit(tmp_path, tiny_judge):
+    """What a calibration is checked against: the answer cache's fingerprint changes with a file's time."""
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_judge, copy)
+    for file in copy.iterdir():
+        os.utime(file, (1e9, 1e9))
+    assert models.folder_weights(copy) == models.folder_weights(tiny_judge)
+    weights = copy / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[len(data) // 2] ^= 1  # one bit of one tensor
+    weights.write_bytes(bytes(data))
+    assert models.folder_weights(copy) != models.folder_weights(tiny_judge)
