@@ -9,7 +9,7 @@ threshold that does not beat 0.5 on both held-out halves is noise: it is recorde
 
 The file names each judge's thresholds per metric, those `run --calibration` applies under
 "judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
-what the thresholds belong to: the judge's weights (its fingerprint), its folder when it is not a
+what the thresholds belong to: the judge's weights (weights_of), its folder when it is not a
 registered judge, and how each metric asked it (reasons, worked example). A threshold fitted on
 one model's probabilities means nothing for another's, so `run` refuses other weights (a folder's
 weights are known by sampling its files' contents, so a copy keeps them: models.folder_weights);
@@ -126,7 +126,7 @@ def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, 
 
 
 def fitted_with(weights: str | None, folder: str | None, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """What a judge's thresholds belong to: its weights' fingerprint, its folder (resolved, for a judge
+    """What a judge's thresholds belong to: its weights (weights_of), its folder (resolved, for a judge
     that is not registered) and how each metric asked it (tuning.settings_used's reasons and example)."""
     return {"weights": weights, "folder": folder,
             **{setting: dict(settings.get(setting, {})) for setting in ASKED_BY}}

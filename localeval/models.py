@@ -228,15 +228,25 @@ def folder_weights(folder: str | Path) -> str:
     the answer cache's key, it survives `cp -r` and a checkout, which change files' times; it reads 16 MiB
     of a file at most, not gigabytes."""
     digest = hashlib.sha256()
-    folder = Path(folder)
-    for file in sorted(p for p in folder.rglob("*") if p.is_file() and p.name != PROVENANCE_FILE):
+    for file in _model_files(Path(folder)):
         size = file.stat().st_size
-        digest.update(f"{file.relative_to(folder)}|{size}\n".encode())
+        digest.update(f"{file.name}|{size}\n".encode())
         with file.open("rb") as data:
             for offset in sorted({size * i // CONTENT_BLOCKS for i in range(CONTENT_BLOCKS)}):
                 data.seek(offset)
                 digest.update(data.read(BLOCK_BYTES))
     return digest.hexdigest()[:16]
+
+
+# The files of a transformers model folder that make its answers: weights, config, tokenizer, template
+MODEL_FILE_SUFFIXES = frozenset({".json", ".safetensors", ".bin", ".pt", ".model", ".jinja", ".tiktoken", ".txt"})
+
+
+def _model_files(folder: Path) -> list[Path]:
+    """Its own files, not a checkout's .git, a README added later, checkpoints in subfolders or the
+    store's provenance note."""
+    return sorted(p for p in folder.iterdir() if p.is_file() and not p.name.startswith(".")
+                  and p.suffix in MODEL_FILE_SUFFIXES and p.name != PROVENANCE_FILE)
 
 
 def _check_folder_kind(path: Path, kind: str) -> None:

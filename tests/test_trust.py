@@ -427,6 +427,9 @@ def test_a_folder_judges_weights_survive_a_copy_and_not_an_edit(tmp_path, tiny_j
     shutil.copytree(tiny_judge, copy)
     for file in copy.iterdir():
         os.utime(file, (1e9, 1e9))
+    (copy / "README.md").write_text("Our judge, fine-tuned in May.")  # and a checkout's .git: not its weights
+    (copy / ".git").mkdir()
+    (copy / ".git" / "HEAD").write_text("ref: refs/heads/main")
     assert models.folder_weights(copy) == models.folder_weights(tiny_judge)
     weights = copy / "model.safetensors"
     data = bytearray(weights.read_bytes())
