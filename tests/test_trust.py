@@ -336,8 +336,11 @@ def test_a_judge_folder_is_found_in_a_calibration_by_its_folder_however_it_is_ty
     write_calibration(path, {"./judge": entry}, "x", 12, {"./judge": fitted_with("ffff", "/abs/judge", {})})
     thresholds, named = load_thresholds(path, "/abs/../abs/judge", folder="/abs/judge")
     assert thresholds == {"context_recall": 0.3} and named["judge"] == "./judge"
-    with pytest.raises(UserError, match="no thresholds for judge 'other'"):
-        load_thresholds(path, "other", folder="/abs/other")
+    other = tmp_path / "other"  # another folder, with other weights
+    other.mkdir()
+    (other / "config.json").write_text("{}")
+    with pytest.raises(UserError, match="no thresholds for judge 'other' \\(a folder is found by its path, or a copy"):
+        load_thresholds(path, "other", folder=str(other))
 
 
 def test_a_calibration_written_before_it_named_its_weights_is_taken_on_trust(tmp_path):
