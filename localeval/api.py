@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, fit_warnings, load_thresholds, weights_of
+from .calibration import CalibrationWarning, fit_warnings, load_thresholds
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -148,8 +148,7 @@ def evaluate(
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
-    weights = weights_of(models.judge_folder(judge), getattr(pipeline.judge, "fingerprint", None))
-    for misfit in fit_warnings(calibrated, weights, settings_used(chosen)) if calibrated else []:
+    for misfit in fit_warnings(calibrated, pipeline.judge, settings_used(chosen)):
         warnings.warn(CalibrationWarning(misfit), stacklevel=3)
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
@@ -168,7 +167,7 @@ def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", 
     evaluate(judge=...) call after call: given a name, evaluate() loads it anew on every call. It
     keeps the device and dtype it was loaded with; it scores as the same judge given by name does
     (its measured settings, calibrations, warnings). One process's: not for ray=."""
-    _check_places(device, dtype, None, None, None, None)
+    _check_device(device, dtype)
     loaded = build_judge(_model_name("judge", judge), choose_device(device), dtype, log=to_stderr)
     loaded.load()  # now: a folder that does not load says so here, not in the first evaluate()
     return loaded
@@ -177,7 +176,7 @@ def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", 
 @keyword_arguments()
 def load_embedder(embedder: str | os.PathLike | None = None, *, device: str = "auto") -> Embedder:
     """The embedder loaded now, to give to evaluate(embedder=...) call after call, as load_judge's judge."""
-    _check_places(device, "auto", None, None, None, None)
+    _check_device(device)
     loaded = build_embedder(_model_name("embedder", embedder), choose_device(device), log=to_stderr)
     loaded.load()
     return loaded
@@ -231,9 +230,7 @@ def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, 
 
 def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_worker: Any, cpus_per_worker: Any) -> None:
     """Where it runs, in the types the checks further on assume (the CLI's parser gives strings and numbers)."""
-    for name, value in (("device", device), ("dtype", dtype)):
-        if not isinstance(value, str):
-            raise UserError(f"{name}=: give its name as a string, such as \"auto\"; got {value!r}")
+    _check_device(device, dtype)
     if ray is not None and not isinstance(ray, str):
         raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
     per_worker = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
@@ -245,6 +242,12 @@ def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_work
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
             raise UserError(f"{name}=: give a number; got {value!r}")
+
+
+def _check_device(device: Any, dtype: Any = "auto") -> None:
+    for name, value in (("device", device), ("dtype", dtype)):
+        if not isinstance(value, str):
+            raise UserError(f"{name}=: give its name as a string, such as \"auto\"; got {value!r}")
 
 
 def _in_order(results: Iterable[SampleResult], samples: list[Sample]) -> list[SampleResult]:

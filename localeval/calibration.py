@@ -187,13 +187,14 @@ def weights_of(folder: str | None, fingerprint: str | None) -> str | None:
     return models.folder_weights(folder) if folder else fingerprint
 
 
-def fit_warnings(calibration: dict[str, Any], weights: str | None, asked: dict[str, dict[str, Any]]) -> list[str]:
-    """What a run applying `calibration` must be told (or refused: check_weights): `weights` is the
-    judge's (weights_of), `asked` tuning.settings_used of the run's metrics. A file without
-    "fitted_with" (written before it existed) is taken on trust."""
-    if not calibration.get("fitted_with"):
+def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str, dict[str, Any]]) -> list[str]:
+    """What a run applying `calibration` (None: none) with `judge` (the pipeline's, found not loaded)
+    must be told, or refused (check_weights); `asked` is tuning.settings_used of the run's metrics. A
+    file without "fitted_with" (written before it existed) is taken on trust, and a judge's weights are
+    read only here, for a calibration that names some."""
+    if not calibration or not calibration.get("fitted_with"):
         return []
-    check_weights(calibration, weights)
+    check_weights(calibration, weights_of(models.judge_folder(judge), getattr(judge, "fingerprint", None)))
     return [w for w in (asked_otherwise(calibration, asked),) if w]
 
 

@@ -153,8 +153,10 @@ def _numpy(value: Any) -> bool:
 
 def _missing(value: Any) -> bool:
     """None, NaN (a float, numpy's too) or pandas' NA and NaT: what a DataFrame holds for a missing value."""
-    if value is None or isinstance(value, float):
-        return value is None or value != value  # NaN alone is not equal to itself
+    if value is None:
+        return True
+    if isinstance(value, float):
+        return value != value  # NaN alone is not equal to itself
     pandas = sys.modules.get("pandas")  # its missing values exist only where it is loaded
     return pandas is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
 

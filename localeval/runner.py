@@ -13,7 +13,7 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import fit_warnings, load_thresholds, weights_of
+from .calibration import fit_warnings, load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
@@ -89,9 +89,8 @@ def run_command(args) -> int:
                                 args.language, args.window)
         cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
         pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
-        # thresholds fitted on a registered judge's other weights are refused before anything is written
-        weights = weights_of(models.judge_folder(args.judge), getattr(pipeline.judge, "fingerprint", None))
-        misfits = fit_warnings(calibration, weights, settings_used(metrics)) if calibration else []
+        # thresholds fitted on other weights than the judge's are refused before anything is written
+        misfits = fit_warnings(calibration, pipeline.judge, settings_used(metrics))
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:

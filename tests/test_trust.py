@@ -343,12 +343,19 @@ def test_a_judge_folder_is_found_in_a_calibration_by_its_folder_however_it_is_ty
         load_thresholds(path, "other", folder=str(other))
 
 
+def judge_with(fingerprint: str | None):
+    """A registered judge as fit_warnings sees it: no folder of its own, its weights' fingerprint."""
+    from types import SimpleNamespace
+
+    return SimpleNamespace(fingerprint=fingerprint)
+
+
 def test_a_calibration_written_before_it_named_its_weights_is_taken_on_trust(tmp_path):
     path = tmp_path / "calibration.json"
     path.write_text(json.dumps({"localeval_calibration": 1, "judges": {"j": {"context_recall": {"threshold": 0.3}}}}))
     thresholds, named = load_thresholds(path, "j")
     assert thresholds == {"context_recall": 0.3} and named["fitted_with"] is None
-    assert fit_warnings(named, "any weights", {"reasons": {"context_recall": True}}) == []
+    assert fit_warnings(named, judge_with("any weights"), {"reasons": {"context_recall": True}}) == []
 
 
 def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_warned_of():
@@ -356,14 +363,14 @@ def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_wa
              "fitted_with": fitted_with("aaaa", None, {"reasons": {"context_recall": True, "faithfulness": True},
                                                        "example": {"context_relevance": False}})}
     with pytest.raises(UserError, match=r"were fitted on other weights \(aaaa; this judge's are bbbb\)"):
-        fit_warnings(named, "bbbb", {})
+        fit_warnings(named, judge_with("bbbb"), {})
     asked_as_fitted = {"reasons": {"context_recall": True}, "example": {"context_relevance": False}}
-    assert fit_warnings(named, "aaaa", asked_as_fitted) == []
+    assert fit_warnings(named, judge_with("aaaa"), asked_as_fitted) == []
     # faithfulness asked otherwise has no threshold here: nothing to warn of
-    assert fit_warnings(named, "aaaa", {"reasons": {"faithfulness": False}}) == []
-    (warning,) = fit_warnings(named, "aaaa", {"reasons": {"context_recall": False}, "example": {"context_relevance": True}})
+    assert fit_warnings(named, judge_with("aaaa"), {"reasons": {"faithfulness": False}}) == []
+    (warning,) = fit_warnings(named, judge_with("aaaa"), {"reasons": {"context_recall": False}, "example": {"context_relevance": True}})
     assert warning.startswith("context_recall, context_relevance asked the judge otherwise (--reasons, --example)")
-    assert fit_warnings(named, None, {}) == []  # a judge object without a fingerprint: nothing to compare
+    assert fit_warnings(named, judge_with(None), {}) == []  # a judge object without a fingerprint: nothing to compare
 
 
 def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tmp_path, tiny_judge, capsys,
