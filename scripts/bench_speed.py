@@ -1,8 +1,8 @@
 r"""Speed benchmark: the full metric suite, one request at a time against localeval's batching.
 
-Every configuration (and every --dtypes, --linears, --step-budget, ... variant) runs in one process,
-on the same samples, with the same loaded judge and no answer cache, so their ratios are a fair
-comparison on any machine. Each config's row is printed as JSON when it is done, then a markdown
+Every configuration (and every --dtypes, --linears, --cuda-attention, --step-budget, ... variant) runs in
+one process, on the same samples, with the same loaded judge and no answer cache, so their ratios are a
+fair comparison on any machine. Each config's row is printed as JSON when it is done, then a markdown
 table; progress goes to stderr. With --out the table also goes into a markdown file, in a section
 named after the device, judge and dataset (re-running replaces it): docs/benchmarks.md keeps the
 project's. Mistakes in the options, data or model names end in one line and exit status 2 before
@@ -292,10 +292,14 @@ def write_section(path: Path, title: str, body: str) -> bool:
     return replaced
 
 
-def plain_linears(judge: TransformersJudge) -> TransformersJudge:
-    """The same judge with torch's own linear kernels: what prepacking is measured against."""
+def variant(judge: TransformersJudge, linears: str, attention: str) -> TransformersJudge:
+    """The same judge with torch's own linear kernels (what prepacking is measured against) or its own
+    choice of attention kernel on CUDA, cuDNN's (what localeval's choice is measured against)."""
+    if (linears, attention) == ("packed", "no-cudnn"):
+        return judge
     return TransformersJudge(judge.path, judge.name, str(judge.device), judge.dtype, judge.fingerprint,
-                             step_budget=judge.step_budget, int8_weights=judge.int8_weights, prepack=False)
+                             step_budget=judge.step_budget, int8_weights=judge.int8_weights,
+                             prepack=linears == "packed", cudnn_attention=attention == "torch")
 
 
 @contextmanager
@@ -347,6 +351,9 @@ def parse_arguments() -> argparse.Namespace:
     parser.add_argument("--linears", default="packed", type=choices_of("packed", "plain"),
                         help="packed, plain or both (packed,plain): the judge's linear layers with oneDNN's prepacked "
                              "weights (as localeval runs them on a CPU) or torch's own kernels, side by side")
+    parser.add_argument("--cuda-attention", default="no-cudnn", type=choices_of("no-cudnn", "torch"),
+                        help="no-cudnn, torch or both (no-cudnn,torch): on CUDA, attention without cuDNN's kernel (as "
+                             "localeval runs it) or with torch's own choice, cuDNN's on Hopper, side by side")
     parser.add_argument("--grammar", default="json", type=choices_of("json", "regex"),
                         help="json, regex or both (json,regex): each schema compiled by llguidance's JSON compiler (as "
                              "localeval does) or as Outlines' whole-answer regular expression, side by side")
@@ -457,16 +464,14 @@ def main() -> int:
 def measure_and_report(args, samples, metrics, device: str, dtypes: list[str]) -> int:
     configs, wanted = configurations(args)
     runs, judges = [], {}
-    variants = [(dtype, linears) for dtype in dtypes for linears in args.linears]
-    for dtype, linears in variants:  # one judge at a time, each measured under every config
-        say(f"loading the judge ({dtype}, {linears} linear layers)")
-        judge = build_judge(args.judge, device, dtype, log=lambda _: None)
-        if linears == "plain":
-            judge = plain_linears(judge)
+    variants = [(dtype, linears, kernel) for dtype in dtypes for linears in args.linears for kernel in args.cuda_attention]
+    for dtype, linears, kernel in variants:  # one judge at a time, each measured under every config
+        say(f"loading the judge ({dtype}, {linears} linear layers, attention {kernel})")
+        judge = variant(build_judge(args.judge, device, dtype, log=lambda _: None), linears, kernel)
         loaded = build_pipeline(metrics, judge, args.embedder, device=device, dtype=dtype, log=lambda _: None)
         started = time.perf_counter()
         loaded.load()
-        judges[dtype, linears] = (loaded.judge.identity, time.perf_counter() - started)
+        judges[dtype, linears, kernel] = (loaded.judge.identity, time.perf_counter() - started)
         # One untimed run of a few samples first: the first batches of a fresh process run slower (kernels
         # chosen, memory mapped in), which would otherwise count against whichever config runs first.
         say(f"warming up on {min(WARM_UP_SAMPLES, len(samples))} samples, untimed")
@@ -477,6 +482,7 @@ def measure_and_report(args, samples, metrics, device: str, dtypes: list[str]) -
                                               for c in args.grammar]:
             loaded.judge.step_budget, loaded.judge.draft_tokens = budget, draft  # read by every generate call
             label = " ".join([*([dtype] if len(dtypes) > 1 else []), *([linears] if len(args.linears) > 1 else []),
+                              *([f"{kernel} attention"] if len(args.cuda_attention) > 1 else []),
                               *([f"budget {budget}"] if len(budgets) > 1 else []),
                               *([f"drafts {draft}"] if len(drafts) > 1 else []),
                               *([f"{compiler} grammar"] if len(args.grammar) > 1 else []), name])

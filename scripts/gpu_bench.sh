@@ -4,7 +4,8 @@
 # Here, once: python scripts/gpu_kit.py prepare          (writes .gpu/, ignored by git)
 # There, through the device tool's `run` with carry [".gpu"]:
 #     bash scripts/gpu_bench.sh --limit 12 [more bench_speed.py options, e.g. --batch-size 32,128,512]
-# Tables go to $OUT/benchmarks.md (copy them into docs/benchmarks.md), each judge's log beside it.
+# Tables go to $OUT/benchmarks.md (copy them into docs/benchmarks.md), each judge's log beside it
+# ($judge-$LOG_TAG.log where LOG_TAG is set, for a second run of a judge in the same call).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-bench}
@@ -13,10 +14,11 @@ mkdir -p "$OUT"
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .gpu/wheels/*.whl
 export PYTHONPATH=/tmp/site:$PWD PYTHONUNBUFFERED=1 LOCALEVAL_MODEL_STORE=/tmp/store
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | tee "$OUT/device.txt"
-python3 scripts/gpu_kit.py randomize .gpu/shapes /tmp/store
+# once per machine: a second run in the same call (other options, JUDGES) reuses the weights
+[ -f /tmp/store.done ] || { python3 scripts/gpu_kit.py randomize .gpu/shapes /tmp/store && touch /tmp/store.done; }
 for judge in ${JUDGES:-qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct}; do
     python3 scripts/bench_speed.py --data .gpu/data/dev.jsonl --judge "$judge" --device cuda \
         --embedder /tmp/store/all-minilm-l6-v2 --out "$OUT/benchmarks.md" \
         --title "$(head -1 "$OUT/device.txt" | cut -d, -f1) · $judge, random weights · dev.jsonl" "$@" \
-        2>&1 | tee "$OUT/$judge.log"
+        2>&1 | tee "$OUT/$judge${LOG_TAG:+-$LOG_TAG}.log"
 done

@@ -13,12 +13,14 @@ from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
 from localeval.cli import main
 from localeval.device import dtype_name, native_bf16
+from localeval.engine import attention
 from localeval.engine.attention import grouped_sdpa
 from localeval.engine.decode import PREFILL_PADDING, Prompt, _similar_lengths
 from localeval.engine.int8 import NARROW_PASS, Int8Linear, quantize_linears
 from localeval.engine.judge import TransformersJudge
 from localeval.engine.linears import PackedLinear, pack_linears, packable, replace_linears
 from localeval.errors import UserError
+from localeval.requests import JudgeRequest
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -168,6 +170,35 @@ def test_a_judges_identity_says_how_its_weights_are_held():
     assert identity(torch.bfloat16, prepack=False) == "judge|f1|torch.bfloat16|greedy"
     assert identity(torch.bfloat16, int8_weights=True) == "judge|f1|torch.bfloat16+int8-weights|greedy"
     assert "+prepacked" not in TransformersJudge("/m", "judge", "cuda", torch.bfloat16).identity
+    # cuDNN's attention, measured against, is another kernel: the cache must not mix their answers
+    assert TransformersJudge("/m", "judge", "cuda", torch.bfloat16, "f1", cudnn_attention=True).identity == (
+        "judge|f1|torch.bfloat16+cudnn-attention|greedy")
+    assert "cudnn" not in identity(torch.float32, cudnn_attention=True)  # not a CPU kernel: nothing changes
+
+
+def test_attention_on_cuda_runs_without_cudnns_per_shape_plans():
+    """cuDNN plans every new shape (~40 ms of host time on an H200) and a judge's shapes change every pass;
+    the flags torch chooses by are process-wide, so they are set for the block and restored after it."""
+    before = torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled()
+    with attention.kernels(torch.device("cuda")):
+        assert not torch.backends.cuda.cudnn_sdp_enabled()
+        assert torch.backends.cuda.mem_efficient_sdp_enabled() and torch.backends.cuda.flash_sdp_enabled()
+        assert torch.backends.cuda.math_sdp_enabled()
+    assert (torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled()) == before
+    for device, cudnn in ((torch.device("cpu"), False), (torch.device("cuda"), True)):  # torch's own choice
+        with attention.kernels(device, cudnn):
+            assert torch.backends.cuda.cudnn_sdp_enabled() == before[0]
+
+
+def test_a_judge_generates_under_its_attention_kernels(tiny_judge, monkeypatch):
+    entered = []
+    real = attention.kernels
+    monkeypatch.setattr(attention, "kernels", lambda device, cudnn=False: entered.append((device, cudnn)) or real(device, cudnn))
+    judge = TransformersJudge(str(tiny_judge), "tiny", "cpu", torch.float32)
+    request = JudgeRequest.build("Answer.", "Is it?", {"type": "object", "properties": {"v": {"enum": [0, 1]}},
+                                                      "required": ["v"], "additionalProperties": False}, 16)
+    [answer] = judge.generate([request])
+    assert answer.data in ({"v": 0}, {"v": 1}) and entered == [(torch.device("cpu"), False)]
 
 
 def test_int8_is_a_cpu_format():

@@ -7,11 +7,19 @@ per query head sharing it (`repeat_kv`) before calling SDPA. With 32 rows of 1,2
 that copy made a 4-token pass cost 15x what SDPA's own grouped attention (`enable_gqa`) costs on a
 CPU, and both give the same numbers bit for bit (measured, float32 and bfloat16). So: SDPA's
 grouped attention on a CPU's passes of several tokens, transformers' own function everywhere else.
+
+On CUDA, attention runs without cuDNN's kernel (`kernels`): cuDNN builds an execution plan for each
+new shape, about 40 ms of host time on an H200 (torch 2.11, cuDNN 9.19), and a judge's shapes change
+on every pass, as its cache grows by the tokens fed. That plan cost was most of a decoding pass
+(docs/benchmarks.md, "A lent GPU"); the memory-efficient kernel takes the same inputs with none.
 """
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
@@ -40,6 +48,20 @@ def _grouped_pays(module, query: torch.Tensor, kwargs: dict) -> bool:
     unusual = any(kwargs.get(key) is not None for key in ("softcap", "position_bias", "cache")) or kwargs.get("output_attentions")
     return (query.shape[2] > 1 and query.device.type == "cpu" and getattr(module, "num_key_value_groups", 1) > 1
             and not unusual)
+
+
+# SDPA's kernels that choose per call, with no per-shape plan: flash where there is no mask, else
+# the memory-efficient one, else the plain (math) one
+WITHOUT_PLANS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+
+
+def kernels(device: torch.device, cudnn: bool = False) -> contextlib.AbstractContextManager:
+    """Where attention on `device` may run, for the block it wraps: on CUDA none of cuDNN's (see the
+    module's note) unless `cudnn` asks for torch's own choice (scripts/bench_speed.py measures both);
+    elsewhere whatever torch chooses. torch keeps this choice process-wide while the block runs."""
+    if device.type != "cuda" or cudnn:
+        return contextlib.nullcontext()
+    return sdpa_kernel(WITHOUT_PLANS)
 
 
 def register() -> str:

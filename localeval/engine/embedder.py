@@ -42,8 +42,13 @@ class SentenceTransformerEmbedder:
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """Unit-normalised embeddings, each distinct text encoded once."""
+        import torch
+
+        from .attention import kernels
+
         unique = list(dict.fromkeys(texts))
-        vectors = self.model.encode(unique, batch_size=self.batch_size, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+        with kernels(torch.device(self.device)):  # its batches' shapes vary too: no per-shape plans
+            vectors = self.model.encode(unique, batch_size=self.batch_size, normalize_embeddings=True,
+                                        convert_to_numpy=True, show_progress_bar=False)
         row = {text: i for i, text in enumerate(unique)}
         return vectors[[row[t] for t in texts]]
