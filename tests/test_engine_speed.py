@@ -314,14 +314,46 @@ def test_replacing_linears_frees_each_original_as_it_goes():
 
 
 def test_the_tokens_a_row_allows_are_read_off_its_bitmask_words():
-    from localeval.engine.grammar import _bits_set, _tokens_allowed
+    from localeval.engine.grammar import _tokens_allowed
 
-    words = torch.zeros((3, 5), dtype=torch.int32)
+    words = torch.zeros((4, 5), dtype=torch.int32)
     words[0, 0] = 0b101  # tokens 0 and 2
     words[0, 4] = -(2**31)  # the sign bit: token 4 * 32 + 31 = 159
-    words[1] = -1  # every bit of every word: 160 tokens
+    words[1] = -1  # every bit of every word: 160 tokens, more than a few
     words[2, 3] = 1 << 7  # token 103
-    assert _bits_set(words).tolist() == [3, 160, 1]
-    assert _tokens_allowed(words[0]) == [0, 2, 159]
-    assert _tokens_allowed(words[1]) == list(range(160))
-    assert _tokens_allowed(words[2]) == [103]
+    assert _tokens_allowed(words, few=8) == [[0, 2, 159], None, [103], []]  # the last allows nothing
+    assert _tokens_allowed(words, few=2) == [None, None, [103], []]
+    assert _tokens_allowed(words, few=160)[1] == list(range(160))
+
+
+def test_rows_keep_only_their_allowed_logits_all_at_once():
+    from localeval.engine.grammar import _keep_only
+
+    torch.manual_seed(0)
+    logits = torch.randn(5, 50)
+    rows, tokens = [0, 2, 3, 4], [[1, 7], [49], [], [0, 3, 9]]
+    expected = logits.clone()
+    for row, kept in zip(rows, tokens):  # one row at a time, as the masking was
+        values = expected[row, kept]
+        expected[row] = float("-inf")
+        expected[row, kept] = values
+    _keep_only(logits, rows, tokens)
+    assert torch.equal(logits, expected)  # row 1 untouched, row 3 all -inf, the others' kept values exact
+
+
+def test_choice_probabilities_of_many_rows_are_each_rows_own_softmax_bit_for_bit():
+    """Rows are normalised in groups of as many allowed tokens: each must come out as it would alone, so
+    that a sample's probabilities do not depend on the rows it shares a pass with."""
+    from localeval.engine.decode import choice_probabilities
+
+    torch.manual_seed(1)
+    for dtype in (torch.float32, torch.bfloat16):
+        masked = (torch.randn(40, 30) * 6).to(dtype)
+        few = [None if row % 7 == 0 else sorted(torch.randperm(30)[: 1 + row % 5].tolist()) for row in range(40)]
+        found = choice_probabilities(masked, few)
+        for row, tokens in enumerate(few):
+            if tokens is None or len(tokens) < 2:
+                assert found[row] is None
+            else:
+                alone = torch.softmax(masked[row, tokens].float(), dim=-1).tolist()
+                assert found[row] == dict(zip(tokens, alone))

@@ -434,11 +434,17 @@ def _similar_lengths(admitted: list[Prompt]) -> list[list[Prompt]]:
 def choice_probabilities(masked: torch.Tensor, few: list[list[int] | None]) -> list[dict[int, float] | None]:
     """Per row of grammar-masked logits: {token: probability} over the allowed tokens where the row
     allows a few (`few[row]`, as the grammar gives them: a choice between values), else None (free
-    text, or a single forced token)."""
+    text, or a single forced token). Rows with as many allowed tokens go through one softmax, each row
+    normalised on its own as it would be alone (no padding joins its sum)."""
     found: list[dict[int, float] | None] = [None] * len(few)
+    by_count: dict[int, list[int]] = {}
     for row, tokens in enumerate(few):
         if tokens is not None and len(tokens) > 1:
-            # float32 whatever the model's dtype: probabilities near 0 or 1 need the precision
-            probabilities = torch.softmax(masked[row, tokens].float(), dim=-1)
-            found[row] = dict(zip(tokens, probabilities.tolist()))
+            by_count.setdefault(len(tokens), []).append(row)
+    for rows in by_count.values():
+        tokens = torch.tensor([few[row] for row in rows], device=masked.device)
+        # float32 whatever the model's dtype: probabilities near 0 or 1 need the precision
+        chosen = masked[torch.tensor(rows, device=masked.device)[:, None], tokens].float()
+        for row, probabilities in zip(rows, torch.softmax(chosen, dim=-1).tolist()):
+            found[row] = dict(zip(few[row], probabilities))
     return found

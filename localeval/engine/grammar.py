@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import llguidance
 import llguidance.hf
+import numpy as np
 import torch
 
 # Compact JSON, no whitespace between tokens: the structure (keys, punctuation, constant
@@ -108,22 +109,20 @@ class BatchConstraint:
         masked logits, and per row the tokens it allows where they are `few` or fewer (else None).
 
         A row with few allowed tokens (a verdict, a flag) keeps just those logits, read off the few
-        nonzero words of its bitmask; only rows with many (free text) unpack their whole bitmask."""
+        nonzero words of its bitmask; only rows with many (free text) unpack their whole bitmask. Each
+        kind is masked for all its rows at once: per row, a GPU would pay a copy, kernels and a wait."""
         pairs = [(self.matchers[slot], i) for i, slot in enumerate(slots)]
         words = self.bitmask.shape[1]  # the executor writes each row's mask at the pointer, row after row
         self.tokenizer.executor.unsafe_compute_mask_ptr(pairs, self.bitmask.data_ptr(), words * 4, len(slots))
         bitmask = self.bitmask[: len(slots)]
-        counts = _bits_set(bitmask).tolist()
-        allowed = [_tokens_allowed(words) if count <= few else None for words, count in zip(bitmask, counts)]
+        allowed = _tokens_allowed(bitmask, few)
         wide = [row for row, tokens in enumerate(allowed) if tokens is None]
         if wide:
             unpacked = self._unpack(bitmask[wide].to(logits.device), logits.shape[-1])
             logits[wide] = logits[wide].masked_fill_(~unpacked, float("-inf"))
-        for row, tokens in enumerate(allowed):
-            if tokens is not None:
-                kept = logits[row, tokens]
-                logits[row] = float("-inf")
-                logits[row, tokens] = kept
+        narrow = [row for row, tokens in enumerate(allowed) if tokens is not None]
+        if narrow:
+            _keep_only(logits, narrow, [allowed[row] for row in narrow])
         return logits, allowed
 
     def _unpack(self, bitmask: torch.Tensor, vocab: int) -> torch.Tensor:
@@ -134,18 +133,28 @@ class BatchConstraint:
         return allowed[:, :vocab]
 
 
-def _bits_set(bitmask: torch.Tensor) -> torch.Tensor:
-    """Per row of int32 words, how many bits are set (a population count, in int64 to stay unsigned)."""
-    x = bitmask.long() & 0xFFFFFFFF
-    x = x - ((x >> 1) & 0x55555555)
-    x = (x & 0x33333333) + ((x >> 2) & 0x33333333)
-    x = (x + (x >> 4)) & 0x0F0F0F0F
-    return (((x * 0x01010101) & 0xFFFFFFFF) >> 24).sum(-1)
+def _tokens_allowed(bitmask: torch.Tensor, few: int) -> list[list[int] | None]:
+    """Per row of int32 bitmask words (bit b of word w is token 32w + b): the token ids it allows
+    where they are `few` or fewer, read from the few nonzero words of those rows; else None."""
+    counts = np.bitwise_count(bitmask.numpy().view(np.uint32)).sum(axis=-1)  # set bits per row
+    narrow = np.flatnonzero(counts <= few)
+    allowed: list[list[int] | None] = [None] * len(counts)
+    for row in narrow:
+        allowed[row] = []
+    words = bitmask[torch.from_numpy(narrow)]
+    rows, columns = words.nonzero(as_tuple=True)
+    which, bits = ((words[rows, columns, None] >> BIT_POSITIONS) & 1).nonzero(as_tuple=True)
+    # in row order, and in token order within a row, as nonzero reads them
+    for row, token in zip(narrow[rows[which].numpy()].tolist(), (columns[which] * 32 + bits).tolist()):
+        allowed[row].append(token)
+    return allowed
 
 
-def _tokens_allowed(words: torch.Tensor) -> list[int]:
-    """The token ids whose bits are set in one row of the bitmask (bit b of word w is token 32w + b):
-    read from its few nonzero words rather than from 150k masked logits."""
-    nonzero = words.nonzero().flatten()
-    tokens = nonzero[:, None] * 32 + BIT_POSITIONS
-    return tokens[((words[nonzero, None] >> BIT_POSITIONS) & 1).bool()].tolist()
+def _keep_only(logits: torch.Tensor, rows: list[int], tokens: list[list[int]]) -> None:
+    """Every logit of these rows to -inf but those of its tokens (`tokens[i]` for `rows[i]`), in place:
+    one read and two writes for all the rows together."""
+    at = torch.tensor([[row for row, kept in zip(rows, tokens) for _ in kept],
+                       [token for kept in tokens for token in kept]], device=logits.device)
+    kept = logits[at[0], at[1]]
+    logits[torch.tensor(rows, device=logits.device)] = float("-inf")
+    logits[at[0], at[1]] = kept
