@@ -11,9 +11,9 @@ defaults (`defaults_for_the_command_line`), never overriding a value the user se
 from __future__ import annotations
 
 import os
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
+
+from .process_setting import ProcessSetting
 
 OFFLINE_SWITCHES = {
     "HF_HUB_OFFLINE": "1",
@@ -33,26 +33,20 @@ def defaults_for_the_command_line() -> None:
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-_lock = threading.Lock()
-_depth = 0  # loads in progress, across threads: the flag is restored when the last one ends
-_saved = False
-
-
-@contextmanager
-def hub_offline() -> Iterator[None]:
-    """The Hub's offline flag on for the duration of a localeval load, then as it was."""
+def _hub():
     import huggingface_hub.constants as hub
 
-    global _depth, _saved
-    with _lock:
-        if _depth == 0:
-            _saved = hub.HF_HUB_OFFLINE
-        _depth += 1
-        hub.HF_HUB_OFFLINE = True  # what huggingface_hub.is_offline_mode() returns, read at each call
-    try:
-        yield
-    finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                hub.HF_HUB_OFFLINE = _saved
+    return hub
+
+
+def _set_hub_offline(value: bool) -> None:
+    _hub().HF_HUB_OFFLINE = value  # what huggingface_hub.is_offline_mode() returns, read at each call
+
+
+# loads in progress across threads: the flag is restored when the last one ends
+_HUB_OFFLINE = ProcessSetting(lambda: _hub().HF_HUB_OFFLINE, _set_hub_offline, True)
+
+
+def hub_offline() -> AbstractContextManager[None]:
+    """The Hub's offline flag on for the duration of a localeval load, then as it was."""
+    return _HUB_OFFLINE.holding()

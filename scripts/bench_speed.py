@@ -449,6 +449,9 @@ def main() -> int:
             raise UserError(f"--data {args.data}: no sample is left to measure (--max-context-chars, --max-response-chars)")
         metrics = resolve_metrics(args.metrics, metric_settings(args.judge))  # as `run` asks this judge
         device = choose_device(args.device)
+        if len(args.cuda_attention) > 1 and not device.startswith("cuda"):
+            raise UserError(f"--cuda-attention {','.join(args.cuda_attention)} compares attention kernels on CUDA; "
+                            f"on {device} both would run the same one")
         dtypes = args.dtypes.split(",")
         for dtype in dtypes:
             dtype_name(device, dtype)

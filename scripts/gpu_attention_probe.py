@@ -3,7 +3,9 @@
 Why localeval's attention on CUDA leaves out cuDNN's kernel (localeval/engine/attention.py): cuDNN
 plans each new shape, and a judge's cache grows every pass. Each timed call gets a key/value length
 not seen before in this process, as a judge's passes do; the kernels timed after the first meet the
-lengths again. Run it on the GPU machine (device tool, nothing carried):
+lengths again (so the cudnn column shows cuDNN with its plans made, where torch's choice was cuDNN's
+and made them). Keys and values are copied per query head and masked, as transformers passes them
+for a pass of several tokens. Run it on the GPU machine (device tool, nothing carried):
 
     python3 scripts/gpu_attention_probe.py
 
@@ -12,13 +14,15 @@ Each cell: host ms (the call's return) / total ms (after a synchronisation), per
 
 from __future__ import annotations
 
+import contextlib
 import time
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
-HEADS, KV_HEADS, HEAD_DIM = 14, 2, 64  # Qwen2.5-0.5B
+HEADS, HEAD_DIM = 14, 64  # Qwen2.5-0.5B's query heads (its 2 key/value heads copied to 14)
 LENGTHS = range(1000, 1280, 7)  # 40 key/value lengths, one per call
+WARM_UP_LENGTH = 999  # outside LENGTHS: the warm-up makes no plan a timed call could use
 KERNELS = {"torch's choice": None, "cudnn": [SDPBackend.CUDNN_ATTENTION], "efficient": [SDPBackend.EFFICIENT_ATTENTION],
            "math": [SDPBackend.MATH]}
 SHAPES = [(1, 1), (32, 1), (32, 4), (128, 4), (128, 300)]  # (rows, tokens a row): decoding passes, a prefill
@@ -35,11 +39,12 @@ def inputs(rows: int, width: int, length: int) -> tuple[torch.Tensor, ...]:
     return query, key, torch.randn_like(key), mask
 
 
-def per_call(calls: list[tuple[torch.Tensor, ...]], kernels: list[SDPBackend] | None) -> str:
-    with sdpa_kernel(kernels) if kernels else torch.inference_mode():
+def per_call(calls: list[tuple[torch.Tensor, ...]], warm_up: tuple[torch.Tensor, ...],
+             kernels: list[SDPBackend] | None) -> str:
+    with torch.inference_mode(), (sdpa_kernel(kernels) if kernels else contextlib.nullcontext()):
         try:
-            torch.nn.functional.scaled_dot_product_attention(*calls[0][:3], attn_mask=calls[0][3])
-        except RuntimeError:
+            torch.nn.functional.scaled_dot_product_attention(*warm_up[:3], attn_mask=warm_up[3])
+        except RuntimeError:  # this kernel does not take these inputs
             return "n/a"
         torch.cuda.synchronize()
         started = time.perf_counter()
@@ -56,9 +61,9 @@ def main() -> None:
     print(f"| rows | tokens a row | torch chooses | {' | '.join(KERNELS)} |")
     print("|---:|---:|---|" + "---|" * len(KERNELS))
     for rows, width in SHAPES:
-        calls = [inputs(rows, width, length) for length in LENGTHS]
-        chosen = SDPBackend(torch._fused_sdp_choice(*calls[0][:3], calls[0][3])).name
-        cells = [per_call(calls, kernels) for kernels in KERNELS.values()]
+        calls, warm_up = [inputs(rows, width, length) for length in LENGTHS], inputs(rows, width, WARM_UP_LENGTH)
+        chosen = SDPBackend(torch._fused_sdp_choice(*warm_up[:3], warm_up[3])).name
+        cells = [per_call(calls, warm_up, kernels) for kernels in KERNELS.values()]
         print(f"| {rows} | {width} | {chosen} | {' | '.join(cells)} |", flush=True)
 
 

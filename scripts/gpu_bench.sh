@@ -5,7 +5,8 @@
 # There, through the device tool's `run` with carry [".gpu"]:
 #     bash scripts/gpu_bench.sh --limit 12 [more bench_speed.py options, e.g. --batch-size 32,128,512]
 # Tables go to $OUT/benchmarks.md (copy them into docs/benchmarks.md), each judge's log beside it
-# ($judge-$LOG_TAG.log where LOG_TAG is set, for a second run of a judge in the same call).
+# (where LOG_TAG is set, for a second run of a judge in the same call: its log is $judge-$LOG_TAG.log
+# and its section's title ends in LOG_TAG, so neither replaces the first run's).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/gpu-bench}
@@ -19,6 +20,6 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 for judge in ${JUDGES:-qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct}; do
     python3 scripts/bench_speed.py --data .gpu/data/dev.jsonl --judge "$judge" --device cuda \
         --embedder /tmp/store/all-minilm-l6-v2 --out "$OUT/benchmarks.md" \
-        --title "$(head -1 "$OUT/device.txt" | cut -d, -f1) · $judge, random weights · dev.jsonl" "$@" \
+        --title "$(head -1 "$OUT/device.txt" | cut -d, -f1) · $judge, random weights · dev.jsonl${LOG_TAG:+ · $LOG_TAG}" "$@" \
         2>&1 | tee "$OUT/$judge${LOG_TAG:+-$LOG_TAG}.log"
 done

@@ -23,6 +23,7 @@ def run_script(*options: str) -> subprocess.CompletedProcess:
     (["--batch-size", "abc"], "argument --batch-size: abc: give a whole number"),
     (["--drafts", "8,-1"], "argument --drafts: -1: give at least 0"),
     (["--linears", "plian"], "argument --linears: plian: choose from packed, plain"),  # was measured as packed
+    (["--cuda-attention", "no-cudnn,torch", "--device", "cpu"], "compares attention kernels on CUDA"),  # two same runs
     (["--limit", "0"], "argument --limit: 0: give at least 1"),  # was a ZeroDivisionError after two empty runs
     (["--out", "/nonexistent/speed.md"], "--out /nonexistent/speed.md: its folder does not exist"),  # was lost at the end
     (["--out", "/tmp"], "--out /tmp: a folder; give a markdown file"),

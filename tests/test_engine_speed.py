@@ -172,22 +172,51 @@ def test_a_judges_identity_says_how_its_weights_are_held():
     assert "+prepacked" not in TransformersJudge("/m", "judge", "cuda", torch.bfloat16).identity
     # cuDNN's attention, measured against, is another kernel: the cache must not mix their answers
     assert TransformersJudge("/m", "judge", "cuda", torch.bfloat16, "f1", cudnn_attention=True).identity == (
-        "judge|f1|torch.bfloat16+cudnn-attention|greedy")
+        "judge|f1|torch.bfloat16+torch-attention|greedy")
     assert "cudnn" not in identity(torch.float32, cudnn_attention=True)  # not a CPU kernel: nothing changes
 
 
 def test_attention_on_cuda_runs_without_cudnns_per_shape_plans():
     """cuDNN plans every new shape (~40 ms of host time on an H200) and a judge's shapes change every pass;
-    the flags torch chooses by are process-wide, so they are set for the block and restored after it."""
-    before = torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled()
-    with attention.kernels(torch.device("cuda")):
-        assert not torch.backends.cuda.cudnn_sdp_enabled()
-        assert torch.backends.cuda.mem_efficient_sdp_enabled() and torch.backends.cuda.flash_sdp_enabled()
-        assert torch.backends.cuda.math_sdp_enabled()
-    assert (torch.backends.cuda.cudnn_sdp_enabled(), torch.backends.cuda.mem_efficient_sdp_enabled()) == before
-    for device, cudnn in ((torch.device("cpu"), False), (torch.device("cuda"), True)):  # torch's own choice
+    the flag torch chooses by is process-wide, so it is held for the block and given back after it.
+    The other kernels stay as the process has them."""
+    cuda = torch.device("cuda")
+    before = torch.backends.cuda.cudnn_sdp_enabled()
+    torch.backends.cuda.enable_mem_efficient_sdp(False)  # a choice of the user's own, left alone
+    try:
+        with attention.kernels(cuda):
+            assert not torch.backends.cuda.cudnn_sdp_enabled()
+            assert not torch.backends.cuda.mem_efficient_sdp_enabled() and torch.backends.cuda.flash_sdp_enabled()
+        assert torch.backends.cuda.cudnn_sdp_enabled() == before
+    finally:
+        torch.backends.cuda.enable_mem_efficient_sdp(True)
+    for device, cudnn in ((torch.device("cpu"), False), (cuda, True)):  # torch's own choice
         with attention.kernels(device, cudnn):
-            assert torch.backends.cuda.cudnn_sdp_enabled() == before[0]
+            assert torch.backends.cuda.cudnn_sdp_enabled() == before
+
+
+def test_cudnn_stays_off_while_any_thread_needs_it_off_and_comes_back_after_the_last():
+    """Blocks in two threads overlap rather than nest: the first to end must not turn cuDNN back on
+    under the other, nor the last leave it off for the rest of the process."""
+    import threading
+
+    cuda = torch.device("cuda")
+    torch.backends.cuda.enable_cudnn_sdp(True)
+    second_in, first_out, seen = threading.Event(), threading.Event(), []
+
+    def second():  # starts inside the first block and ends after it
+        with attention.kernels(cuda):
+            second_in.set()
+            first_out.wait(10)
+            seen.append(torch.backends.cuda.cudnn_sdp_enabled())
+
+    thread = threading.Thread(target=second)
+    with attention.kernels(cuda):
+        thread.start()
+        second_in.wait(10)
+    first_out.set()
+    thread.join()
+    assert seen == [False] and torch.backends.cuda.cudnn_sdp_enabled()
 
 
 def test_a_judge_generates_under_its_attention_kernels(tiny_judge, monkeypatch):
@@ -331,14 +360,14 @@ def test_rows_keep_only_their_allowed_logits_all_at_once():
 
     torch.manual_seed(0)
     logits = torch.randn(5, 50)
-    rows, tokens = [0, 2, 3, 4], [[1, 7], [49], [], [0, 3, 9]]
-    expected = logits.clone()
-    for row, kept in zip(rows, tokens):  # one row at a time, as the masking was
-        values = expected[row, kept]
-        expected[row] = float("-inf")
-        expected[row, kept] = values
-    _keep_only(logits, rows, tokens)
-    assert torch.equal(logits, expected)  # row 1 untouched, row 3 all -inf, the others' kept values exact
+    for rows, tokens in (([0, 2, 3, 4], [[1, 7], [49], [], [0, 3, 9]]), ([1], [[]])):  # rows that allow nothing
+        expected = logits.clone()
+        for row, kept in zip(rows, tokens):  # one row at a time, as the masking was
+            values = expected[row, kept]
+            expected[row] = float("-inf")
+            expected[row, kept] = values
+        _keep_only(logits, rows, tokens)
+        assert torch.equal(logits, expected)  # rows not listed untouched, the others' kept values exact
 
 
 def test_choice_probabilities_of_many_rows_are_each_rows_own_softmax_bit_for_bit():

@@ -19,10 +19,11 @@ from __future__ import annotations
 import contextlib
 
 import torch
-from torch.nn.attention import SDPBackend, sdpa_kernel
 from transformers import AttentionInterface
 from transformers.integrations.sdpa_attention import sdpa_attention_forward
 from transformers.masking_utils import AttentionMaskInterface, sdpa_mask
+
+from ..process_setting import ProcessSetting
 
 NAME = "localeval_sdpa"
 
@@ -50,18 +51,20 @@ def _grouped_pays(module, query: torch.Tensor, kwargs: dict) -> bool:
             and not unusual)
 
 
-# SDPA's kernels that choose per call, with no per-shape plan: flash where there is no mask, else
-# the memory-efficient one, else the plain (math) one
-WITHOUT_PLANS = [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+# cuDNN's attention kernel off while a judge or an embedder runs on CUDA, in any thread; the other
+# kernels as the process has them (flash where there is no mask and the dtype is 16-bit, else the
+# memory-efficient one, else the plain one)
+_CUDNN = ProcessSetting(torch.backends.cuda.cudnn_sdp_enabled, torch.backends.cuda.enable_cudnn_sdp, False)
 
 
 def kernels(device: torch.device, cudnn: bool = False) -> contextlib.AbstractContextManager:
-    """Where attention on `device` may run, for the block it wraps: on CUDA none of cuDNN's (see the
-    module's note) unless `cudnn` asks for torch's own choice (scripts/bench_speed.py measures both);
-    elsewhere whatever torch chooses. torch keeps this choice process-wide while the block runs."""
+    """Where attention on `device` may run, for the block it wraps: on CUDA not in cuDNN's kernel (see
+    the module's note) unless `cudnn` leaves torch its own choice (scripts/bench_speed.py measures
+    both); elsewhere whatever torch chooses. The setting is torch's, process-wide: it is held while
+    any such block runs, in any thread, and given back as it was when the last one ends."""
     if device.type != "cuda" or cudnn:
         return contextlib.nullcontext()
-    return sdpa_kernel(WITHOUT_PLANS)
+    return _CUDNN.holding()
 
 
 def register() -> str:

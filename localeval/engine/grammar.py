@@ -154,7 +154,7 @@ def _keep_only(logits: torch.Tensor, rows: list[int], tokens: list[list[int]]) -
     """Every logit of these rows to -inf but those of its tokens (`tokens[i]` for `rows[i]`), in place:
     one read and two writes for all the rows together."""
     at = torch.tensor([[row for row, kept in zip(rows, tokens) for _ in kept],
-                       [token for kept in tokens for token in kept]], device=logits.device)
+                       [token for kept in tokens for token in kept]], dtype=torch.long, device=logits.device)
     kept = logits[at[0], at[1]]
     logits[torch.tensor(rows, device=logits.device)] = float("-inf")
     logits[at[0], at[1]] = kept

@@ -86,8 +86,8 @@ class TransformersJudge:
         self.fingerprint = fingerprint
         # oneDNN's prepacked weights on a CPU (linears.py)
         self.prepacked = prepack and not int8_weights and packable(self.device, dtype)
-        # cuDNN's attention kernel on CUDA, which torch would choose: off, since it plans every new
-        # shape (attention.kernels); on only to measure against (scripts/bench_speed.py --cuda-attention)
+        # torch's own choice of attention kernel on CUDA (cuDNN's on Hopper): not taken, since cuDNN plans
+        # every new shape (attention.kernels); only to measure against (scripts/bench_speed.py --cuda-attention)
         self.cudnn_attention = cudnn_attention and self.device.type == "cuda"
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
@@ -98,7 +98,7 @@ class TransformersJudge:
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
         # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
         weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
-        kernel = "+cudnn-attention" if self.cudnn_attention else ""  # another kernel: other last bits
+        kernel = "+torch-attention" if self.cudnn_attention else ""  # another kernel: other last bits
         self.identity = f"{name or path}|{fingerprint}|{dtype}{weights}{kernel}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
