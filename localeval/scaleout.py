@@ -251,8 +251,9 @@ class RayScorer:
 def _interrupts_deferred() -> Iterator[None]:
     """Ctrl-C waits until the block is done, then interrupts as usual. Ray stopped halfway through
     starting a cluster left its agents running, and the process could crash at exit (a probe: exit 139
-    in 3 of 17 interrupts 9-10 s into a run on 2 cores). Only the main thread receives signals."""
-    if threading.current_thread() is not threading.main_thread():
+    in 3 of 17 interrupts 9-10 s into a run on 2 cores). Only the main thread receives signals; a
+    process that ignores Ctrl-C (started in the background, under nohup) goes on ignoring it."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
         yield
         return
     received = []

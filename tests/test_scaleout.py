@@ -326,14 +326,24 @@ def test_ctrl_c_while_ray_starts_waits_for_it_to_finish_starting():
     crashed at exit (139); the interrupt now comes once the start is done, and shuts the cluster down."""
     from localeval.scaleout import _interrupts_deferred
 
-    finished = False
-    with pytest.raises(KeyboardInterrupt):
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)  # as in a terminal, whatever ran pytest
+    try:
+        finished = False
+        with pytest.raises(KeyboardInterrupt):
+            with _interrupts_deferred():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)  # the signal is handled meanwhile, and the block goes on
+                finished = True
+        assert finished
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is itself again
+        # A process that ignores Ctrl-C (started with & or nohup) was interrupted by one during the start
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         with _interrupts_deferred():
             os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.1)  # the signal is handled meanwhile, and the block goes on
-            finished = True
-    assert finished
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C is itself again
+            time.sleep(0.1)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def test_a_cluster_address_is_local_auto_or_a_host_and_port():
