@@ -11,7 +11,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, fit_warnings, load_thresholds
+from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -157,7 +157,10 @@ def evaluate(
         results = _in_order(score(samples, bar), samples)
     finally:
         bar.close()
-    return EvaluationResult(results, result_names(chosen), {"timings": pipeline.evaluator.timings}, human, samples)
+    details: dict[str, Any] = {"timings": pipeline.evaluator.timings}
+    if calibrated is not None:  # which file, and which thresholds it gave this call's metrics
+        details["calibration"] = applied(calibrated, thresholds, [m.name for m in chosen])
+    return EvaluationResult(results, result_names(chosen), details, human, samples)
 
 
 

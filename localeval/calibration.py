@@ -167,6 +167,12 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     return thresholds, named
 
 
+def applied(named: dict[str, Any], thresholds: dict[str, float], metrics: list[str]) -> dict[str, Any]:
+    """`load_thresholds`' naming of the file, its thresholds narrowed to the metrics a run scores: what
+    `run`'s summary and `evaluate()`'s result say was applied."""
+    return {**named, "thresholds": {name: thresholds[name] for name in metrics if name in thresholds}}
+
+
 def _entry_for(judge: str, folder: str | None, keys: list[str], recorded: dict[str, Any]) -> str | None:
     """The file's name for this judge: its own name (a folder's is its absolute path), else the entry
     fitted on the same folder, else, for a folder, the one fitted on the same weights elsewhere (a copy,

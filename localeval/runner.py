@@ -13,7 +13,7 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import fit_warnings, load_thresholds
+from .calibration import applied, fit_warnings, load_thresholds
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
@@ -68,7 +68,7 @@ def run_command(args) -> int:
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     if calibration:  # what the summary and the notes name: the thresholds this run applies
-        calibration["thresholds"] = {m.name: thresholds[m.name] for m in metrics if m.name in thresholds}
+        calibration = applied(calibration, thresholds, [m.name for m in metrics])
     if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))

@@ -527,6 +527,11 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     result = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
                                 calibration=tmp_path / "calibration.json")
     assert result.rows()[0]["context_recall"] is not None  # found, applied: no "has no thresholds" error
+    said = result.details["calibration"]  # which file and thresholds, as run's summary.json says them
+    assert said["path"] == str(tmp_path / "calibration.json") and said["judge"] == "./tiny"
+    assert said["thresholds"] == {"context_recall": 0.2} and len(said["sha256"]) == 64
+    uncalibrated = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False)
+    assert "calibration" not in uncalibrated.details
     write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                "helps_both_halves": True}}},
                       "x", 12, {"./tiny": fitted_with("another model", "/another/folder", {})})
