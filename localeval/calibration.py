@@ -201,7 +201,8 @@ def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str
     if not calibration or not calibration.get("fitted_with"):
         return []
     check_weights(calibration, weights_of(models.judge_folder(judge), getattr(judge, "fingerprint", None)))
-    return [w for w in (asked_otherwise(calibration, asked),) if w]
+    warning = asked_otherwise(calibration, asked)
+    return [warning] if warning else []
 
 
 def check_weights(calibration: dict[str, Any], weights: str | None) -> None:

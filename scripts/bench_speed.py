@@ -299,7 +299,7 @@ def variant(judge: TransformersJudge, linears: str, attention: str) -> Transform
         return judge
     return TransformersJudge(judge.path, judge.name, str(judge.device), judge.dtype, judge.fingerprint,
                              step_budget=judge.step_budget, int8_weights=judge.int8_weights,
-                             prepack=linears == "packed", cudnn_attention=attention == "torch")
+                             prepack=linears == "packed", torch_attention=attention == "torch")
 
 
 @contextmanager

@@ -171,9 +171,9 @@ def test_a_judges_identity_says_how_its_weights_are_held():
     assert identity(torch.bfloat16, int8_weights=True) == "judge|f1|torch.bfloat16+int8-weights|greedy"
     assert "+prepacked" not in TransformersJudge("/m", "judge", "cuda", torch.bfloat16).identity
     # cuDNN's attention, measured against, is another kernel: the cache must not mix their answers
-    assert TransformersJudge("/m", "judge", "cuda", torch.bfloat16, "f1", cudnn_attention=True).identity == (
+    assert TransformersJudge("/m", "judge", "cuda", torch.bfloat16, "f1", torch_attention=True).identity == (
         "judge|f1|torch.bfloat16+torch-attention|greedy")
-    assert "cudnn" not in identity(torch.float32, cudnn_attention=True)  # not a CPU kernel: nothing changes
+    assert identity(torch.float32, torch_attention=True) == identity(torch.float32)  # a CUDA choice: no change on CPU
 
 
 def test_attention_on_cuda_runs_without_cudnns_per_shape_plans():
@@ -190,8 +190,8 @@ def test_attention_on_cuda_runs_without_cudnns_per_shape_plans():
         assert torch.backends.cuda.cudnn_sdp_enabled() == before
     finally:
         torch.backends.cuda.enable_mem_efficient_sdp(True)
-    for device, cudnn in ((torch.device("cpu"), False), (cuda, True)):  # torch's own choice
-        with attention.kernels(device, cudnn):
+    for device, torch_choice in ((torch.device("cpu"), False), (cuda, True)):  # torch's own choice
+        with attention.kernels(device, torch_choice):
             assert torch.backends.cuda.cudnn_sdp_enabled() == before
 
 
@@ -222,7 +222,7 @@ def test_cudnn_stays_off_while_any_thread_needs_it_off_and_comes_back_after_the_
 def test_a_judge_generates_under_its_attention_kernels(tiny_judge, monkeypatch):
     entered = []
     real = attention.kernels
-    monkeypatch.setattr(attention, "kernels", lambda device, cudnn=False: entered.append((device, cudnn)) or real(device, cudnn))
+    monkeypatch.setattr(attention, "kernels", lambda device, torch_choice=False: entered.append((device, torch_choice)) or real(device, torch_choice))
     judge = TransformersJudge(str(tiny_judge), "tiny", "cpu", torch.float32)
     request = JudgeRequest.build("Answer.", "Is it?", {"type": "object", "properties": {"v": {"enum": [0, 1]}},
                                                       "required": ["v"], "additionalProperties": False}, 16)

@@ -57,12 +57,12 @@ def _grouped_pays(module, query: torch.Tensor, kwargs: dict) -> bool:
 _CUDNN = ProcessSetting(torch.backends.cuda.cudnn_sdp_enabled, torch.backends.cuda.enable_cudnn_sdp, False)
 
 
-def kernels(device: torch.device, cudnn: bool = False) -> contextlib.AbstractContextManager:
+def kernels(device: torch.device, torch_choice: bool = False) -> contextlib.AbstractContextManager:
     """Where attention on `device` may run, for the block it wraps: on CUDA not in cuDNN's kernel (see
-    the module's note) unless `cudnn` leaves torch its own choice (scripts/bench_speed.py measures
+    the module's note) unless `torch_choice` leaves torch its own choice (scripts/bench_speed.py measures
     both); elsewhere whatever torch chooses. The setting is torch's, process-wide: it is held while
     any such block runs, in any thread, and given back as it was when the last one ends."""
-    if device.type != "cuda" or cudnn:
+    if device.type != "cuda" or torch_choice:
         return contextlib.nullcontext()
     return _CUDNN.holding()
 

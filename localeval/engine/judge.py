@@ -81,14 +81,14 @@ class TransformersJudge:
 
     def __init__(self, path: str, name: str | None = None, device: str = "cpu", dtype: torch.dtype = torch.float32,
                  fingerprint: str = "", step_budget: int | None = None, int8_weights: bool = False,
-                 prepack: bool = True, draft_tokens: int = DRAFT_TOKENS, cudnn_attention: bool = False):
+                 prepack: bool = True, draft_tokens: int = DRAFT_TOKENS, torch_attention: bool = False):
         self.path, self.device, self.dtype, self.int8_weights = str(path), torch.device(device), dtype, int8_weights
         self.fingerprint = fingerprint
         # oneDNN's prepacked weights on a CPU (linears.py)
         self.prepacked = prepack and not int8_weights and packable(self.device, dtype)
         # torch's own choice of attention kernel on CUDA (cuDNN's on Hopper): not taken, since cuDNN plans
         # every new shape (attention.kernels); only to measure against (scripts/bench_speed.py --cuda-attention)
-        self.cudnn_attention = cudnn_attention and self.device.type == "cuda"
+        self.torch_attention = torch_attention and self.device.type == "cuda"
         # Most tokens one decoding forward pass feeds (rows x width): on a GPU extra tokens in a pass
         # are nearly free, on a CPU each costs compute (see decode.py).
         self.step_budget = step_budget or (GPU_STEP_BUDGET if self.device.type == "cuda" else CPU_STEP_BUDGET)
@@ -98,7 +98,7 @@ class TransformersJudge:
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
         # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
         weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
-        kernel = "+torch-attention" if self.cudnn_attention else ""  # another kernel: other last bits
+        kernel = "+torch-attention" if self.torch_attention else ""  # another kernel: other last bits
         self.identity = f"{name or path}|{fingerprint}|{dtype}{weights}{kernel}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
@@ -218,7 +218,7 @@ class TransformersJudge:
                  on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]:
         """One answer per request, in order. Rows are admitted as others finish, within `admission`
         (default: all at once); `on_answer(index, answer)` hears of each answer as soon as it is done."""
-        with self._in_use, attention.kernels(self.device, self.cudnn_attention):
+        with self._in_use, attention.kernels(self.device, self.torch_attention):
             return self._generate(requests, admission, on_answer)
 
     def _generate(self, requests: list[JudgeRequest], admission: Admission | None,
