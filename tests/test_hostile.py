@@ -829,6 +829,29 @@ def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_j
     assert together == [alone, alone]
 
 
+def test_a_judge_shared_by_threads_decodes_for_one_caller_at_a_time(monkeypatch):
+    """load_judge's judge given to evaluate() from a thread pool: two calls decoding at once would
+    interleave its prefix cache and counters, so each waits for the one before it to end."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from localeval.engine.judge import TransformersJudge
+
+    decoding, most = [0], [0]
+
+    def one_call(self, *args):  # the decoding itself, as long as a real call's, without a model
+        decoding[0] += 1
+        most[0] = max(most[0], decoding[0])
+        time.sleep(0.05)
+        decoding[0] -= 1
+        return []
+
+    monkeypatch.setattr(TransformersJudge, "_generate", one_call)
+    judge = TransformersJudge("no-model-is-loaded")
+    with ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda _: judge.generate([]), range(8))) == [[]] * 8
+    assert most[0] == 1
+
+
 def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
     """It failed once the judge had loaded and a window was judged, as exit 3, "free space"."""
     from localeval.engine.judge import TransformersJudge
