@@ -61,3 +61,21 @@ def test_the_benchmark_runs_on_random_weights_built_from_the_shapes(tiny_judge, 
     rows = {line.split("|")[1].strip(): line.split("|") for line in text.splitlines() if line.startswith("| batch-size-")}
     assert set(rows) == {"batch-size-1", "batch-size-4"}
     assert all(float(row[3]) > 0 for row in rows.values())  # samples/s of runs that scored their sample
+
+
+def test_the_graph_probes_static_pass_computes_what_the_engines_pass_does(tiny_judge):
+    """scripts/gpu_graph_probe.py on this CPU: the pass a CUDA graph would record (a cache of fixed
+    size written in place, a 4D mask kept in place) gives the engine's logits, pass after pass; the
+    graph itself needs CUDA, so no column of its here."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    import gpu_graph_probe
+    from localeval.engine import attention
+
+    model = AutoModelForCausalLM.from_pretrained(tiny_judge, dtype=torch.float32,
+                                                 attn_implementation=attention.register()).eval()
+    row = gpu_graph_probe.probe(model, torch.device("cpu"), rows=3, context=20, passes=5)
+    assert set(row) == {"rows", "cache columns", "engine", "static", "static vs engine"}
+    assert float(row["static vs engine"]) < 1e-5  # 3e-7 here; a position off by one gives 2e-4
+    assert row["cache columns"] == "256"
