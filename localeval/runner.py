@@ -262,6 +262,8 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
         "judge_load_seconds": getattr(judge, "load_seconds", 0.0),
         "embedder_load_seconds": getattr(embedder, "load_seconds", 0.0),
     }
+    if cluster is not None:  # the workers' seconds added up: they can pass total_seconds
+        timings["workers"] = cluster.workers
     return {
         "samples": n_samples,
         "scored_this_run": scored,

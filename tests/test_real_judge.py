@@ -109,6 +109,7 @@ def test_summary_names_models_device_and_counts(cli_run):
     assert summary["metrics"]["context_recall"] == {**summary["metrics"]["context_recall"], "scored": 2, "null": 1,
                                                     "null_reasons": {"missing reference": 1}}
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
+    assert "workers" not in summary["timings"]  # one process: its seconds are its own
     # --reasons / --example auto: the embedded judge's measured choice from the registry, per metric
     registered = models.registry()["smollm2-135m-instruct"].settings
     for option in ("reasons", "example"):  # for the metrics the run scored (the default five)

@@ -97,6 +97,7 @@ def test_two_ray_workers_give_the_scores_of_one_process_offline_and_resume(six_s
     assert (summary["samples"], summary["scored_this_run"]) == (6, 4)
     assert summary["device"] == "Ray cluster local: 2 workers, 1 CPU each"
     assert summary["judge"]["requests"] > 0 and summary["timings"]["judge_load_seconds"] > 0
+    assert summary["timings"]["workers"] == 2  # whose judge_seconds it adds up
 
 
 def test_a_worker_killed_mid_run_loses_nothing_and_doubles_nothing(six_samples, single_process, tmp_path):
