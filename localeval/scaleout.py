@@ -28,6 +28,7 @@ import os
 import signal
 import socket
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -36,7 +37,7 @@ from typing import Any
 import torch
 
 from .device import dtype_name
-from .errors import EnvironmentFailure, ScoringStopped, UserError
+from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError
 from .evaluation import SampleResult, Timings
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Pipeline, PipelineRecipe
@@ -99,12 +100,25 @@ class Cluster:
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if self.address == "local":  # this machine's GPUs are the cluster's: refused now, not once Ray has started
             self.check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
+            if device == "cpu":
+                self._warn_if_sharing_cores(os.cpu_count() or 1)
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
                             "only the GPUs it asks for")
         # No judge's measured CPU choice here: a bfloat16 default needs bf16 instructions on the CPUs that
         # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
         return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
+
+
+    def _warn_if_sharing_cores(self, cores: int) -> None:
+        """CPU workers on this machine that need more cores than it has: Ray starts them all the same
+        (the local cluster is given as many as they ask), and they run slower side by side."""
+        needed = self.workers * self.cpus_per_worker
+        if needed > cores:
+            warnings.warn(LocalevalWarning(
+                f"{count_of(self.workers, 'worker')} of {self.cpus_per_worker:g} CPU each need {needed:g} cores and "
+                f"this machine has {cores}: they will share cores, each slower; ask for fewer ({option('workers')}) "
+                f"or less each ({option('cpus_per_worker')})"))
 
 
 def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker: float | None = None,

@@ -214,6 +214,21 @@ def test_a_cluster_too_small_names_both_ways_to_fit():
         Cluster("auto").check_room("CPU", 1, 0)
 
 
+def test_local_cpu_workers_that_need_more_cores_than_the_machine_has_are_warned_of(monkeypatch, recwarn):
+    """Ray starts a local cluster with the cores its workers ask for, however few the machine has."""
+    from localeval.errors import LocalevalWarning
+    from localeval.pipeline import PipelineRecipe
+
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    Cluster("local", workers=4).place(PipelineRecipe(metrics=[]))  # 4 of 4 cores
+    Cluster("auto", workers=8).place(PipelineRecipe(metrics=[]))  # a running cluster's cores are Ray's to count
+    assert not [w for w in recwarn if issubclass(w.category, LocalevalWarning)]
+    with pytest.warns(LocalevalWarning) as warned:
+        Cluster("local", workers=3, cpus_per_worker=2).place(PipelineRecipe(metrics=[]))
+    assert str(warned[0].message) == ("3 workers of 2 CPU each need 6 cores and this machine has 4: they will share "
+                                      "cores, each slower; ask for fewer (--workers) or less each (--cpus-per-worker)")
+
+
 def test_ray_options_without_ray_are_refused_by_evaluate_as_by_run():
     for options, named in (({"workers": 4}, "workers= applies"),
                            ({"cpus_per_worker": 2, "gpus_per_worker": 1}, "gpus_per_worker= and cpus_per_worker= apply")):
