@@ -260,6 +260,42 @@ def test_sentences_split_in_several_threads_at_once_are_each_text_s_own():
     assert [i for i, (got, want) in enumerate(zip(splits, expected)) if got != want] == []
 
 
+def test_a_line_break_inside_a_sentence_reads_as_a_space_and_other_breaks_end_their_line():
+    """Chunks from PDFs and Markdown wrap at a fixed width: pysbd made each line a sentence."""
+    wrapped = ("It was built as the entrance\narch to the 1889 World's Fair in Paris. Including its antennas, the\r\n"
+               "tower now stands about 330 metres tall.")
+    assert split_sentences(wrapped) == ("It was built as the entrance arch to the 1889 World's Fair in Paris.",
+                                        "Including its antennas, the tower now stands about 330 metres tall.")
+    kept = "Introduction\nThe tower is tall:\n- one item\n- another item\n\nA new paragraph.\napples\nbananas"
+    assert split_sentences(kept) == ("Introduction", "The tower is tall:", "- one item", "- another item",
+                                     "A new paragraph.", "apples", "bananas")
+
+
+def test_a_long_line_goes_to_pysbd_in_pieces_cut_where_pysbd_ends_a_sentence(monkeypatch):
+    """pysbd's time grows with the square of its input (a 112,000-character line took 18 s): a long
+    line is split piece by piece, with the sentences pysbd would find in the whole line."""
+    import pysbd
+
+    from localeval import text
+
+    facts = [f"Fact {i} says the sky was a bright colour that day." for i in range(400)]
+    before = next(n for n in range(400) if len(" ".join(facts[:n + 1])) > text.PIECE - 40)
+    pad = text.PIECE - len(" ".join(facts[:before])) - len(" After a lng wait he met Dr")
+    met = f"After a l{'o' * pad}ng wait he met Dr. Smith at the gate."  # its full stop after Dr at PIECE
+    line = " ".join([*facts[:before], met, *facts[before:]])
+    # the first full stop after PIECE characters is the abbreviation's: a piece cut there must be mended
+    assert line.index("Dr.") + 2 == text._LIKELY_END.search(line, text.PIECE).start()
+    whole = tuple(s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(line))
+    assert whole[before] == met and len(whole) == 401
+
+    given: list[int] = []
+    segment = pysbd.Segmenter.segment
+    monkeypatch.setattr(pysbd.Segmenter, "segment", lambda self, piece: given.append(len(piece)) or segment(self, piece))
+    split_sentences.cache_clear()
+    assert split_sentences(line) == whole
+    assert len(given) > 5 and max(given) <= text.LONG_LINE
+
+
 def test_pysbd_splits_seed_004_answer_and_each_doc_on_its_own():
     answer = split_sentences(ZH_ANSWER, "zh")
     assert len(answer) == 7
