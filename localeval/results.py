@@ -183,6 +183,7 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     except (OSError, ValueError):
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
+    recorded, identity = _metrics_in_any_order(recorded), _metrics_in_any_order(identity)
     if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
         recorded, identity = _apart_from_metrics(recorded, identity)
     differing = [key for key in sorted(set(recorded) | set(identity), key=lambda key: (key != "metrics", key))
@@ -194,6 +195,11 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
             shown += f"; {count_of(len(found) - 3, 'more difference')}"
         raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
                         "options, or score into another --out")
+
+
+def _metrics_in_any_order(run: dict[str, Any]) -> dict[str, Any]:
+    """The metrics' order changes no score: the same metrics named in another order are the same run."""
+    return {**run, "metrics": sorted(run["metrics"])} if isinstance(run.get("metrics"), list) else run
 
 
 def cut_torn_tail(path: Path) -> None:

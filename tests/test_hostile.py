@@ -294,6 +294,17 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
+def test_resume_takes_the_same_metrics_named_in_another_order(capsys, finished, tiny_judge):
+    """The order changes no score; it was refused as another run's."""
+    from localeval.metrics import DEFAULT_METRICS
+
+    data, out, before = finished
+    reversed_order = ",".join(reversed(DEFAULT_METRICS))
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache",
+                 "--quiet", "--metrics", reversed_order]) == EXIT_OK
+    assert (out / "results.jsonl").read_bytes() == before["results.jsonl"]  # nothing left to score
+
+
 def test_a_fresh_run_interrupted_before_its_first_result_says_to_rerun_it_not_to_resume(capsys, finished, tiny_judge,
                                                                                          monkeypatch):
     """The folder still holds the earlier run, which --resume would refuse as another run's."""
