@@ -309,9 +309,15 @@ def _object_without_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return record
 
 
+def _null_for_nan(constant: str) -> float | None:
+    """NaN, which is not JSON but is what json.dumps writes for pandas' missing value, is null, as a
+    DataFrame's NaN is to evaluate(); Infinity and -Infinity stay numbers (and are refused as such)."""
+    return None if constant == "NaN" else float(constant)
+
+
 def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
     try:
-        return json.loads(text, object_pairs_hook=_object_without_repeats)
+        return json.loads(text, object_pairs_hook=_object_without_repeats, parse_constant=_null_for_nan)
     except _DuplicateKey as exc:
         raise DataError(path, f"key '{exc.args[0]}' appears twice in one object; keep only one", line=line) from None
     except json.JSONDecodeError as exc:

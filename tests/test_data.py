@@ -300,6 +300,16 @@ def test_null_fields_are_absent(tmp_path):
     assert load_samples(write_jsonl(tmp_path, record)) == [Sample(id="1")]
 
 
+def test_nan_as_json_dumps_writes_pandas_missing_value_reads_as_null(tmp_path):
+    """It was "expected a string, got a number", where evaluate() on the same frame takes NaN as absent."""
+    path = tmp_path / "data.jsonl"
+    path.write_text('{"user_input": "q", "retrieved_contexts": ["c."], "response": NaN}\n'
+                    '{"user_input": "q", "retrieved_contexts": ["c."], "response": Infinity}\n', encoding="utf-8")
+    assert load_error(path).endswith("line 2, field 'response': expected a string, got a number")
+    path.write_text('{"user_input": "q", "retrieved_contexts": ["c."], "response": NaN}\n', encoding="utf-8")
+    assert load_samples(path) == [Sample(id="1", user_input="q", retrieved_contexts=("c.",))]
+
+
 @pytest.mark.parametrize(
     "value, kind",
     [(3, "a number"), ({"a": "b"}, "an object"), (["ok", 2], "a number at item 2"), ([["x"]], "a list at item 1")],
