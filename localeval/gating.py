@@ -24,11 +24,21 @@ def parse_gates(texts: Iterable[str], metrics: Iterable[str]) -> dict[str, float
         if not sep or not metric:
             raise UserError(f"--fail-under {text}: write METRIC=VALUE, e.g. context_recall=0.7")
         if metric not in chosen:
-            raise UserError(f"--fail-under {text}: {metric} is not among this run's metrics ({', '.join(chosen)})")
+            raise UserError(f"--fail-under {text}: {_not_scored(metric, chosen)}")
         if metric in gates:
             raise UserError(f"--fail-under {text}: {metric} is gated twice; keep one")
         gates[metric] = _lowest_score(text, value)
     return gates
+
+
+def _not_scored(name: str, chosen: list[str]) -> str:
+    """Why a gate's name has no score in this run, and what would give it one."""
+    from .metrics import METRICS, did_you_mean, metric_of  # here: localeval.testing needs gating without pysbd
+
+    scores = ", ".join(chosen)
+    if metric_of(name) in METRICS:
+        return f"{name} is not among this run's scores ({scores}); add {metric_of(name)} to --metrics to gate on it"
+    return f"{name} is no metric's score;{did_you_mean(name)} this run's scores: {scores}"
 
 
 def _lowest_score(text: str, value: str) -> float:

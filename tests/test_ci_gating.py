@@ -103,7 +103,11 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
 
 @pytest.mark.parametrize("gate, expected", [
     ("context_recall", "write METRIC=VALUE"),
-    ("faithfulness=0.5", "not among this run's metrics"),
+    ("faithfulness=0.5", "faithfulness is not among this run's scores (context_recall); add faithfulness to "
+                         "--metrics to gate on it"),
+    ("context_recal=0.5", "context_recal is no metric's score; did you mean 'context_recall'? this run's scores: "
+                          "context_recall"),
+    ("answer_relevancy=0.5", "answer_relevancy is no metric's score; did you mean 'response_relevancy', the "),
     ("context_recall=high", "'high' is not a number"),
     ("context_recall=70", "a score lies between 0 and 1"),
     ("context_recall=nan", "a score lies between 0 and 1"),

@@ -57,7 +57,7 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         elif item in METRICS:
             metrics.append(METRICS[item](settings.get(item) if isinstance(settings, Mapping) else settings))
         else:
-            raise UserError(f"unknown metric '{item}';{_suggestion(str(item))} choose from: {', '.join(METRICS)}, or all")
+            raise UserError(f"unknown metric '{item}';{did_you_mean(str(item))} choose from: {', '.join(METRICS)}, or all")
     if not metrics:
         raise UserError("no metrics chosen")
     repeated = [name for name, count in Counter(m.name for m in metrics).items() if count > 1]
@@ -76,7 +76,7 @@ def metric_of(result_name: str) -> str:
     return next((name for name, metric in METRICS.items() if result_name in metric.part_names), result_name)
 
 
-def _suggestion(name: str) -> str:
+def did_you_mean(name: str) -> str:
     """' did you mean ...?' for a ragas name or a typo of one (or of a metric); empty when nothing is close."""
     close = difflib.get_close_matches(name, [*METRICS, *RAGAS_EQUIVALENTS], n=1, cutoff=0.75)
     if not close:
