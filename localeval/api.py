@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,7 @@ from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
-from .results import sample_inputs, summarize
+from .results import count_of, sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
@@ -51,6 +52,7 @@ class EvaluationResult:
     details: dict[str, Any] = field(default_factory=dict)
     human: dict[str, dict[str, float | None]] | None = None  # from `labels`: people's scores by sample id
     inputs: list[Sample] = field(default_factory=list)  # the samples scored, for to_pandas()
+    frame_index: Any = None  # the index of a DataFrame that gave no ids, for to_pandas() (_index_given_back)
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_json() for s in self.samples]
@@ -60,9 +62,22 @@ class EvaluationResult:
         mean corrected for the judge's bias on the labeled samples."""
         return summarize(self.rows(), self.metrics, self.human)
 
+    def __repr__(self) -> str:
+        """One line for a notebook's cell (the evidence of every sample ran to kilobytes): the samples,
+        each score's mean and its nulls; summary() has the intervals, rows() and to_pandas() the rest."""
+        rows = self.rows()
+        means = []
+        for name in self.metrics:
+            scores = [row[name] for row in rows if row.get(name) is not None]
+            mean = f"{sum(scores) / len(scores):.3f}" if scores else "none scored"
+            nulls = len(rows) - len(scores)
+            means.append(f"{name} {mean}" + (f" ({nulls} null)" if nulls and scores else ""))
+        return f"<EvaluationResult: {count_of(len(rows), 'sample')}; means: {', '.join(means) or 'no metric'}>"
+
     def to_pandas(self):
         """One row per sample, indexed by id: the inputs under ragas's column names (user_input,
-        retrieved_contexts, response, reference), then each score (evidence stays in `rows()`)."""
+        retrieved_contexts, response, reference), then each score (evidence stays in `rows()`). Samples
+        from a DataFrame that gave no ids keep its index, the ids in a column: the rows line up with it."""
         import pandas as pd
 
         inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
@@ -70,7 +85,8 @@ class EvaluationResult:
             {**inputs.get(row["id"], {}), **{k: v for k, v in row.items() if k != "evidence"}} for row in self.rows()
         ]).set_index("id")
         # A score no sample could give is a column of None: NaN in float64, as the others are.
-        return frame.astype(dict.fromkeys((name for name in self.metrics if name in frame.columns), "float64"))
+        frame = frame.astype(dict.fromkeys((name for name in self.metrics if name in frame.columns), "float64"))
+        return frame if self.frame_index is None else frame.reset_index().set_axis(self.frame_index)
 
 
 @keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags
@@ -123,6 +139,7 @@ def evaluate(
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
+    frame_index = _index_given_back(samples)
     with warnings.catch_warnings(record=True) as caught:  # said again below, at the caller's line
         warnings.simplefilter("always", LocalevalWarning)
         samples = as_samples(samples)
@@ -160,7 +177,17 @@ def evaluate(
     details: dict[str, Any] = {"timings": pipeline.evaluator.timings}
     if calibrated is not None:  # which file, and which thresholds it gave this call's metrics
         details["calibration"] = applied(calibrated, thresholds, [m.name for m in chosen])
-    return EvaluationResult(results, result_names(chosen), details, human, samples)
+    return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index)
+
+
+def _index_given_back(data: Any) -> Any:
+    """A DataFrame's own index where it gave no ids (no `id` column, no index named `id`), so that
+    to_pandas() lines up with it: the samples are then numbered 1, 2, ..., which matches no label of a
+    default index (0, 1, ...), and `frame.join(result.to_pandas())` gave a column of NaN."""
+    pandas = sys.modules.get("pandas")  # loaded wherever a DataFrame exists
+    if pandas is None or not isinstance(data, pandas.DataFrame) or "id" in data.columns or data.index.name == "id":
+        return None
+    return data.index
 
 
 

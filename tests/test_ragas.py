@@ -244,6 +244,28 @@ def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
     assert table["context_relevance_per_chunk"].isna().all()
 
 
+@pytest.mark.parametrize("index", [pd.RangeIndex(3), pd.Index(["q-a", "q-b", "q-c"], name="question"),
+                                   pd.Index([10, 20, 30]), pd.RangeIndex(1, 4)])
+def test_samples_from_a_frame_without_ids_come_back_on_its_own_index(index):
+    """Their ids are their numbers (1, 2, 3), which lined up with no default index: a join gave NaN."""
+    frame = pd.DataFrame([RAGAS_02, {**RAGAS_02, "reference": None}, RAGAS_02], index=index)
+    table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    assert table.index.equals(frame.index) and table.index.name == frame.index.name
+    assert list(table["id"]) == ["1", "2", "3"]
+    joined = frame.join(table[["context_recall"]])
+    assert list(joined["context_recall"].isna()) == [False, True, False]
+    with pytest.warns(IgnoredFieldsWarning):  # the scores are no inputs; the id column is the ids
+        assert [sample.id for sample in as_samples(table)] == ["1", "2", "3"]
+
+
+def test_a_result_shows_itself_in_a_line_not_its_evidence():
+    """A notebook cell ending in the result printed every sample's evidence: 11 kB for 20 samples."""
+    result = scripted_evaluate([RAGAS_02] * 20 + [{**RAGAS_02, "reference": None}],
+                               ["context_recall", "answer_supported_precision"])
+    assert repr(result) == ("<EvaluationResult: 21 samples; means: context_recall 1.000 (1 null), "
+                            "answer_supported_precision 1.000>")
+
+
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():
     frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b"}])
     table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
