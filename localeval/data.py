@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
-from localeval.text import SUPPORTED_LANGUAGES
+from localeval.text import SUPPORTED_LANGUAGES, language_hint
 
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
@@ -415,7 +415,8 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
         fields["reference"] = _joined_sentences(path, fields["reference"], where)
     texts = {name: _text(path, fields.get(name), where, written[name]) for name in (*TEXT_FIELDS, "language")}
     if texts["language"] is not None and texts["language"] not in SUPPORTED_LANGUAGES:
-        raise where.error(path, f"'{texts['language']}' is not a language pysbd splits; choose from "
+        raise where.error(path, f"'{texts['language']}' is not a language pysbd splits;"
+                                f"{language_hint(texts['language'])} choose from "
                                 f"{', '.join(sorted(SUPPORTED_LANGUAGES))}", "language")
     return Sample(
         id=_sample_id(path, fields.get("id"), where),

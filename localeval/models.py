@@ -113,7 +113,14 @@ def check_name(name: str, kind: str) -> None:
         if spec.kind != kind:
             raise UserError(f"'{name}' is a registered {spec.kind}, not {_article(kind)} {kind}")
         return
-    if not Path(name).expanduser().is_dir():
+    path = Path(name).expanduser()
+    if path.exists() and not path.is_dir():
+        raise UserError(f"{kind} '{name}' is a file: give the folder that holds the model's files, or a registered "
+                        f"name ({_known(kind)})")
+    if not path.is_dir() and (os.sep in name or name.startswith((".", "~"))):  # meant as a path
+        raise UserError(f"{kind} '{name}': no such folder; give a local model directory, or a registered name "
+                        f"({_known(kind)})")
+    if not path.is_dir():
         raise UserError(f"unknown {kind} '{name}': give a registered name ({_known(kind)}) or a local model directory")
 
 

@@ -38,7 +38,14 @@ LANGUAGE_NAMES = {
 def check_language(code: str) -> None:
     """A run's language must be one pysbd splits: any other would leave every sentence metric null."""
     if code not in SUPPORTED_LANGUAGES:
-        raise UserError(f"{given('language', code)}: not supported; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))}")
+        raise UserError(f"{given('language', code)}: not supported;{language_hint(code)} choose from "
+                        f"{', '.join(sorted(SUPPORTED_LANGUAGES))}")
+
+
+def language_hint(code: str) -> str:
+    """' did you mean 'en'?' for a code pysbd would take written another way ("EN", "en-US", "zh_CN")."""
+    near = re.split(r"[-_]", code.strip(), maxsplit=1)[0].lower()
+    return f" did you mean '{near}'?" if near in SUPPORTED_LANGUAGES else ""
 
 
 _per_thread = threading.local()

@@ -77,6 +77,8 @@ def test_missing_file(tmp_path, capsys):
 @pytest.mark.parametrize("option, expected", [
     (["--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
     (["--judge", "gpt-9"], "unknown judge 'gpt-9'"),
+    (["--judge", "./models/my-judge"], "judge './models/my-judge': no such folder; give a local model directory"),
+    (["--judge", str(EXAMPLES)], f"judge '{EXAMPLES}' is a file: give the folder that holds the model's files"),
     (["--embedder", "smollm2-135m-instruct"], "is a registered judge, not an embedder"),
     # an unset variable ("$JUDGE"): it ran the default embedder, or read the judge from the current folder
     (["--judge", ""], "--judge: the name is empty"),

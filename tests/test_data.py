@@ -522,7 +522,8 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     ({"response": 5}, "field 'response': expected a string, got a number"),
     ({"id": ""}, "field 'id': expected a non-empty string or a whole number, got an empty string"),
     ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),
-    ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits"),
+    ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits; choose from"),
+    ({"language": "ZH"}, "field 'language': 'ZH' is not a language pysbd splits; did you mean 'zh'? choose from"),
 ])
 def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields, expected):
     from localeval.api import as_samples
