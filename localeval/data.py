@@ -59,6 +59,10 @@ class IgnoredFieldsWarning(LocalevalWarning):
     """A dataset has fields localeval reads under no name: a column left out, perhaps misnamed."""
 
 
+class MissingIdsWarning(LocalevalWarning):
+    """Some records give an id and others none: those take their record numbers, ids of another kind."""
+
+
 class RecordError(DataError):
     """A DataError placed by record number, for formats whose records have no line of their own."""
 
@@ -171,9 +175,11 @@ def _frame_records(frame) -> Iterator[dict[str, Any]]:
 
 
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
-    samples, first_seen, ignored, with_content = [], {}, Counter(), 0
+    samples, first_seen, ignored, with_content, without_id = [], {}, Counter(), 0, []
     for where, record in records:
         sample, given = _to_sample(path, record, where), _id_given(record)
+        if not given:
+            without_id.append(where)
         if sample.id in first_seen:
             raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where))
         first_seen[sample.id] = f"{where.unit} {where.number}" + (
@@ -189,6 +195,8 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
                               f"ragas names {', '.join(FIELD_ALIASES)}); its fields: {', '.join(ignored)}")
     if ignored:
         _warn_ignored(path, ignored, len(samples))
+    if 0 < len(without_id) < len(samples):
+        _warn_without_id(path, without_id, len(samples))
     return samples
 
 
@@ -202,6 +210,15 @@ def _duplicate_id(sample_id: str, first: str, where_without_id: _Where | None) -
     this = f"; this {where_without_id.unit} has no id and so takes the id '{where_without_id.default_id}'" \
         if where_without_id else ""
     return f"duplicate id '{sample_id}' (first used at {first}){this}"
+
+
+def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
+    """A missing id (an empty cell, a NaN) takes its record's number: a label or a join that expects
+    the others' kind of id would not find it."""
+    first = without_id[0]
+    warnings.warn(MissingIdsWarning(
+        f"{path}: {len(without_id)} of {total} records have no id, and take their place in the data as one "
+        f"({first.unit} {first.number} takes '{first.default_id}'); give every record an id, or none"))
 
 
 def _warn_ignored(path, ignored: Counter, total: int) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from localeval.bench.labels import read_labeled
-from localeval.data import PARQUET_HINT, IgnoredFieldsWarning, load_samples
+from localeval.data import PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples
 from localeval.errors import DataError
 from localeval.samples import Sample
 
@@ -263,8 +263,17 @@ def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explain
 
 def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
     """pandas stores an integer column with a missing value as floats, and to_csv writes 1.0."""
-    samples = load_samples(write_csv(tmp_path, "id,user_input\n1.0,a\n,b\n3.0,c\nv1.0,d\n"))
+    with pytest.warns(MissingIdsWarning) as warned:  # the empty cell: an id of another kind than the others
+        samples = load_samples(write_csv(tmp_path, "id,user_input\n1.0,a\n,b\n3.0,c\nv1.0,d\n"))
     assert [sample.id for sample in samples] == ["1", "2", "3", "v1.0"]
+    assert str(warned[0].message).endswith(": 1 of 4 records have no id, and take their place in the data as one "
+                                           "(line 3 takes '2'); give every record an id, or none")
+
+
+def test_records_that_all_give_an_id_or_all_none_are_not_warned_of(tmp_path, recwarn):
+    assert [s.id for s in load_samples(write_csv(tmp_path, "user_input\na\nb\n"))] == ["1", "2"]
+    assert [s.id for s in load_samples(write_csv(tmp_path, "id,user_input\nx,a\ny,b\n"))] == ["x", "y"]
+    assert not [w for w in recwarn if issubclass(w.category, MissingIdsWarning)]
 
 
 @pytest.mark.parametrize("before", ["sep=,\r\n", "SEP=,\r\n", "\r\n\r\n", "\r\nsep=,\r\n", "sep=,\r\n\r\n"])

@@ -62,7 +62,7 @@ DATA_CASES = {
     "user_input a list": ("d.jsonl", jsonl({**GOOD, "user_input": ["q"]}), "field 'user_input': expected a string"),
     "response an object": ("d.jsonl", jsonl({**GOOD, "response": {"text": "a"}}), "field 'response'"),
     "reference true": ("d.jsonl", jsonl({**GOOD, "reference": True}), "field 'reference'"),
-    "user_input NaN": ("d.jsonl", b'{"user_input": NaN}\n', "field 'user_input': expected a string"),
+    "user_input Infinity": ("d.jsonl", b'{"user_input": Infinity}\n', "field 'user_input': expected a string"),  # NaN is null
     "contexts a number": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": 3}), "expected a list of strings"),
     "contexts a string": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": "one"}), "got a string"),
     "contexts with a number": ("d.jsonl", jsonl({**GOOD, "retrieved_contexts": ["a", 2]}), "at item 2"),
