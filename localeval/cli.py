@@ -27,6 +27,7 @@ from .errors import (
 )
 from .options import check_paths
 from .tuning import CHOICES
+from .trust import WEAK
 
 EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
@@ -458,12 +459,15 @@ def models_command(args) -> int:
 
 def _list_models() -> int:
     store = models.store_dir()  # a store set wrongly is one error line, not a table cut off after its header
-    print(f"{'name':<30} {'kind':<9} {'status':<24} description")
+    print(f"{'name':<30} {'kind':<9} {'status':<24} {'rho':<5} description")
     for spec in models.registry().values():
         flag, status = " (default)" if spec.default else "", spec.status()
-        print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {spec.description}{flag}")
+        rho = f"{spec.agreement['mean_spearman']:.2f}" if spec.agreement else "-"
+        print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {rho:<5} {spec.description}{flag}")
         if status == "not installed":
             print(f"{'':<30} install: {spec.install}")
     chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
-    print(f"\nmodel store: {store} ({chosen})")
+    print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
+          f"dev set (bench); below {WEAK} its scores say little")
+    print(f"model store: {store} ({chosen})")
     return EXIT_OK

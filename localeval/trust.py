@@ -41,5 +41,6 @@ def weak_judge_warning(judge: Any) -> str | None:
     instead = (f"; for scores you can read, use {given('judge', best)} (rho {measured_agreement(best):.2f})"
                if measured_agreement(best) >= WEAK else "; no registered judge does better: label a few samples "
                f"and pass them as {option('labels')}")
-    return (f"the judge {judge} agrees poorly with people (mean Spearman rho {rho:.2f} on labeled data, "
-            f"docs/judges.md), so read these scores as a check of the pipeline, not of your RAG system{instead}")
+    return (f"the judge {judge} agrees poorly with people (mean Spearman rho {rho:.2f} on labeled data; "
+            f"`localeval models` lists each judge's), so read these scores as a check of the pipeline, not of your "
+            f"RAG system{instead}")

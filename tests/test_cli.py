@@ -157,6 +157,12 @@ def test_models_lists_registry_with_status(capsys):
         assert name in out
     embedder_line = next(line for line in out.splitlines() if line.startswith("all-minilm-l6-v2"))
     assert "ready" in embedder_line
+    # each judge's measured agreement with people, where choosing one; an embedder has none
+    rho_at = out.splitlines()[0].index("rho")
+    rows = {line.split()[0]: line[rho_at:].split()[0] for line in out.splitlines()[1:5]}
+    assert rows == {"smollm2-135m-instruct": "0.23", "qwen2.5-coder-0.5b-instruct": "0.59",
+                    "qwen2.5-coder-1.5b-instruct": "0.85", "all-minilm-l6-v2": "-"}
+    assert "\nrho: a judge's agreement with people" in out
 
 
 def test_models_with_a_store_under_a_file_is_one_error_line_and_no_table(tmp_path, capsys, monkeypatch):
