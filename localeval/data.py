@@ -212,6 +212,15 @@ def _duplicate_id(sample_id: str, first: str, where_without_id: _Where | None) -
     return f"duplicate id '{sample_id}' (first used at {first}){this}"
 
 
+def _what_pandas_wrote(name: str) -> str:
+    """What a field named as pandas names a frame's saved index is (its own names read as noise)."""
+    if name == "" or re.fullmatch(r"Unnamed: \d+", name):
+        return " (the frame's index, as to_csv writes it; index=False leaves it out)"
+    if re.fullmatch(r"__index_level_\d+__", name):
+        return " (the frame's index, as to_parquet keeps it; name it id to read it as the ids)"
+    return ""
+
+
 def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
     """A missing id (an empty cell, a NaN) takes its record's number: a label or a join that expects
     the others' kind of id would not find it."""
@@ -222,7 +231,8 @@ def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
 
 
 def _warn_ignored(path, ignored: Counter, total: int) -> None:
-    fields = ", ".join(f"'{name}' ({count} of {total} records)" for name, count in ignored.most_common())
+    fields = ", ".join(f"'{name}'{_what_pandas_wrote(name)} ({count} of {total} records)"
+                       for name, count in ignored.most_common())
     warnings.warn(IgnoredFieldsWarning(
         f"{path}: ignored fields, which localeval does not read: {fields}; it reads {', '.join(READ_FIELDS)} "
         f"and the ragas names {', '.join(FIELD_ALIASES)}"))
@@ -351,6 +361,8 @@ def _not_json_because(cell: str) -> str:
                 "e.g. frame[column].map(json.dumps) before to_csv")
     if any(quote in cell for quote in "\u201c\u201d"):
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
+    if not cell.lstrip().startswith("["):  # plain text: one chunk, or several run together
+        return '; a single chunk is written ["the chunk"]'
     return ""
 
 

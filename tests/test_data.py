@@ -254,6 +254,8 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
     ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
     ("user_input,retrieved_contexts\nq,\"[\"\"it's\"\", 'b']\"\n", "this is a Python list"),
     ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
+    ("user_input,retrieved_contexts\nq,The tower is tall.\n", "character 1 of the cell); a single chunk is "
+                                                              'written ["the chunk"]'),
     ("user_input,retrieved_contexts\nq," + "[" * 100_000 + "]" * 100_000 + "\n", "line 2, field 'retrieved_contexts': "
      "JSON nested deeper than about 1,000 levels"),
 ])
@@ -268,6 +270,16 @@ def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
     assert [sample.id for sample in samples] == ["1", "2", "3", "v1.0"]
     assert str(warned[0].message).endswith(": 1 of 4 records have no id, and take their place in the data as one "
                                            "(line 3 takes '2'); give every record an id, or none")
+
+
+@pytest.mark.parametrize(("header", "named"), [
+    (",user_input", "'' (the frame's index, as to_csv writes it; index=False leaves it out) (1 of 1 records)"),
+    ("__index_level_0__,user_input", "'__index_level_0__' (the frame's index, as to_parquet keeps it; name it id"),
+])
+def test_a_saved_pandas_index_is_named_for_what_it_is(tmp_path, header, named):
+    with pytest.warns(IgnoredFieldsWarning) as warned:
+        load_samples(write_csv(tmp_path, f"{header}\n0,q\n"))
+    assert named in str(warned[0].message)
 
 
 def test_records_that_all_give_an_id_or_all_none_are_not_warned_of(tmp_path, recwarn):
