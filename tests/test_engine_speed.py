@@ -370,6 +370,29 @@ def test_rows_keep_only_their_allowed_logits_all_at_once():
         assert torch.equal(logits, expected)  # rows not listed untouched, the others' kept values exact
 
 
+def test_wide_rows_lose_every_logit_their_bits_leave_out_and_the_output_layers_padding():
+    """numpy unpacks the bits on a CPU (torch's shifts took 25x longer): the same tokens, the sign bit's
+    included, rows not listed untouched, and ids past the tokenizer's (an output layer padded wider)
+    always out."""
+    from localeval.engine.grammar import _forbid
+
+    torch.manual_seed(0)
+    words = torch.randint(-2**31, 2**31 - 1, (3, 4), dtype=torch.int32)  # 128 tokens, 130 logits
+    words[1, 3] = -(2**31)  # in its last word, only the sign bit: token 127
+    for rows in ([0, 1, 2], [2, 0]):
+        logits = torch.randn(3, 130)
+        expected = logits.clone()
+        for row, row_words in zip(rows, words[rows].tolist()):  # bit by bit, as the grammar lays them out
+            for token in range(130):
+                if token >= 128 or not (row_words[token // 32] >> (token % 32)) & 1:
+                    expected[row, token] = float("-inf")
+        _forbid(logits, rows, words[rows])
+        assert torch.equal(logits, expected)
+    logits = torch.zeros(3, 130)
+    _forbid(logits, [1], words[[1]])
+    assert logits[1, 127] == 0 and torch.isinf(logits[1, 96:127]).all() and not logits[[0, 2]].any()
+
+
 def test_choice_probabilities_of_many_rows_are_each_rows_own_softmax_bit_for_bit():
     """Rows are normalised in groups of as many allowed tokens: each must come out as it would alone, so
     that a sample's probabilities do not depend on the rows it shares a pass with."""
