@@ -374,7 +374,7 @@ def test_wide_rows_lose_every_logit_their_bits_leave_out_and_the_output_layers_p
     """numpy unpacks the bits on a CPU (torch's shifts took 25x longer): the same tokens, the sign bit's
     included, rows not listed untouched, and ids past the tokenizer's (an output layer padded wider)
     always out."""
-    from localeval.engine.grammar import _forbid
+    from localeval.engine.grammar import _forbid, _left_out_by_numpy, _left_out_by_torch
 
     torch.manual_seed(0)
     words = torch.randint(-2**31, 2**31 - 1, (3, 4), dtype=torch.int32)  # 128 tokens, 130 logits
@@ -391,6 +391,7 @@ def test_wide_rows_lose_every_logit_their_bits_leave_out_and_the_output_layers_p
     logits = torch.zeros(3, 130)
     _forbid(logits, [1], words[[1]])
     assert logits[1, 127] == 0 and torch.isinf(logits[1, 96:127]).all() and not logits[[0, 2]].any()
+    assert torch.equal(_left_out_by_numpy(words), _left_out_by_torch(words))  # the GPU's way, here on the CPU
 
 
 def test_choice_probabilities_of_many_rows_are_each_rows_own_softmax_bit_for_bit():

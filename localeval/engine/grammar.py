@@ -125,7 +125,6 @@ class BatchConstraint:
         return logits, allowed
 
 
-
 def _forbid(logits: torch.Tensor, rows: list[int], bitmask: torch.Tensor) -> None:
     """Every logit of these rows whose token the row's bitmask words (`bitmask[i]` for `rows[i]`)
     leave out to -inf, in place."""
@@ -139,18 +138,25 @@ def _forbid(logits: torch.Tensor, rows: list[int], bitmask: torch.Tensor) -> Non
 
 def _forbidden_tokens(bitmask: torch.Tensor, vocab: int, device: torch.device) -> torch.Tensor:
     """Rows x vocab booleans on `device`: True where a row's bitmask words leave the token out, and for
-    ids past the tokenizer's (padding of the output layer). For a CPU numpy unpacks the bits, 25x faster
-    than torch's shifts (32 rows of Qwen's vocabulary: 0.7 against 20 ms); to a GPU the words travel,
-    32x fewer bytes than the booleans, and are unpacked there."""
-    if device.type == "cpu":
-        octets = bitmask.numpy().astype("<i4", copy=False).view(np.uint8)  # bit b of word w: token 32w + b
-        forbidden = torch.from_numpy(np.unpackbits(~octets, axis=-1, bitorder="little").view(np.bool_))
-    else:
-        words = bitmask.to(device)
-        forbidden = ((words.unsqueeze(-1) >> BIT_POSITIONS.to(device)) & 1 == 0).reshape(words.shape[0], -1)
+    ids past the tokenizer's (padding of the output layer). For a CPU numpy unpacks the bits (masking 32
+    rows of Qwen's vocabulary took 13.8 ms, against 22.8 with torch's shifts, on 2 AVX2 cores); to a GPU
+    the words travel, 32x fewer bytes than the booleans, and are unpacked there."""
+    forbidden = _left_out_by_numpy(bitmask) if device.type == "cpu" else _left_out_by_torch(bitmask.to(device))
     if forbidden.shape[1] < vocab:
         forbidden = torch.nn.functional.pad(forbidden, (0, vocab - forbidden.shape[1]), value=True)
     return forbidden[:, :vocab]
+
+
+def _left_out_by_numpy(bitmask: torch.Tensor) -> torch.Tensor:
+    """Per row of int32 words, a boolean per bit: True where the bit is 0 (bit b of word w: token 32w + b)."""
+    octets = bitmask.numpy().astype("<i4", copy=False).view(np.uint8)  # the words' bytes, lowest first
+    return torch.from_numpy(np.unpackbits(~octets, axis=-1, bitorder="little").view(np.bool_))
+
+
+def _left_out_by_torch(bitmask: torch.Tensor) -> torch.Tensor:
+    """_left_out_by_numpy on the words' own device."""
+    bits = (bitmask.unsqueeze(-1) >> BIT_POSITIONS.to(bitmask.device)) & 1
+    return (bits == 0).reshape(bitmask.shape[0], -1)
 
 
 def _tokens_allowed(bitmask: torch.Tensor, few: int) -> list[list[int] | None]:
