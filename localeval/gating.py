@@ -64,10 +64,19 @@ def a_score(value: Any) -> bool:
 
 
 def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:
-    """The value a gate compares, and what it is called."""
-    if row.get("corrected") is not None:
-        return row["corrected"]["mean"], "corrected mean"
+    """The value a gate compares, and what it is called: the corrected mean where it rests on enough
+    labels to have an interval (two or more), or on every sample; else the judge's own mean. One label
+    says too little of the judge's bias: a judge's 0.000 passed a gate at 0.9 on one sample's label."""
+    corrected = row.get("corrected")
+    if corrected is not None and (corrected["interval"] is not None or corrected["labeled"] == corrected["samples"]):
+        return corrected["mean"], "corrected mean"
     return row.get("mean"), "mean"
+
+
+def corrected_but_not_gated(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:
+    """The gated metrics with a corrected mean too few labels stand behind, so the gate read the judge's."""
+    return [metric for metric in gates if metric in summary and summary[metric].get("corrected") is not None
+            and gated_value(summary[metric])[1] == "mean"]
 
 
 def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> dict[str, dict[str, Any]]:

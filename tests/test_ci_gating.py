@@ -14,7 +14,7 @@ import pytest
 
 from localeval.cli import main
 from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
-from localeval.gating import failures, outcomes, parse_gates
+from localeval.gating import corrected_but_not_gated, failures, gated_value, outcomes, parse_gates
 from localeval.progress import LineProgress, progress_for
 from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
 from localeval.testing import assert_scores
@@ -151,6 +151,19 @@ def test_gates_read_the_corrected_mean_where_labels_gave_one():
     assert summary["context_recall"]["corrected"]["mean"] == pytest.approx(0.6)
     assert failures(summary, {"context_recall": 0.7, "context_relevance": 0.7}) == [
         "context_recall: corrected mean 0.600 is below 0.7"]
+
+
+def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
+    """A judge's 0.0 passed a gate at 0.9 because one sample's label said 1.0."""
+    rows = [{"id": str(i), "context_recall": 0.0} for i in range(4)]
+    summary = summarize(rows, ["context_recall"], {"0": {"context_recall": 1.0}})
+    assert summary["context_recall"]["corrected"]["mean"] == 1.0
+    assert outcomes(summary, {"context_recall": 0.9})["context_recall"] == {
+        "at_least": 0.9, "compared": "mean", "value": 0.0, "passed": False}
+    assert corrected_but_not_gated(summary, ["context_recall"]) == ["context_recall"]
+    # every sample labeled: people's mean is known, however few
+    alone = summarize(rows[:1], ["context_recall"], {"0": {"context_recall": 1.0}})
+    assert gated_value(alone["context_recall"]) == (1.0, "corrected mean")
 
 
 def test_a_metric_gated_twice_is_refused():
