@@ -36,6 +36,7 @@ import numpy as np
 
 from . import models
 from .errors import LocalevalWarning, UserError
+from .metrics import METRICS
 from .options import given, option
 from .results import write_atomically
 
@@ -44,6 +45,9 @@ FORMAT = 1
 # Fewest labeled samples a calibration is fitted on: each half holds five, and with fewer a threshold
 # "helps both halves" by the luck of two or three sentences (a probe's 4-sample bench fitted one).
 MIN_SAMPLES = 10
+# A calibration file holds a few numbers per judge (a few kilobytes): a larger file is some other file,
+# and is not read whole (/dev/zero was, until memory ran out)
+MAX_FILE_BYTES = 1 << 24
 
 
 class CalibrationWarning(LocalevalWarning):
@@ -141,7 +145,7 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     that folder, however it was typed in either command."""
     path = Path(path).expanduser()
     try:
-        raw = path.read_bytes()
+        raw = _read_small_file(path)
         payload = json.loads(raw)
     except OSError as error:
         raise UserError(f"{given('calibration', path)}: cannot read it ({error.strerror or error})") from None
@@ -157,14 +161,40 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
         raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'{how}; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
     try:
-        thresholds = {metric: float(entry["threshold"]) for metric, entry in judges.get(key, {}).items()}
-    except (AttributeError, KeyError, TypeError, ValueError):
+        thresholds = {metric: entry["threshold"] for metric, entry in judges.get(key, {}).items()}
+    except (AttributeError, KeyError, TypeError):
         raise UserError(f"{given('calibration', path)}: the entry of judge '{key}' is not a map of metric to "
                         "{\"threshold\": number}") from None
+    _check_thresholds(path, key, thresholds)
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": key,
              "fitted_on": payload.get("data"), "thresholds": thresholds,
              "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None}
     return thresholds, named
+
+
+def _read_small_file(path: Path) -> bytes:
+    """The file's bytes; a pipe or a device (reading one would block, or never end) and a file too large
+    to be a calibration are refused before it is opened."""
+    if path.exists() and not path.is_file() and not path.is_dir():  # a folder: read_bytes says so
+        raise UserError(f"{given('calibration', path)}: not a regular file (a pipe, device or socket); give the "
+                        "calibration.json of `bench --calibrate`")
+    if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:
+        raise UserError(f"{given('calibration', path)}: {path.stat().st_size / 2**20:.0f} MiB, not a calibration "
+                        "file (`bench --calibrate` writes a few kilobytes)")
+    return path.read_bytes()
+
+
+def _check_thresholds(path: Path, judge: str, thresholds: dict[str, Any]) -> None:
+    """Each threshold a metric's and a probability: 5 or NaN scored every verdict 0, and NaN made the
+    run's summary.json a file that strict JSON readers refuse; true read as 1.0."""
+    for metric, threshold in thresholds.items():
+        if metric not in METRICS:
+            raise UserError(f"{given('calibration', path)}: judge '{judge}' has a threshold for '{metric}', which is "
+                            f"no metric; the metrics are {', '.join(METRICS)}")
+        if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
+            raise UserError(f"{given('calibration', path)}: judge '{judge}''s threshold for {metric} is "
+                            f"{json.dumps(threshold)}; a threshold is a probability, a number from 0 to 1")
+        thresholds[metric] = float(threshold)
 
 
 def applied(named: dict[str, Any], thresholds: dict[str, float], metrics: list[str]) -> dict[str, Any]:

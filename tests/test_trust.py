@@ -6,14 +6,15 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from localeval import models
-from localeval.calibration import (balanced_accuracy_at, calibrate, fit_threshold, fit_warnings, fitted_with,
-                                   load_thresholds, write_calibration)
+from localeval.calibration import (MAX_FILE_BYTES, balanced_accuracy_at, calibrate, fit_threshold, fit_warnings,
+                                   fitted_with, load_thresholds, write_calibration)
 from localeval.errors import UserError
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.results import format_table, summarize
@@ -230,6 +231,35 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
     (tmp_path / "malformed.json").write_text(json.dumps({"localeval_calibration": 1, "judges": {"judge-a": {"m": 3}}}))
     with pytest.raises(UserError, match="not a map of metric"):
         load_thresholds(tmp_path / "malformed.json", "judge-a")
+
+
+@pytest.mark.parametrize(("entry", "refused"), [
+    ({"context_recall": {"threshold": 5}}, "judge 'judge-a''s threshold for context_recall is 5; a threshold is a "
+                                           "probability, a number from 0 to 1"),
+    ({"context_recall": {"threshold": float("nan")}}, "threshold for context_recall is NaN"),
+    ({"context_recall": {"threshold": True}}, "threshold for context_recall is true"),
+    ({"context_recall": {"threshold": "0.5"}}, 'threshold for context_recall is "0.5"'),
+    ({"context_recal": {"threshold": 0.5}}, "judge 'judge-a' has a threshold for 'context_recal', which is no metric"),
+])
+def test_a_calibrations_thresholds_are_probabilities_of_known_metrics(tmp_path, entry, refused):
+    """5 and NaN were applied: every verdict scored 0, and NaN made summary.json invalid JSON."""
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"localeval_calibration": 1, "judges": {"judge-a": entry}}))
+    with pytest.raises(UserError, match=re.escape(refused)):
+        load_thresholds(path, "judge-a")
+
+
+def test_a_calibration_that_is_no_file_or_too_large_is_refused_before_it_is_read(tmp_path):
+    """A pipe hung the run; /dev/zero was read until memory ran out."""
+    os.mkfifo(tmp_path / "pipe.json")
+    with pytest.raises(UserError, match="not a regular file"):
+        load_thresholds(tmp_path / "pipe.json", "judge-a")
+    with pytest.raises(UserError, match="not a regular file"):
+        load_thresholds("/dev/zero", "judge-a")
+    with open(tmp_path / "large.json", "wb") as large:
+        large.truncate(MAX_FILE_BYTES + 1)
+    with pytest.raises(UserError, match="16 MiB, not a calibration file"):
+        load_thresholds(tmp_path / "large.json", "judge-a")
 
 
 def test_what_a_calibration_applies_is_said():
