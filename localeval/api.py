@@ -12,7 +12,7 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds
+from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds, scoring_overridden
 from .data import load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -165,8 +165,12 @@ def evaluate(
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
-    for misfit in fit_warnings(calibrated, pipeline.judge, settings_used(chosen)):
-        warnings.warn(CalibrationWarning(misfit), stacklevel=3)
+    # which file, and which thresholds it gave this call's metrics
+    calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
+    for misfit in [*fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
+                   scoring_overridden(calibration_applied, scoring)]:
+        if misfit:
+            warnings.warn(CalibrationWarning(misfit), stacklevel=3)
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
@@ -175,8 +179,8 @@ def evaluate(
     finally:
         bar.close()
     details: dict[str, Any] = {"timings": pipeline.evaluator.timings}
-    if calibrated is not None:  # which file, and which thresholds it gave this call's metrics
-        details["calibration"] = applied(calibrated, thresholds, [m.name for m in chosen])
+    if calibration_applied is not None:
+        details["calibration"] = calibration_applied
     return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index)
 
 

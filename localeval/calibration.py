@@ -235,6 +235,16 @@ def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str
     return [warning] if warning else []
 
 
+def scoring_overridden(calibration: dict[str, Any] | None, scoring: str) -> str | None:
+    """An explicit scoring (hard or soft) that the calibrated metrics do not follow: a threshold decides
+    each of their verdicts. `calibration`: what `applied` names."""
+    if not calibration or not calibration["thresholds"] or scoring == "auto":
+        return None
+    return (f"{', '.join(calibration['thresholds'])} scored by the thresholds of "
+            f"{given('calibration', calibration['path'])}, not as {given('scoring', scoring)} says: a threshold "
+            "decides each verdict of its metric")
+
+
 def check_weights(calibration: dict[str, Any], weights: str | None) -> None:
     """Thresholds fitted on other weights than the judge's (`weights`: weights_of) are refused: one
     model's probabilities say nothing of another's."""

@@ -13,7 +13,7 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import applied, fit_warnings, load_thresholds
+from .calibration import applied, fit_warnings, load_thresholds, scoring_overridden
 from .data import load_samples
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
@@ -108,6 +108,7 @@ def run_command(args) -> int:
         details["warnings"] = [w for w in [*data_warnings, f"warning: {weak}" if weak else None,
                                            _unused_calibration(calibration, thresholds),
                                            *(f"warning: {misfit}" for misfit in misfits),
+                                           _warning(scoring_overridden(calibration, args.scoring)),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
@@ -220,6 +221,10 @@ def run_identity(args, pipeline) -> dict:
 def _asked(args, metrics) -> dict:
     """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
+
+
+def _warning(message: str | None) -> str | None:
+    return message and f"warning: {message}"
 
 
 def _identity(model) -> str | None:

@@ -554,6 +554,11 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     assert said["thresholds"] == {"context_recall": 0.2} and len(said["sha256"]) == 64
     uncalibrated = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False)
     assert "calibration" not in uncalibrated.details
+    from localeval.calibration import CalibrationWarning
+
+    with pytest.warns(CalibrationWarning, match="context_recall scored by the thresholds of calibration="):
+        localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
+                           calibration=tmp_path / "calibration.json", scoring="soft")  # the thresholds decide
     write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                "helps_both_halves": True}}},
                       "x", 12, {"./tiny": fitted_with("another model", "/another/folder", {})})

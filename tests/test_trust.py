@@ -288,14 +288,17 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
     data.write_text(json.dumps({"user_input": "When did it open?", "retrieved_contexts": ["It opened in 1932."],
                                 "response": "In 1932.", "reference": "It opened in 1932."}) + "\n")
 
-    def summary(*metrics: str) -> dict:
-        out = tmp_path / "-".join(metrics)
+    def summary(*metrics: str, scoring: str = "auto") -> dict:
+        out = tmp_path / "-".join(metrics) / scoring
         assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
-                     "--calibration", str(calibration), "--metrics", ",".join(metrics)]) == 0
+                     "--calibration", str(calibration), "--metrics", ",".join(metrics), "--scoring", scoring]) == 0
         return json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
     assert summary("context_recall", "faithfulness")["calibration"]["thresholds"] == {"context_recall": 0.3}
     assert "context_recall 0.3; the other metrics are scored as --scoring says" in capsys.readouterr().out
+    # a scoring asked for by name that the calibrated metric does not follow is said (it was silent)
+    assert f"warning: context_recall scored by the thresholds of --calibration {calibration}, not as --scoring soft " \
+           "says: a threshold decides each verdict of its metric" in summary("context_recall", scoring="soft")["warnings"]
     unused = summary("answer_supported_precision")
     assert unused["calibration"]["thresholds"] == {}
     assert any("its thresholds, for context_recall, context_relevance, are for none of this run's metrics" in warning
