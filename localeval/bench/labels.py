@@ -25,6 +25,8 @@ from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_se
 
 LABELED_EXTENSIONS = (".jsonl", ".json")
 FORMAT_DOC = "docs/labeled-data.md"
+# where a label count differs: pysbd's sentences, after the line breaks inside one are read as spaces
+SHOW_SPLIT = f"localeval.text.split_sentences and split_chunks print them; {FORMAT_DOC} says how"
 # The loader's line breaks, not str.splitlines (which also breaks on U+2028, legal inside JSON
 # strings): line numbers must be the ones the loader reports.
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -184,21 +186,28 @@ def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fa
         sentences = split_sentences(getattr(sample, spec.text) or "", language)
         _check_bools(value, fail)
         if len(value) != len(sentences):
-            raise fail(f"{len(value)} labels, but pysbd splits the {spec.text} into {len(sentences)} sentences")
+            raise fail(f"{len(value)} labels, but localeval splits the {spec.text} into {len(sentences)} sentences "
+                       f"({SHOW_SPLIT})")
         return tuple(value)
     chunks = split_chunks(sample.retrieved_contexts or (), language)
     if not isinstance(value, list):
         raise fail("expected one list of true/false per retrieved_contexts chunk")
+    if value and all(isinstance(flag, bool) for flag in value):  # one list for the whole context
+        raise fail("expected one list of true/false per retrieved_contexts chunk, [[...], [...]]; got a single list")
     if len(value) != len(chunks):
         raise fail(f"{len(value)} chunk lists for {len(chunks)} retrieved_contexts chunks")
     for number, (chunk_labels, chunk_sentences) in enumerate(zip(value, chunks), start=1):
         _check_bools(chunk_labels, fail, f"chunk {number}: ")
         if len(chunk_labels) != len(chunk_sentences):
-            raise fail(f"chunk {number} has {len(chunk_labels)} labels, but pysbd splits it into "
-                       f"{len(chunk_sentences)} sentences")
+            raise fail(f"chunk {number} has {len(chunk_labels)} labels, but localeval splits it into "
+                       f"{len(chunk_sentences)} sentences ({SHOW_SPLIT})")
     return tuple(flag for chunk_labels in value for flag in chunk_labels)
 
 
 def _check_bools(value: Any, fail, where: str = "") -> None:
     if not isinstance(value, list) or not all(isinstance(flag, bool) for flag in value):
-        raise fail(f"{where}expected a list of true/false, one per sentence")
+        shown = json.dumps(value)
+        shown = shown if len(shown) <= 40 else shown[:37] + "..."
+        raise fail(f"{where}expected a list of true/false, one per sentence; got {shown}"
+                   + (" (write true and false, not 1 and 0)" if isinstance(value, list) and value
+                      and all(flag in (0, 1) and not isinstance(flag, bool) for flag in value) else ""))
