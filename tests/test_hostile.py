@@ -230,9 +230,11 @@ def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, cap
     assert out.read_text() == "precious"
 
 
-@pytest.mark.parametrize("name", ["bench.md", "bench.json", "bench.html", "calibration.json"])
+@pytest.mark.parametrize("name", ["bench.md", "bench.json", "bench.html", "calibration.json",
+                                  "results/1-smollm2-135m-instruct.jsonl"])  # the judge's results: replaced once
 def test_bench_refuses_to_replace_a_file_localeval_did_not_write_before_any_judge_runs(tmp_path, capsys, name):
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+    (tmp_path / name).parent.mkdir(exist_ok=True)
     (tmp_path / name).write_text("# my notes\n")
     fails(capsys, ["bench", "--data", str(labeled), "--out", str(tmp_path)], EXIT_USER,
           f"{tmp_path / name} was not written by localeval")

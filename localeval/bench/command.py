@@ -46,6 +46,7 @@ def bench_command(args) -> int:
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
+        check_ours(Path(args.out) / RESULTS_DIR, dict.fromkeys(judge_result_names(judges), scored_rows))
         from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
 
         device = choose_device(args.device)
@@ -106,15 +107,21 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
     folder = out_dir / RESULTS_DIR
     check_writable_folder(folder)  # a clear error, not a traceback, if it cannot be made
     written = set()
-    for number, run in enumerate(runs, start=1):
+    for run, name in zip(runs, judge_result_names([run.judge for run in runs])):
         if run.ok:
-            name = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(run.judge).name or run.judge)
             lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in run.rows)
-            write_atomically(folder / f"{number}-{name}.jsonl", "".join(lines))
-            written.add(f"{number}-{name}.jsonl")
+            write_atomically(folder / name, "".join(lines))
+            written.add(name)
     for stale in folder.glob("*.jsonl"):  # an earlier bench's judges would pass for this one's
         if stale.name not in written and is_ours(stale, scored_rows):  # a person's own file stays
             stale.unlink()
+
+
+def judge_result_names(judges: list[str]) -> list[str]:
+    """Each judge's results file in results/, numbered in the order the judges run (checked to be
+    localeval's before a judge runs: a person's own file there was replaced)."""
+    return [f"{number}-{re.sub(r'[^A-Za-z0-9._-]+', '_', Path(judge).name or judge)}.jsonl"
+            for number, judge in enumerate(judges, start=1)]
 
 
 def parse_judges(text: str | None) -> list[str]:
