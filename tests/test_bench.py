@@ -549,7 +549,7 @@ def test_bench_help_teaches_with_examples():
     [
         (["--data", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
         (["--data", "{unlabeled}"], "has no 'labels'"),
-        (["--data", "{misaligned}"], "pysbd splits the response into 3 sentences"),
+        (["--data", "{misaligned}"], "localeval splits the response into 3 sentences"),
         (["--data", str(SMALL), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
         (["--data", str(SMALL), "--judges", "all-minilm-l6-v2"], "'all-minilm-l6-v2' is a registered embedder, not a judge"),
         (["--data", str(SMALL), "--judges", "smollm2-135m-instruct,smollm2-135m-instruct"], "listed twice"),
