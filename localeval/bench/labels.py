@@ -8,6 +8,7 @@ does not line up is refused, naming the record and the array, before any judge r
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import warnings
@@ -157,6 +158,7 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                     f"(format: {FORMAT_DOC})", "labels")
     if not isinstance(labels, dict):
         raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
+    _check_no_misspelt_key(labels, sample, place)
     language = sample.language or DEFAULT_LANGUAGE
     if language not in SUPPORTED_LANGUAGES:
         raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
@@ -164,7 +166,10 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
     for metric in {DERIVED_FROM.get(m, m) for m in metrics}:
         spec = SENTENCE_LABELS.get(metric)
         if spec is not None:
-            fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
+            fail = lambda message, key=spec.key, metric=metric: place(
+                f"sample {sample.id}: {message}" + (f" (needed for {metric}; --metrics chooses the metrics "
+                                                    "benchmarked)" if message == "missing" else ""),
+                f"labels.{key}")
             sentences[metric] = _aligned(spec, labels.get(spec.key), sample, language, fail)
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
@@ -176,6 +181,18 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                 raise place(f"sample {sample.id}: {what} (needed for {RESPONSE_RELEVANCY})", f"labels.{key}")
             flags[key] = labels[key]
     return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes)
+
+
+LABEL_KEYS = (*(spec.key for spec in SENTENCE_LABELS.values()), *RESPONSE_LABELS)
+
+
+def _check_no_misspelt_key(labels: dict, sample: Sample, place: Place) -> None:
+    """A key close to a label's name is a typo of it (which else reads as that label missing, or
+    is ignored); keys of other names (an annotator's notes) stay the labeler's own."""
+    for key in labels:
+        close = difflib.get_close_matches(key, LABEL_KEYS, n=1, cutoff=0.85) if key not in LABEL_KEYS else []
+        if close:
+            raise place(f"sample {sample.id}: '{key}' is no label; did you mean '{close[0]}'?", f"labels.{key}")
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:
