@@ -258,11 +258,17 @@ def check_weights(calibration: dict[str, Any], weights: str | None) -> None:
 def asked_otherwise(calibration: dict[str, Any], asked: dict[str, dict[str, Any]]) -> str | None:
     """The calibrated metrics that this run asks otherwise than the bench that fitted them."""
     recorded = calibration["fitted_with"]
-    differ = sorted({metric for setting in ASKED_BY for metric in calibration["thresholds"]
-                     if metric in recorded.get(setting, {}) and metric in asked.get(setting, {})
-                     and recorded[setting][metric] != asked[setting][metric]})
+    differ = sorted((metric, setting) for setting in ASKED_BY for metric in calibration["thresholds"]
+                    if metric in recorded.get(setting, {}) and metric in asked.get(setting, {})
+                    and recorded[setting][metric] != asked[setting][metric])
     if not differ:
         return None
-    return (f"{', '.join(differ)} asked the judge otherwise ({option('reasons')}, {option('example')}) than the "
-            f"bench that fitted {given('calibration', calibration['path'])}: the judge's probabilities move with "
-            "how it is asked, so those thresholds may not fit")
+    how = "; ".join(f"{metric} {option(setting)} {_on_off(asked[setting][metric])} now, "
+                    f"{_on_off(recorded[setting][metric])} when fitted" for metric, setting in differ)
+    return (f"{', '.join(dict.fromkeys(metric for metric, _ in differ))} asked the judge otherwise than the bench "
+            f"that fitted {given('calibration', calibration['path'])} ({how}): the judge's probabilities move "
+            "with how it is asked, so those thresholds may not fit")
+
+
+def _on_off(value: Any) -> str:
+    return "on" if value is True else "off" if value is False else json.dumps(value)

@@ -165,7 +165,9 @@ def _summary_table(summary) -> str:
     )
     note = "<p class='reason'>95% interval: bootstrap over samples."
     if corrected:
-        note += " Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered inference)."
+        note += (" Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered"
+                 " inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
+                 " (- where there are fewer).")
     note += "</p>"
     return head + body + "</table>" + note
 

@@ -402,7 +402,9 @@ def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_wa
     # faithfulness asked otherwise has no threshold here: nothing to warn of
     assert fit_warnings(named, judge_with("aaaa"), {"reasons": {"faithfulness": False}}) == []
     (warning,) = fit_warnings(named, judge_with("aaaa"), {"reasons": {"context_recall": False}, "example": {"context_relevance": True}})
-    assert warning.startswith("context_recall, context_relevance asked the judge otherwise (--reasons, --example)")
+    assert warning.startswith("context_recall, context_relevance asked the judge otherwise than the bench that "
+                              "fitted --calibration c.json (context_recall --reasons off now, on when fitted; "
+                              "context_relevance --example on now, off when fitted): ")
     assert fit_warnings(named, judge_with(None), {}) == []  # a judge object without a fingerprint: nothing to compare
 
 
