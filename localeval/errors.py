@@ -2,8 +2,16 @@
 
 UserError: something the user can fix in what they asked for (exit 2). EnvironmentFailure: the
 machine stopped the run, a full disk, a read-only folder, no memory (exit 3). Neither is a bug, so
-neither shows a traceback.
+neither shows a traceback. LocalevalWarning: what the user should know that stops nothing.
 """
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
 
 # The exit statuses the command line documents (cli.EXIT_CODES); 1 is left to Python: a bug.
 EXIT_OK, EXIT_USER, EXIT_ENVIRONMENT, EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
@@ -40,3 +48,14 @@ class ScoringStopped(EnvironmentFailure):
 
 class LocalevalWarning(UserWarning):
     """Something the user should know that does not stop the run; the CLI shows it as one line."""
+
+
+def said_and_kept(read: Callable[[], T]) -> tuple[T, list[str]]:
+    """What `read()` returns, and the LocalevalWarnings it gave: shown now, as any warning is, and kept
+    as "warning: ..." lines for the files a reader of the output looks in (summary.json, bench.json)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LocalevalWarning)  # others as the process's filters say
+        result = read()
+    for warning in caught:
+        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+    return result, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]

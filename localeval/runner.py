@@ -6,7 +6,6 @@ import json
 import platform
 import sys
 import time
-import warnings
 from contextlib import closing, redirect_stdout
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from .bench.labels import human_scores
 from .calibration import applied, fit_warnings, load_thresholds, scoring_overridden
 from .data import load_samples
 from .engine.limits import BatchLimits
-from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning, ScoringStopped,
-                     UserError)
+from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
+                     said_and_kept)
 from .gating import corrected_but_not_gated, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -130,14 +129,9 @@ def run_command(args) -> int:
 
 
 def _load(path: str) -> tuple[list, list[str]]:
-    """The samples, and what reading them warned of (fields left unread): said now, and kept for
-    summary.json and the report, where a reader of a run's files looks for it."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LocalevalWarning)  # others as the process's filters say
-        samples = load_samples(path)
-    for warning in caught:
-        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
-    return samples, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
+    """The samples, and what reading them warned of (fields left unread, ids left out): said now, and
+    kept for summary.json and the report, where a reader of a run's files looks for it."""
+    return said_and_kept(lambda: load_samples(path))
 
 
 def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -> int | None:

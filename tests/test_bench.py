@@ -386,6 +386,21 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     assert measures["output_tokens_per_second"] is None  # a scripted judge counts no tokens
 
 
+def test_what_reading_the_labeled_data_warned_of_is_kept_in_the_bench_files(tmp_path, tiny_judge, capsys):
+    """It was said on stderr only: bench.json and the reports, which a reader looks in, had none of it."""
+    records = [json.loads(line) for line in SMALL.read_text(encoding="utf-8").splitlines()]
+    del records[1]["id"]
+    data = tmp_path / "labeled.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["bench", "--data", str(data), "--judges", str(tiny_judge), "--metrics", "context_recall",
+                 "--out", str(out), "--quiet", "--device", "cpu"]) == 0
+    (warning,) = json.loads((out / "bench.json").read_text(encoding="utf-8"))["warnings"]
+    assert warning.startswith(f"warning: {data}: 1 of 4 records have no id")
+    assert f"- {warning}" in (out / "bench.md").read_text(encoding="utf-8")
+    assert warning in capsys.readouterr().err  # said as it was read, too
+
+
 def test_bench_markdown_bolds_the_best_value_per_column(in_process):
     _, out = in_process
     text = (out / "bench.md").read_text(encoding="utf-8")

@@ -16,7 +16,7 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import UserError
+from ..errors import UserError, said_and_kept
 from ..results import check_writable_folder, claim_folder, count_of, write_atomically
 from ..metrics import resolve_metrics
 from ..options import check_counts, check_paths
@@ -40,7 +40,8 @@ def bench_command(args) -> int:
     judges = parse_judges(args.judges)
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
-    labeled = read_labeled(args.data, metrics)[: args.limit]
+    labeled, data_warnings = said_and_kept(lambda: read_labeled(args.data, metrics))
+    labeled = labeled[: args.limit]
     if args.calibrate:
         check_enough_samples(len(labeled))
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
@@ -64,7 +65,8 @@ def bench_command(args) -> int:
             print("\ninterrupted: no report written", file=sys.stderr)
             return 130
         bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
-                         example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate)
+                         example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
+                         warnings=data_warnings)
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
@@ -167,12 +169,13 @@ def _outcome(run: JudgeRun) -> str:
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
              data: str | Path, started: float, reasons: str = "auto", example: str = "auto",
-             scoring: str = "auto", calibrate_judges: bool = False) -> dict[str, Any]:
+             scoring: str = "auto", calibrate_judges: bool = False, warnings: Sequence[str] = ()) -> dict[str, Any]:
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
 
     `reasons`, `example` and `scoring` are the choices the jobs' settings were made with (auto or
     a value for every metric); what each judge was then asked per metric is in its entry's
-    "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds.
+    "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds. `warnings`:
+    what reading the data warned of, kept with the figures it may explain.
     """
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
@@ -194,6 +197,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
                      "embedder": _embedder_name(job.embedder)},
         "started": (datetime.now(UTC).astimezone() - timedelta(seconds=elapsed)).isoformat(timespec="seconds"),
         "total_seconds": elapsed,
+        "warnings": list(warnings),
         "localeval": __version__,
         "python": platform.python_version(),
         "judges": judges,

@@ -259,6 +259,7 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
          f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
         *_judge_settings_lines(bench),
+        *bench.get("warnings", ()),  # what reading the data warned of (absent from an earlier bench.json)
     ]
 
 
