@@ -161,11 +161,11 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
         raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'{how}; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
     try:
-        thresholds = {metric: entry["threshold"] for metric, entry in judges.get(key, {}).items()}
+        written = {metric: entry["threshold"] for metric, entry in judges.get(key, {}).items()}
     except (AttributeError, KeyError, TypeError):
         raise UserError(f"{given('calibration', path)}: the entry of judge '{key}' is not a map of metric to "
                         "{\"threshold\": number}") from None
-    _check_thresholds(path, key, thresholds)
+    thresholds = _checked_thresholds(path, key, written)
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": key,
              "fitted_on": payload.get("data"), "thresholds": thresholds,
              "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None}
@@ -184,17 +184,17 @@ def _read_small_file(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def _check_thresholds(path: Path, judge: str, thresholds: dict[str, Any]) -> None:
-    """Each threshold a metric's and a probability: 5 or NaN scored every verdict 0, and NaN made the
-    run's summary.json a file that strict JSON readers refuse; true read as 1.0."""
-    for metric, threshold in thresholds.items():
+def _checked_thresholds(path: Path, judge: str, written: dict[str, Any]) -> dict[str, float]:
+    """The thresholds as written, each checked to be a metric's and a probability: 5 or NaN scored every
+    verdict 0, and NaN made the run's summary.json a file that strict JSON readers refuse; true read as 1.0."""
+    for metric, threshold in written.items():
         if metric not in METRICS:
             raise UserError(f"{given('calibration', path)}: judge '{judge}' has a threshold for '{metric}', which is "
                             f"no metric; the metrics are {', '.join(METRICS)}")
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
-            raise UserError(f"{given('calibration', path)}: judge '{judge}''s threshold for {metric} is "
+            raise UserError(f"{given('calibration', path)}: the threshold of judge '{judge}' for {metric} is "
                             f"{json.dumps(threshold)}; a threshold is a probability, a number from 0 to 1")
-        thresholds[metric] = float(threshold)
+    return {metric: float(threshold) for metric, threshold in written.items()}
 
 
 def applied(named: dict[str, Any], thresholds: dict[str, float], metrics: list[str]) -> dict[str, Any]:

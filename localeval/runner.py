@@ -104,10 +104,8 @@ def run_command(args) -> int:
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
-        details["warnings"] = [w for w in [*data_warnings, f"warning: {weak}" if weak else None,
-                                           _unused_calibration(calibration, thresholds),
-                                           *(f"warning: {misfit}" for misfit in misfits),
-                                           _warning(scoring_overridden(calibration, args.scoring)),
+        details["warnings"] = [w for w in [*data_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
+                                           *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)),
                                            _few_labels(human, len(samples))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",

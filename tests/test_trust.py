@@ -234,11 +234,11 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
 
 
 @pytest.mark.parametrize(("entry", "refused"), [
-    ({"context_recall": {"threshold": 5}}, "judge 'judge-a''s threshold for context_recall is 5; a threshold is a "
-                                           "probability, a number from 0 to 1"),
-    ({"context_recall": {"threshold": float("nan")}}, "threshold for context_recall is NaN"),
-    ({"context_recall": {"threshold": True}}, "threshold for context_recall is true"),
-    ({"context_recall": {"threshold": "0.5"}}, 'threshold for context_recall is "0.5"'),
+    ({"context_recall": {"threshold": 5}}, "the threshold of judge 'judge-a' for context_recall is 5; a threshold "
+                                           "is a probability, a number from 0 to 1"),
+    ({"context_recall": {"threshold": float("nan")}}, "for context_recall is NaN"),
+    ({"context_recall": {"threshold": True}}, "for context_recall is true"),
+    ({"context_recall": {"threshold": "0.5"}}, 'for context_recall is "0.5"'),
     ({"context_recal": {"threshold": 0.5}}, "judge 'judge-a' has a threshold for 'context_recal', which is no metric"),
 ])
 def test_a_calibrations_thresholds_are_probabilities_of_known_metrics(tmp_path, entry, refused):
