@@ -13,7 +13,7 @@ from typing import Any, Iterable, Mapping
 from . import models
 from .bench.labels import human_scores
 from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds, scoring_overridden
-from .data import load_samples, names_a_file, samples_in_memory
+from .data import frame_gives_ids, load_samples, names_a_file, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
@@ -185,11 +185,12 @@ def evaluate(
 
 
 def _index_given_back(data: Any) -> Any:
-    """A DataFrame's own index where it gave no ids (no `id` column, no index named `id`), so that
-    to_pandas() lines up with it: the samples are then numbered 1, 2, ..., which matches no label of a
-    default index (0, 1, ...), and `frame.join(result.to_pandas())` gave a column of NaN."""
+    """A DataFrame's own index where it gave no ids, so that to_pandas() lines up with it: the samples
+    are then numbered 1, 2, ..., which matches no label of a default index (0, 1, ...), and
+    `frame.join(result.to_pandas())` gave a column of NaN. Only an index of unique labels: a join on one
+    that repeats a label pairs every row of that label with every other."""
     pandas = sys.modules.get("pandas")  # loaded wherever a DataFrame exists
-    if pandas is None or not isinstance(data, pandas.DataFrame) or "id" in data.columns or data.index.name == "id":
+    if pandas is None or not isinstance(data, pandas.DataFrame) or frame_gives_ids(data) or not data.index.is_unique:
         return None
     return data.index
 

@@ -27,7 +27,7 @@ from .errors import (
 )
 from .options import check_paths
 from .tuning import CHOICES
-from .trust import WEAK
+from .trust import WEAK, measured_agreement
 
 EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
@@ -462,7 +462,7 @@ def _list_models() -> int:
     print(f"{'name':<30} {'kind':<9} {'status':<24} {'rho':<5} description")
     for spec in models.registry().values():
         flag, status = " (default)" if spec.default else "", spec.status()
-        rho = f"{spec.agreement['mean_spearman']:.2f}" if spec.agreement else "-"
+        rho = "-" if (measured := measured_agreement(spec.name)) is None else f"{measured:.2f}"
         print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {rho:<5} {spec.description}{flag}")
         if status == "not installed":
             print(f"{'':<30} install: {spec.install}")

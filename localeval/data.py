@@ -165,11 +165,16 @@ def _missing(value: Any) -> bool:
     return pandas is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
 
 
+def frame_gives_ids(frame) -> bool:
+    """Whether a DataFrame names its samples: an `id` column, or an index named `id` (to_pandas() gives
+    one). Else they are numbered 1, 2, ... as a file's records are."""
+    return "id" in frame.columns or frame.index.name == "id"
+
+
 def _frame_records(frame) -> Iterator[dict[str, Any]]:
     """A DataFrame's rows as plain records: a missing value (NaN, None, pd.NA) is an absent field, and a
-    list held as a numpy array (as Parquet gives them) is a list. An index of ids (to_pandas() gives
-    one) is the samples' ids."""
-    if frame.index.name == "id" and "id" not in frame.columns:
+    list held as a numpy array (as Parquet gives them) is a list. An index of ids is the samples' ids."""
+    if frame_gives_ids(frame) and "id" not in frame.columns:
         frame = frame.reset_index()
     yield from map(_plain_record, frame.to_dict("records"))
 

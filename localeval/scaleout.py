@@ -109,7 +109,6 @@ class Cluster:
         # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
         return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
 
-
     def _warn_if_sharing_cores(self, cores: int) -> None:
         """CPU workers on this machine that need more cores than it has: Ray starts them all the same
         (the local cluster is given as many as they ask), and they run slower side by side."""

@@ -6,7 +6,9 @@ denominators of the metrics are fixed before the judge says anything.
 pysbd ends a sentence at every line break. A line break inside a sentence (text wrapped at a fixed
 width, as chunks taken from PDFs and Markdown are) is read as a space first: one that follows no end
 punctuation, ends a line of 20 characters or more and comes before a lowercase letter. Lists,
-headings and paragraphs keep their breaks.
+headings and paragraphs keep their breaks, unless a line of 20 characters or more without end
+punctuation is followed by a lowercase one. Scripts without letter case (Chinese, Japanese, Hindi,
+Arabic) are never joined, nor a German line that starts with a noun.
 pysbd's time grows with the square of the text it is given (13,000 characters without a line break:
 0.65 s; 112,000: 18 s), so it is given a line at a time, and a long line in pieces that end where
 pysbd ends a sentence.
@@ -65,9 +67,13 @@ def _segmenter(language: str) -> pysbd.Segmenter:
 _WRAPPED = re.compile(r"(?<=[^\s.!?:;。！？：；])[ \t]*\r?\n[ \t]*(?=\w)")
 # A shorter line before a break is more likely a list's item ("apples\nbananas") than wrapped text
 MIN_WRAPPED_LINE = 20
-# pysbd takes a line longer than LONG_LINE characters in pieces of about PIECE
+# pysbd takes a line longer than LONG_LINE characters in pieces of PIECE characters or more
 LONG_LINE, PIECE = 4000, 2000
 _LIKELY_END = re.compile(r"[.!?。！？]")
+_SPACES = re.compile(r"\s*")
+# The line breaks pysbd ends a sentence at: not str.splitlines's others (a form feed, U+2028), which
+# pysbd reads within a sentence
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @lru_cache(maxsize=4096)
@@ -76,7 +82,7 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
     if not text or not text.strip():
         return ()
     segmenter = _segmenter(language)
-    return tuple(sentence.strip() for line in unwrapped(text).splitlines()
+    return tuple(sentence.strip() for line in _LINE_BREAK.split(unwrapped(text))
                  for sentence in _line_sentences(segmenter, line) if sentence.strip())
 
 
@@ -90,22 +96,34 @@ def unwrapped(text: str) -> str:
 
 
 def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
-    """pysbd's sentences of one line. A long line goes in pieces of about PIECE characters, each cut
-    after a likely end of sentence; the last sentence pysbd finds in a piece starts the next piece, so
-    every cut falls where pysbd itself ends a sentence (a cut after "Dr." is mended there)."""
+    """pysbd's sentences of one line. A long line goes in pieces, each starting where pysbd ended the
+    last sentence before the previous piece's last one: every cut falls where pysbd itself ends a
+    sentence (a piece cut after "Dr." is mended by the next). Where pysbd's sentences are not the
+    piece's own text, the rest of the line goes to it whole."""
     sentences, start = [], 0
     while len(line) - start > LONG_LINE:
-        end = _LIKELY_END.search(line, start + PIECE)
-        if end is None:
+        start = _SPACES.match(line, start).end()  # pysbd drops a piece's leading spaces
+        found = _piece_sentences(segmenter, line, start)
+        kept = "".join(found[:-1]) if found else ""
+        if not kept or not line.startswith(kept, start):
             break
-        found = segmenter.segment(line[start:end.end()])
-        if len(found) < 2:  # no end pysbd agrees with in the piece: taken whole
-            sentences += found
-            start = end.end()
-            continue
         sentences += found[:-1]
-        start += sum(map(len, found[:-1]))  # pysbd's pieces (clean=False) are the text's, in order
+        start += len(kept)
     return sentences + segmenter.segment(line[start:])
+
+
+def _piece_sentences(segmenter: pysbd.Segmenter, line: str, start: int) -> list[str] | None:
+    """pysbd's sentences of the shortest piece from `start` that ends after a likely end of sentence,
+    is PIECE characters or more, and holds two sentences or more: it doubles until pysbd ends one in
+    it, so a long stretch without an end costs about what pysbd would take for it whole. None where no
+    such piece ends before the line does."""
+    reach = start + PIECE
+    while (end := _LIKELY_END.search(line, reach)) is not None:
+        found = segmenter.segment(line[start:end.end()])
+        if len(found) >= 2:
+            return found
+        reach = start + 2 * (end.end() - start)
+    return None
 
 
 def split_chunks(chunks: tuple[str, ...], language: str = DEFAULT_LANGUAGE) -> list[tuple[str, ...]]:

@@ -15,7 +15,8 @@ Every row gets `--context` random prompt tokens, then each pass feeds every row 
 (the grammar's share of a pass is not in these figures). Each timing is host ms a pass (until the
 calls returned) / total ms a pass (after a synchronisation), the mean over `--passes`; each
 difference is the largest one between a pass's logits and the engine's, over the first rows. With
-random weights (scripts/gpu_kit.py), on the GPU machine:
+random weights (scripts/gpu_kit.py), on the GPU machine (with the transformers of the kit's wheels,
+5.24: the static pass leans on its StaticCache's layers, `cumulative_length` and `lazy_initialization`):
 
     python3 scripts/gpu_graph_probe.py --model /tmp/store/qwen2.5-coder-1.5b-instruct
 """
@@ -23,6 +24,7 @@ random weights (scripts/gpu_kit.py), on the GPU machine:
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -110,7 +112,8 @@ def engine_passes(model, device: torch.device, prompts: torch.Tensor, feeds: tor
     batch = Batch(model, device, pad_id=0)
     batch.prefill([Prompt((), tuple(row)) for row in prompts.tolist()], PrefixCache(model, device))
     prompt_cache = [(layer.keys.clone(), layer.values.clone()) for layer in batch.cache.layers]
-    passes = [lambda tokens=tokens: batch.step([[token] for token in tokens.tolist()])[:, -1] for tokens in feeds]
+    rows = [[[token] for token in tokens] for tokens in feeds.tolist()]  # the engine takes its tokens as lists
+    passes = [lambda tokens=tokens: batch.step(tokens)[:, -1] for tokens in rows]
     return (*timed(device, passes), prompt_cache)
 
 
@@ -150,10 +153,13 @@ def probe(model, device: torch.device, rows: int, context: int, passes: int, see
     generator = torch.Generator().manual_seed(seed)
     vocabulary = model.config.vocab_size
     prompts = torch.randint(vocabulary, (rows, context), generator=generator)
-    feeds = torch.randint(vocabulary, (passes, rows), generator=generator)
+    # on the device already: a pageable copy from the host before each pass would wait for the device,
+    # and hide the host time a graph saves (the engine's pass copies its few tokens all the same)
+    feeds = torch.randint(vocabulary, (passes, rows), generator=generator).to(device)
     capacity = -(-(context + passes + WARM_UPS) // CAPACITY_STEP) * CAPACITY_STEP
     row = {"rows": str(rows), "cache columns": str(capacity)}
-    with torch.inference_mode(), attention.kernels(device):
+    on_device = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()  # graphs: cuda:N
+    with on_device, torch.inference_mode(), attention.kernels(device):
         engine, timing, prompt_cache = engine_passes(model, device, prompts, feeds)
         row["engine"] = str(timing)
         static = StaticPass(model, prompt_cache, capacity)

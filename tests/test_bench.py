@@ -174,8 +174,9 @@ def write_records(tmp_path: Path, edit) -> Path:
          r"line 4, field 'labels.response_relevant': sample dev-029: expected true or false"),
         (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
-         r"line 1, field 'labels.response_sentence_supported': sample dev-020: 'response_sentence_supported' is no "
-         r"label; did you mean 'response_sentences_supported'\?"),
+         r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
+         r"answer_supported_precision; --metrics chooses the metrics benchmarked\); 'response_sentence_supported' is "
+         r"there: did you mean 'response_sentences_supported'\?"),
     ],
 )
 def test_labels_that_do_not_line_up_are_refused_naming_the_record(tmp_path, edit, expected):
@@ -184,7 +185,8 @@ def test_labels_that_do_not_line_up_are_refused_naming_the_record(tmp_path, edit
 
 
 def test_a_labels_key_of_the_labelers_own_stays_and_a_missing_label_names_its_metric(tmp_path):
-    assert read_labeled(write_records(tmp_path, lambda r: r[0]["labels"].update(annotator="kim")), METRICS)
+    for theirs in ({"annotator": "kim"}, {"response_relevant_v2": True}, {"context_sentences_relevant_old": []}):
+        assert read_labeled(write_records(tmp_path, lambda r: r[0]["labels"].update(theirs)), METRICS)
     path = write_records(tmp_path, lambda r: r[0]["labels"].pop("reference_sentences_attributed"))
     with pytest.raises(DataError, match=r"sample dev-020: missing \(needed for context_recall; --metrics chooses"):
         read_labeled(path, METRICS)

@@ -77,5 +77,5 @@ def test_the_graph_probes_static_pass_computes_what_the_engines_pass_does(tiny_j
                                                  attn_implementation=attention.register()).eval()
     row = gpu_graph_probe.probe(model, torch.device("cpu"), rows=3, context=20, passes=5)
     assert set(row) == {"rows", "cache columns", "engine", "static", "static vs engine"}
-    assert float(row["static vs engine"]) < 1e-5  # 3e-7 here; a position off by one gives 2e-4
+    assert float(row["static vs engine"]) < 1e-5  # 3e-7 to 6e-7 here; a position off by one gives 2e-4
     assert row["cache columns"] == "256"

@@ -296,6 +296,26 @@ def test_a_long_line_goes_to_pysbd_in_pieces_cut_where_pysbd_ends_a_sentence(mon
     assert len(given) > 5 and max(given) <= text.LONG_LINE
 
 
+@pytest.mark.parametrize("line", [
+    "   " + " ".join(f"Fact {i} says the sky was a bright colour that day." for i in range(120)),  # pysbd drops
+    "\t\t" + " ".join(f"Fact {i} says the sky was a bright colour that day." for i in range(120)),  # leading space
+    # a sentence of 2,500 characters whose first full stop after PIECE is the "e." of "e.g.": no cut inside it
+    "This sentence runs on " + "and " * 500 + "such as e.g. these " + "and " * 100 + "it ends here. "
+    + " ".join(f"Fact {i} says the sky was a bright colour that day." for i in range(120)),
+])
+def test_a_long_lines_sentences_are_pysbds_whatever_its_pieces_start_or_cut_into(line):
+    import pysbd
+
+    split_sentences.cache_clear()
+    assert split_sentences(line) == tuple(s.strip() for s in pysbd.Segmenter(language="en", clean=False).segment(line))
+
+
+def test_only_the_line_breaks_pysbd_ends_a_sentence_at_split_a_text():
+    """str.splitlines also broke at a form feed (pdftotext's page break), which pysbd reads inside one."""
+    assert split_sentences("It was built for the fair\x0cand it still stands.") == (
+        "It was built for the fair\x0cand it still stands.",)
+
+
 def test_pysbd_splits_seed_004_answer_and_each_doc_on_its_own():
     answer = split_sentences(ZH_ANSWER, "zh")
     assert len(answer) == 7

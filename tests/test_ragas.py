@@ -258,6 +258,13 @@ def test_samples_from_a_frame_without_ids_come_back_on_its_own_index(index):
         assert [sample.id for sample in as_samples(table)] == ["1", "2", "3"]
 
 
+def test_a_frame_whose_index_repeats_a_label_gets_the_ids_as_index():
+    """A join on a repeated label pairs each of its rows with every other: the ids stay the index."""
+    frame = pd.DataFrame([RAGAS_02, RAGAS_02, RAGAS_02], index=[0, 0, 1])
+    table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    assert list(table.index) == ["1", "2", "3"] and table.index.name == "id"
+
+
 def test_a_result_shows_itself_in_a_line_not_its_evidence():
     """A notebook cell ending in the result printed every sample's evidence: 11 kB for 20 samples."""
     result = scripted_evaluate([RAGAS_02] * 20 + [{**RAGAS_02, "reference": None}],

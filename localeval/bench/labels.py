@@ -55,6 +55,7 @@ SENTENCE_LABELS = {
 DERIVED_FROM = {"context_precision": "context_relevance", "faithfulness": "answer_supported_precision"}
 RESPONSE_RELEVANCY = "response_relevancy"
 RESPONSE_LABELS = ("response_relevant", "response_noncommittal")
+LABEL_KEYS = (*(spec.key for spec in SENTENCE_LABELS.values()), *RESPONSE_LABELS)
 
 
 @dataclass(frozen=True)
@@ -158,7 +159,6 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                     f"(format: {FORMAT_DOC})", "labels")
     if not isinstance(labels, dict):
         raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
-    _check_no_misspelt_key(labels, sample, place)
     language = sample.language or DEFAULT_LANGUAGE
     if language not in SUPPORTED_LANGUAGES:
         raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
@@ -166,39 +166,34 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
     for metric in {DERIVED_FROM.get(m, m) for m in metrics}:
         spec = SENTENCE_LABELS.get(metric)
         if spec is not None:
-            fail = lambda message, key=spec.key, metric=metric: place(
-                f"sample {sample.id}: {message}" + (f" (needed for {metric}; --metrics chooses the metrics "
-                                                    "benchmarked)" if message == "missing" else ""),
-                f"labels.{key}")
-            sentences[metric] = _aligned(spec, labels.get(spec.key), sample, language, fail)
+            fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
+            if labels.get(spec.key) is None:
+                raise fail(_missing(spec.key, metric, labels))
+            sentences[metric] = _aligned(spec, labels[spec.key], sample, language, fail)
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
     flags = {}
     if RESPONSE_RELEVANCY in metrics:
         for key in RESPONSE_LABELS:
             if not isinstance(labels.get(key), bool):
-                what = "missing" if key not in labels else "expected true or false"
-                raise place(f"sample {sample.id}: {what} (needed for {RESPONSE_RELEVANCY})", f"labels.{key}")
+                what = _missing(key, RESPONSE_RELEVANCY, labels) if key not in labels else \
+                    f"expected true or false (needed for {RESPONSE_RELEVANCY})"
+                raise place(f"sample {sample.id}: {what}", f"labels.{key}")
             flags[key] = labels[key]
     return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes)
 
 
-LABEL_KEYS = (*(spec.key for spec in SENTENCE_LABELS.values()), *RESPONSE_LABELS)
-
-
-def _check_no_misspelt_key(labels: dict, sample: Sample, place: Place) -> None:
-    """A key close to a label's name is a typo of it (which else reads as that label missing, or
-    is ignored); keys of other names (an annotator's notes) stay the labeler's own."""
-    for key in labels:
-        close = difflib.get_close_matches(key, LABEL_KEYS, n=1, cutoff=0.85) if key not in LABEL_KEYS else []
-        if close:
-            raise place(f"sample {sample.id}: '{key}' is no label; did you mean '{close[0]}'?", f"labels.{key}")
+def _missing(key: str, metric: str, labels: dict) -> str:
+    """A needed label that is absent: the metric that needs it, and a key of the labeler's that looks
+    like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
+    theirs = [name for name in labels if name not in LABEL_KEYS]
+    close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
+    typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else ""
+    return f"missing (needed for {metric}; --metrics chooses the metrics benchmarked){typo}"
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:
     """The labels flattened in sentence order, after checking they line up with pysbd's sentences."""
-    if value is None:
-        raise fail("missing")
     if spec.text is not None:
         sentences = split_sentences(getattr(sample, spec.text) or "", language)
         _check_bools(value, fail)

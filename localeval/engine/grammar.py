@@ -129,7 +129,7 @@ def _forbid(logits: torch.Tensor, rows: list[int], bitmask: torch.Tensor) -> Non
     """Every logit of these rows whose token the row's bitmask words (`bitmask[i]` for `rows[i]`)
     leave out to -inf, in place."""
     forbidden = _forbidden_tokens(bitmask, logits.shape[-1], logits.device)
-    if len(rows) == logits.shape[0]:
+    if rows == list(range(logits.shape[0])):  # every row, in order: in place
         logits.masked_fill_(forbidden, float("-inf"))
     else:
         index = torch.tensor(rows, device=logits.device)
