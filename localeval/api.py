@@ -145,6 +145,8 @@ def evaluate(
         samples = as_samples(samples)
     for warning in caught:  # the caller's filters decide, as for any warning
         warnings.warn(warning.message, stacklevel=3)  # past this function and its decorator
+    # what summary.json's "warnings" keeps for a run: the result keeps it too, whatever the filters show
+    said = [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     thresholds, calibrated = None, None
@@ -171,14 +173,16 @@ def evaluate(
                    scoring_overridden(calibration_applied, scoring)]:
         if misfit:
             warnings.warn(CalibrationWarning(misfit), stacklevel=3)
+            said.append(f"warning: {misfit}")
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
+        said.append(f"warning: {weak}")
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)
     finally:
         bar.close()
-    details: dict[str, Any] = {"timings": pipeline.evaluator.timings}
+    details: dict[str, Any] = {"timings": pipeline.evaluator.timings, "warnings": said}
     if calibration_applied is not None:
         details["calibration"] = calibration_applied
     return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index)

@@ -265,6 +265,16 @@ def test_a_frame_whose_index_repeats_a_label_gets_the_ids_as_index():
     assert list(table.index) == ["1", "2", "3"] and table.index.name == "id"
 
 
+def test_a_result_keeps_what_the_call_warned_of_as_summary_json_does():
+    """A notebook's warnings filter may hide them; a run's summary.json keeps them, and now the result."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = scripted_evaluate([{**RAGAS_02, "source": "wiki"}], ["context_recall"])
+    (warning,) = result.details["warnings"]
+    assert warning.startswith("warning: samples: ignored fields, which localeval does not read: 'source'")
+    assert scripted_evaluate([RAGAS_02], ["context_recall"]).details["warnings"] == []
+
+
 def test_a_result_shows_itself_in_a_line_not_its_evidence():
     """A notebook cell ending in the result printed every sample's evidence: 11 kB for 20 samples."""
     result = scripted_evaluate([RAGAS_02] * 20 + [{**RAGAS_02, "reference": None}],
@@ -564,8 +574,9 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     from localeval.calibration import CalibrationWarning
 
     with pytest.warns(CalibrationWarning, match="context_recall scored by the thresholds of calibration="):
-        localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
-                           calibration=tmp_path / "calibration.json", scoring="soft")  # the thresholds decide
+        soft = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
+                                  calibration=tmp_path / "calibration.json", scoring="soft")  # the thresholds decide
+    assert any("scored by the thresholds of calibration=" in warning for warning in soft.details["warnings"])
     write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                "helps_both_halves": True}}},
                       "x", 12, {"./tiny": fitted_with("another model", "/another/folder", {})})
