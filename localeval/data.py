@@ -31,7 +31,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
-from localeval.text import SUPPORTED_LANGUAGES, language_hint
+from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
@@ -49,8 +49,6 @@ LABELED_FIELDS = ("labels",)
 KNOWN_FIELDS = frozenset({*READ_FIELDS, *FIELD_ALIASES, *LABELED_FIELDS})
 CONTENT_FIELDS = frozenset({*TEXT_FIELDS, LIST_FIELD, *FIELD_ALIASES})  # what a metric reads
 
-# Not str.splitlines: it also breaks on U+2028 and friends, which JSON allows raw inside strings.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A sentence that already ends, closing quotes or brackets included, needs no full stop added.
 _SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)\]」』]*$")
 
@@ -247,7 +245,7 @@ def _warn_ignored(path, ignored: Counter, total: int) -> None:
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
-    for number, line in enumerate(_LINE_BREAK.split(_read_text(path)), start=1):
+    for number, line in enumerate(LINE_BREAK.split(_read_text(path)), start=1):
         if len(line) > MAX_LINE_CHARS:
             raise DataError(path, f"{len(line):,} characters on one line; a sample may take at most "
                                   f"{MAX_LINE_CHARS:,}", line=number)

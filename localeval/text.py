@@ -71,9 +71,9 @@ MIN_WRAPPED_LINE = 20
 LONG_LINE, PIECE = 4000, 2000
 _LIKELY_END = re.compile(r"[.!?。！？]")
 _SPACES = re.compile(r"\s*")
-# The line breaks pysbd ends a sentence at: not str.splitlines's others (a form feed, U+2028), which
-# pysbd reads within a sentence
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A line break, for sentences and for the loaders' line numbers alike: not str.splitlines's others (a
+# form feed, U+2028), which pysbd reads within a sentence and JSON allows raw inside a string
+LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @lru_cache(maxsize=4096)
@@ -82,7 +82,7 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
     if not text or not text.strip():
         return ()
     segmenter = _segmenter(language)
-    return tuple(sentence.strip() for line in _LINE_BREAK.split(unwrapped(text))
+    return tuple(sentence.strip() for line in LINE_BREAK.split(unwrapped(text))
                  for sentence in _line_sentences(segmenter, line) if sentence.strip())
 
 

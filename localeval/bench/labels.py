@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import re
 import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,15 +21,12 @@ from ..errors import DataError, LocalevalWarning, UserError
 from ..metrics import METRICS
 from ..options import given
 from ..samples import Sample
-from ..text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES, split_chunks, split_sentences
+from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
 LABELED_EXTENSIONS = (".jsonl", ".json")
 FORMAT_DOC = "docs/labeled-data.md"
 # where a label count differs: pysbd's sentences, after the line breaks inside one are read as spaces
 SHOW_SPLIT = f"localeval.text.split_sentences and split_chunks print them; {FORMAT_DOC} says how"
-# The loader's line breaks, not str.splitlines (which also breaks on U+2028, legal inside JSON
-# strings): line numbers must be the ones the loader reports.
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(frozen=True)
@@ -139,7 +135,7 @@ Place = Callable[[str, str], DataError]  # (message, field) -> the error, placed
 def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
     text = path.read_text(encoding="utf-8-sig")
     if path.suffix.lower() == ".jsonl":
-        for number, line in enumerate(_LINE_BREAK.split(text), start=1):
+        for number, line in enumerate(LINE_BREAK.split(text), start=1):  # the loader's breaks: its line numbers
             if line.strip():
                 yield (lambda message, field, n=number: DataError(path, message, line=n, field=field)), json.loads(line)
         return
