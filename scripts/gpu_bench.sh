@@ -20,8 +20,9 @@ nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader | 
 # once per machine: a second run in the same call (other options, JUDGES) reuses the weights
 [ -f /tmp/store.done ] || { python3 scripts/gpu_kit.py randomize .gpu/shapes /tmp/store && touch /tmp/store.done; }
 for judge in ${JUDGES:-qwen2.5-coder-0.5b-instruct qwen2.5-coder-1.5b-instruct}; do
+    # a probe that fails says so in its log and leaves the next judge's probe and the benchmark to run
     [ -z "${GRAPH_PROBE:-}" ] || python3 scripts/gpu_graph_probe.py --model "/tmp/store/$judge" 2>&1 \
-        | tee "$OUT/$judge-graph-probe.txt"
+        | tee "$OUT/$judge-graph-probe.txt" || echo "the graph probe of $judge failed" | tee -a "$OUT/$judge-graph-probe.txt"
     [ "${BENCH:-1}" = 0 ] || python3 scripts/bench_speed.py --data .gpu/data/dev.jsonl --judge "$judge" --device cuda \
         --embedder /tmp/store/all-minilm-l6-v2 --out "$OUT/benchmarks.md" \
         --title "$(head -1 "$OUT/device.txt" | cut -d, -f1) · $judge, random weights · dev.jsonl${LOG_TAG:+ · $LOG_TAG}" "$@" \
