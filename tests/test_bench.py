@@ -656,6 +656,30 @@ def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypat
     assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
 
 
+def test_the_terminal_table_says_what_its_columns_are(tmp_path, capsys, monkeypatch):
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
+    main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "out")])
+    printed = capsys.readouterr().out
+    title, table = printed.split("Agreement with people (Spearman ρ of judge vs human score per sample) and speed\n")
+    assert table.startswith("| judge | mean ρ |")
+    assert "\nmean ρ: an undefined ρ (the judge, or people, gave every sample the same score" in table
+
+
+def test_the_html_details_name_measures_as_people_do_and_a_missing_score_as_a_dash(labeled, tmp_path):
+    oracle = LabelJudge(labeled)
+    (broken,) = oracle.requests[("dev-021", "context_recall")]
+    patchy = scripted("patchy", lambda request: "not json" if request == broken else oracle(request))
+    bench_with(labeled, [patchy], isolate=False, out=tmp_path)
+    details = (tmp_path / "bench.html").read_text(encoding="utf-8").split("<details>")[1]
+    assert "<td>dev-021</td><td>0.200 / 0.200</td><td>— / 1.000</td>" in details  # its recall was unreadable
+    assert "null" not in details
+    assert "—: no score (no human label for the metric, or no valid answer from the judge)" in details
+    assert "<td>load (s)</td>" in details and "<td>samples/s</td>" in details and "<td>peak memory (MB)</td>" in details
+    assert "load_seconds" not in details
+
+
 def test_user_error_from_the_shell_has_no_traceback(tmp_path):
     result = run_cli("bench", "--data", str(tmp_path / "none.jsonl"))
     assert result.returncode == 2

@@ -71,7 +71,8 @@ def bench_command(args) -> int:
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
         calibrated = _write_calibration(out_dir, bench, args, len(labeled))
-        print(f"{headline(bench)}\n\n{markdown_table(tables(bench)[0])}\n\n"
+        agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
+        print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
               f"{count_of(len(judges), 'judge')} on {count_of(len(labeled), 'sample')} in "
               f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
         for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
