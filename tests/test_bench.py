@@ -27,7 +27,7 @@ from localeval.bench.report import headline, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.errors import DataError, UserError
+from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
 from localeval.text import split_chunks
@@ -172,6 +172,9 @@ def write_records(tmp_path: Path, edit) -> Path:
          r"\[\.\.\.\]\]; got a single list"),
         (lambda r: r[3]["labels"].update(response_relevant="yes"),
          r"line 4, field 'labels.response_relevant': sample dev-029: expected true or false"),
+        (lambda r: r[3]["labels"].update(response_relevant=True, response_noncommittal=True),
+         r"line 4, field 'labels.response_relevant': sample dev-029: response_relevant and response_noncommittal are "
+         r"both true, but a noncommittal response is never relevant: label it response_relevant: false"),
         (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
@@ -190,6 +193,17 @@ def test_a_labels_key_of_the_labelers_own_stays_and_a_missing_label_names_its_me
     path = write_records(tmp_path, lambda r: r[0]["labels"].pop("reference_sentences_attributed"))
     with pytest.raises(DataError, match=r"sample dev-020: missing \(needed for context_recall; --metrics chooses"):
         read_labeled(path, METRICS)
+
+
+def test_a_sample_with_nothing_to_judge_for_a_metric_is_said_to_drop_out_of_its_agreement(tmp_path):
+    path = write_records(tmp_path, lambda r: r[0].update(reference="", labels={**r[0]["labels"],
+                                                                              "reference_sentences_attributed": []}))
+    with pytest.warns(LocalevalWarning) as caught:
+        labeled = read_labeled(path, METRICS)
+    assert labeled[0].human_score("context_recall") is None  # what the warning is about: no ρ without a score
+    (message,) = [str(w.message) for w in caught]
+    assert message == (f"{path}: context_recall: 1 of 4 labeled samples give it no sentence to judge (dev-020): no "
+                       "human score, left out of its agreement with people")
 
 
 def test_only_the_labels_of_the_chosen_metrics_are_needed(tmp_path):
@@ -734,7 +748,6 @@ def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused(
     check with --limit must not be refused), but a labeled sample that is nowhere in the data is."""
     from localeval.bench.labels import human_scores
     from localeval.data import load_samples
-    from localeval.errors import LocalevalWarning
 
     samples = load_samples(SMALL)
     scored, rest = samples[:1], frozenset(s.id for s in samples[1:])

@@ -90,7 +90,27 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
         raise DataError(path, f"labeled data must be .jsonl or .json (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
     records = list(_raw_records(path))
-    return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
+    labeled = [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
+    _warn_of_no_human_score(path, labeled, metrics)
+    return labeled
+
+
+def _warn_of_no_human_score(path: Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
+    """A sample that gives a metric no sentence to judge (an empty reference, say) has no human score
+    for it and drops out of what is measured against people: said, so no figure rests on fewer
+    samples unseen."""
+    for metric in metrics:
+        if metric == RESPONSE_RELEVANCY:  # its two flags are required: it always has a score
+            continue
+        unscored = [item.sample.id for item in labeled if item.human_score(metric) is None]
+        if unscored:
+            warnings.warn(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no sentence "
+                          f"to judge ({_some(unscored)}): no human score, left out of its agreement with people",
+                          LocalevalWarning, stacklevel=3)
+
+
+def _some(ids: list[str]) -> str:
+    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
 
 
 def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
@@ -112,9 +132,8 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
-        shown = ", ".join(strangers[:5]) + (" ..." if len(strangers) > 5 else "")
         raise UserError(f"{given('labels', path)}: {len(strangers)} labeled sample(s) are not among the samples scored "
-                        f"(matched by id): {shown}")
+                        f"(matched by id): {_some(strangers)}")
     for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
         data = by_id[item.sample.id]
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
@@ -176,6 +195,10 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                     f"expected true or false (needed for {RESPONSE_RELEVANCY})"
                 raise place(f"sample {sample.id}: {what}", f"labels.{key}")
             flags[key] = labels[key]
+        if flags["response_relevant"] and flags["response_noncommittal"]:  # the guide: never both
+            raise place(f"sample {sample.id}: response_relevant and response_noncommittal are both true, but a "
+                        f"noncommittal response is never relevant: label it response_relevant: false ({FORMAT_DOC})",
+                        "labels.response_relevant")
     return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes)
 
 
