@@ -19,7 +19,7 @@ from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import LocalevalWarning, UserError
+from .errors import UserError, said_and_kept
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -140,13 +140,9 @@ def evaluate(
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     frame_index = _index_given_back(samples)
-    with warnings.catch_warnings(record=True) as caught:  # said again below, at the caller's line
-        warnings.simplefilter("always", LocalevalWarning)
-        samples = as_samples(samples)
-    for warning in caught:  # the caller's filters decide, as for any warning
-        warnings.warn(warning.message, stacklevel=3)  # past this function and its decorator
-    # what summary.json's "warnings" keeps for a run: the result keeps it too, whatever the filters show
-    said = [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
+    # warned at the caller's line (past this function and its decorator), and kept: what summary.json's
+    # "warnings" keeps for a run, the result keeps too, whatever the caller's filters show
+    samples, said = said_and_kept(lambda: as_samples(samples), caller_level=3)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     thresholds, calibrated = None, None

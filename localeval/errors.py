@@ -50,12 +50,19 @@ class LocalevalWarning(UserWarning):
     """Something the user should know that does not stop the run; the CLI shows it as one line."""
 
 
-def said_and_kept(read: Callable[[], T]) -> tuple[T, list[str]]:
+def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tuple[T, list[str]]:
     """What `read()` returns, and the LocalevalWarnings it gave: shown now, as any warning is, and kept
-    as "warning: ..." lines for the files a reader of the output looks in (summary.json, bench.json)."""
+    as "warning: ..." lines for the files a reader of the output looks in (summary.json, bench.json).
+
+    A command shows each as it was raised. A library function gives its `caller_level` (the stack
+    level, from it, of the code that called it): each is then warned again at the caller's line,
+    where the caller's own warning filters decide whether it shows."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LocalevalWarning)  # others as the process's filters say
         result = read()
     for warning in caught:
-        warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+        if caller_level is None:
+            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+        else:
+            warnings.warn(warning.message, stacklevel=caller_level + 1)  # + this function's own frame
     return result, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
