@@ -84,10 +84,26 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
     reads the JSON rather than the exit status and stderr."""
     found = {}
     for metric, lowest in gates.items():
-        value, called = gated_value(summary[metric]) if metric in summary else (None, "mean")
+        row = summary.get(metric, {})
+        value, called = gated_value(row) if row else (None, "mean")
         found[metric] = {"at_least": lowest, "compared": called, "value": value,
-                         "passed": value is not None and value >= lowest - ROUNDING}
+                         "passed": value is not None and value >= lowest - ROUNDING,
+                         # how many samples the value rests on: a mean of the few scored passes as well
+                         "scored": row.get("scored"), "null": row.get("null")}
     return found
+
+
+def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:
+    """One line per gated metric that some samples could not score, and why: its gate compares the mean
+    of the others, so a build where answers went empty may pass on what is left."""
+    lines = []
+    for metric in gates:
+        row = summary.get(metric, {})
+        if row.get("null") and row.get("scored"):
+            why = ", ".join(row.get("null_reasons", {}))
+            lines.append(f"{metric}: the mean of {row['scored']} of {row['scored'] + row['null']} samples; "
+                         f"{row['null']} could not be scored{f' ({why})' if why else ''}")
+    return lines
 
 
 def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:

@@ -59,8 +59,20 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     relevance, recall = (document["metrics"][m]["mean"] for m in ("context_relevance", "context_recall"))
     assert relevance < 1  # as the test above found: the gate that fails
     assert document["gates"] == {
-        "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "passed": False},
-        "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "passed": True}}
+        "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "passed": False,
+                              "scored": 3, "null": 0},
+        "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "passed": True,
+                           "scored": 2, "null": 1}}  # the sample without a reference
+
+
+def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, tiny_judge, capsys):
+    """A build whose answers went empty passed on the mean of what was left, and nothing said so."""
+    assert run(tmp_path, data, tiny_judge, "--fail-under", "context_recall=0",
+               "--fail-under", "context_relevance=0") == EXIT_OK
+    err = capsys.readouterr().err
+    assert ("fail-under: context_recall: the mean of 2 of 3 samples; 1 could not be scored (missing reference)\n"
+            "fail-under: all 2 gates passed") in err
+    assert "fail-under: context_relevance:" not in err  # every sample scored: nothing to say
 
 
 def test_a_gate_on_a_metric_nothing_could_score_fails(tmp_path, tiny_judge, capsys):
@@ -159,7 +171,7 @@ def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
     summary = summarize(rows, ["context_recall"], {"0": {"context_recall": 1.0}})
     assert summary["context_recall"]["corrected"]["mean"] == 1.0
     assert outcomes(summary, {"context_recall": 0.9})["context_recall"] == {
-        "at_least": 0.9, "compared": "mean", "value": 0.0, "passed": False}
+        "at_least": 0.9, "compared": "mean", "value": 0.0, "passed": False, "scored": 4, "null": 0}
     assert corrected_but_not_gated(summary, ["context_recall"]) == ["context_recall"]
     # every sample labeled: people's mean is known, however few
     alone = summarize(rows[:1], ["context_recall"], {"0": {"context_recall": 1.0}})
