@@ -89,6 +89,8 @@ def load_samples(path: str | os.PathLike) -> list[Sample]:
     readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv, ".parquet": _read_parquet}
     path = Path(path).expanduser()  # evaluate("~/data.jsonl"), as pandas reads it; no shell expands it there
     if not path.exists():
+        if str(path) == "-":  # the usual name for standard input: a run reads a file whole, and digests it for --resume
+            raise DataError(path, "standard input is not read; save the data to a file first")
         raise DataError(path, "file not found")
     if path.is_dir():
         raise DataError(path, "is a directory, not a data file")

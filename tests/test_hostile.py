@@ -126,6 +126,13 @@ def test_what_is_not_a_data_file(tmp_path, capsys, kind):
     fails(capsys, ["run", str(path)], EXIT_USER, expected)
 
 
+def test_a_dash_for_standard_input_is_told_to_save_the_data_first(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)  # no file named "-" here
+    assert main(["run", "-"]) == EXIT_USER
+    assert capsys.readouterr().err.strip() == ("localeval: error: -: standard input is not read; save the data to "
+                                               "a file first")
+
+
 def test_a_fifo_is_refused_instead_of_blocking_forever(tmp_path):
     fifo = tmp_path / "data.jsonl"
     os.mkfifo(fifo)  # nobody will ever write to it: reading it would wait forever
