@@ -189,7 +189,8 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     differing = [key for key in sorted(set(recorded) | set(identity), key=lambda key: (key != "metrics", key))
                  if recorded.get(key) != identity.get(key)]
     if differing:
-        found = [found for key in differing for found in _differences(key, recorded.get(key), identity.get(key))]
+        found = [found for key in differing
+                 for found in _differences(key, recorded.get(key, NOT_SET), identity.get(key, NOT_SET))]
         shown = "; ".join(f"{path}: {_short(there)} there, {_short(now)} now" for path, there, now in found[:3])
         if len(found) > 3:
             shown += f"; {count_of(len(found) - 3, 'more difference')}"
@@ -281,13 +282,18 @@ def _differences(path: str, there: Any, now: Any) -> Iterator[tuple[str, Any, An
     the one choice that changed is what a reader needs, not both dicts cut at the same point)."""
     if isinstance(there, dict) and isinstance(now, dict):
         for key in sorted(set(there) | set(now)):
-            if there.get(key) != now.get(key):
-                yield from _differences(f"{path}.{key}", there.get(key), now.get(key))
+            if there.get(key, NOT_SET) != now.get(key, NOT_SET):
+                yield from _differences(f"{path}.{key}", there.get(key, NOT_SET), now.get(key, NOT_SET))
     else:
         yield path, there, now
 
 
+NOT_SET = object()  # a key one run records and the other does not (with_inputs is recorded only when on)
+
+
 def _short(value: Any) -> str:
+    if value is NOT_SET:
+        return "not set"
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return f"[{', '.join(value)}]"  # metric names, whole: which one differs is the point
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value

@@ -297,7 +297,7 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     assert "..." not in err and ": hard there, soft now" in err
     assert err.count(": hard there, soft now") == 3 and "; 1 more difference)" in err  # not silently cut short
     # lines with and without the sample's inputs in one results.jsonl would break whatever reads it
-    fails(capsys, [*argv, "--with-inputs"], EXIT_USER, "holds another run (with_inputs: null there, true now)")
+    fails(capsys, [*argv, "--with-inputs"], EXIT_USER, "holds another run (with_inputs: not set there, true now)")
     other = data.with_name("other.jsonl")
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))
     fails(capsys, ["run", str(other), *argv[2:]], EXIT_USER, "holds another run (data_sha256:")
