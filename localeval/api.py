@@ -53,6 +53,7 @@ class EvaluationResult:
     human: dict[str, dict[str, float | None]] | None = None  # from `labels`: people's scores by sample id
     inputs: list[Sample] = field(default_factory=list)  # the samples scored, for to_pandas()
     frame_index: Any = None  # the index of a DataFrame that gave no ids, for to_pandas() (_index_given_back)
+    frame_ids: dict[str, Any] | None = None  # a DataFrame's integer ids by the string each became (_frame_ids)
 
     def rows(self) -> list[dict[str, Any]]:
         return [s.to_json() for s in self.samples]
@@ -77,7 +78,8 @@ class EvaluationResult:
     def to_pandas(self):
         """One row per sample, indexed by id: the inputs under ragas's column names (user_input,
         retrieved_contexts, response, reference), then each score (evidence stays in `rows()`). Samples
-        from a DataFrame that gave no ids keep its index, the ids in a column: the rows line up with it."""
+        from a DataFrame that gave no ids keep its index, the ids in a column: the rows line up with it; a
+        DataFrame's integer ids stay integers, so that a join on its id column matches."""
         import pandas as pd
 
         inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
@@ -86,6 +88,8 @@ class EvaluationResult:
         ]).set_index("id")
         # A score no sample could give is a column of None: NaN in float64, as the others are.
         frame = frame.astype(dict.fromkeys((name for name in self.metrics if name in frame.columns), "float64"))
+        if self.frame_ids is not None:
+            frame.index = pd.Index([self.frame_ids[sample_id] for sample_id in frame.index], name="id")
         return frame if self.frame_index is None else frame.reset_index().set_axis(self.frame_index)
 
 
@@ -139,7 +143,7 @@ def evaluate(
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
-    frame_index = _index_given_back(samples)
+    frame_index, frame_ids = _index_given_back(samples), _frame_ids(samples)
     # warned at the caller's line (past this function and its decorator), and kept: what summary.json's
     # "warnings" keeps for a run, the result keeps too, whatever the caller's filters show
     samples, said = said_and_kept(lambda: as_samples(samples), caller_level=3)
@@ -181,7 +185,7 @@ def evaluate(
     details: dict[str, Any] = {"timings": pipeline.evaluator.timings, "warnings": said}
     if calibration_applied is not None:
         details["calibration"] = calibration_applied
-    return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index)
+    return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
 
 
 def _index_given_back(data: Any) -> Any:
@@ -194,6 +198,18 @@ def _index_given_back(data: Any) -> Any:
         return None
     return data.index
 
+
+def _frame_ids(data: Any) -> dict[str, Any] | None:
+    """A DataFrame's integer ids (an `id` column or index), by the string each became: to_pandas() is
+    indexed by them, so `frame.join(result.to_pandas(), on="id")` matches integers with integers (the
+    strings raised pandas' "merge on int64 and str columns")."""
+    pandas = sys.modules.get("pandas")
+    if pandas is None or not isinstance(data, pandas.DataFrame) or not frame_gives_ids(data):
+        return None
+    ids = data["id"] if "id" in data.columns else data.index.to_series()
+    if not pandas.api.types.is_integer_dtype(ids):  # strings stay as they are; floats hold a missing one
+        return None
+    return {str(value): value for value in ids.tolist()}
 
 
 @keyword_arguments()

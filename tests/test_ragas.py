@@ -283,6 +283,19 @@ def test_a_result_shows_itself_in_a_line_not_its_evidence():
                             "answer_supported_precision 1.000>")
 
 
+@pytest.mark.parametrize("as_index", [False, True])
+def test_a_frames_integer_ids_stay_integers_so_a_join_on_them_matches(as_index):
+    """Ids are strings inside; an int id column joined against them raised pandas' "merge on int64 and
+    str columns", the README's own advice (join on the id) included."""
+    frame = pd.DataFrame([{**RAGAS_02, "id": 101}, {**RAGAS_02, "id": 102, "reference": None}])
+    frame = frame.set_index("id") if as_index else frame
+    table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    assert list(table.index) == [101, 102] and table.index.name == "id"
+    joined = frame.join(table[["context_recall"]]) if as_index else frame.join(table[["context_recall"]], on="id")
+    assert list(joined["context_recall"].isna()) == [False, True]
+    assert [sample.id for sample in as_samples(table.drop(columns=["context_recall"]))] == ["101", "102"]
+
+
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():
     frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b"}])
     table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
