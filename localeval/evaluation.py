@@ -100,8 +100,8 @@ class Evaluator:
 
     def _unmet(self, sample: Sample, metric: Metric) -> str | None:
         missing = sample.missing(metric.requires)
-        if missing:
-            return f"missing {', '.join(missing)}"
+        if missing:  # an empty answer said apart from none: a RAG system that answers "" is worth knowing of
+            return ", ".join(f"{'missing' if getattr(sample, name) is None else 'empty'} {name}" for name in missing)
         if self._language(sample) not in SUPPORTED_LANGUAGES:
             return f"sentence splitting does not support language '{self._language(sample)}'"
         return None

@@ -662,7 +662,7 @@ def test_an_empty_retrieval_does_not_hide_a_missing_or_empty_reference_or_respon
     results = score_one(make_sample(retrieved_contexts=(), reference=None, response=" "),
                         ["context_recall", "answer_supported_precision"], Script())
     assert results["context_recall"].null_reason == "missing reference"
-    assert results["answer_supported_precision"].null_reason == "missing response"
+    assert results["answer_supported_precision"].null_reason == "empty response"  # said apart from an absent one
 
 
 def test_context_relevance_with_no_context_sentences_scores_zero_when_called_directly():
