@@ -180,7 +180,7 @@ def _frame_records(frame) -> Iterator[dict[str, Any]]:
 
 
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
-    samples, first_seen, ignored, with_content, without_id = [], {}, Counter(), 0, []
+    samples, first_seen, ignored, with_content, without_id, only_ignored = [], {}, Counter(), 0, [], []
     for where, record in records:
         sample, given = _to_sample(path, record, where), _id_given(record)
         if not given:
@@ -191,15 +191,19 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
             "" if given else f", which has no id and so takes the id '{where.default_id}'")
         samples.append(sample)
         if isinstance(record, dict):
-            ignored.update(name for name in record if name not in KNOWN_FIELDS)
-            with_content += any(name in CONTENT_FIELDS for name in record)
+            unread = [name for name in record if name not in KNOWN_FIELDS]
+            ignored.update(unread)
+            has_content = any(name in CONTENT_FIELDS for name in record)
+            with_content += has_content
+            if unread and not has_content:  # a record of another export among the file's: all its scores null
+                only_ignored.append(where)
         else:
             with_content += 1
     if ignored and not with_content:  # misnamed columns: every metric of every sample would be null
         raise DataError(path, f"no record has a field localeval scores ({', '.join(READ_FIELDS[1:-1])}, or the "
                               f"ragas names {', '.join(FIELD_ALIASES)}); its fields: {', '.join(ignored)}")
     if ignored:
-        _warn_ignored(path, ignored, len(samples))
+        _warn_ignored(path, ignored, len(samples), only_ignored)
     if 0 < len(without_id) < len(samples):
         _warn_without_id(path, without_id, len(samples))
     return samples
@@ -235,12 +239,19 @@ def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
         f"({first.unit} {first.number} takes '{first.default_id}'); give every record an id, or none"))
 
 
-def _warn_ignored(path, ignored: Counter, total: int) -> None:
+def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]) -> None:
+    """One warning for the fields left unread, and the records that have nothing else (their scores
+    will all be null: a record of another export, say, among the file's)."""
     fields = ", ".join(f"'{name}'{_what_pandas_wrote(name)} ({count} of {total} records)"
                        for name, count in ignored.most_common())
+    unscorable = ""
+    if only_ignored:
+        places = ", ".join(f"{where.unit} {where.number}" for where in only_ignored[:3])
+        unscorable = (f"; {len(only_ignored)} of {total} records have no other field, so every score of theirs "
+                      f"will be null ({places}{' ...' if len(only_ignored) > 3 else ''})")
     warnings.warn(IgnoredFieldsWarning(
         f"{path}: ignored fields, which localeval does not read: {fields}; it reads {', '.join(READ_FIELDS)} "
-        f"and the ragas names {', '.join(FIELD_ALIASES)}"))
+        f"and the ragas names {', '.join(FIELD_ALIASES)}{unscorable}"))
 
 
 # --- readers: each yields (where, record) pairs -------------------------------------------------

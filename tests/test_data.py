@@ -207,6 +207,18 @@ def test_a_file_whose_fields_are_all_unknown_is_refused_naming_them(tmp_path):
         assert load_samples(write_csv(tmp_path, "q,user_input\nwhat,why\n"))[0].user_input == "why"
 
 
+def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_path):
+    """A record with none of the fields read (query/context/generated_answer among user_input/...) was
+    scored as all nulls, said only as a field count among the ignored ones."""
+    other = {"id": "x", "query": "q", "context": ["c"], "generated_answer": "a"}
+    path = write_jsonl(tmp_path, FULL, other, {**FULL, "id": "q3"})
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        assert len(load_samples(path)) == 3
+    (warning,) = caught
+    assert str(warning.message).endswith("; 1 of 3 records have no other field, so every score of theirs will be "
+                                         "null (line 2)")
+
+
 def test_labeled_data_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
