@@ -382,6 +382,20 @@ def _not_json_because(cell: str) -> str:
     return ""
 
 
+def _string_of_a_list(text: str) -> str:
+    """The hint for a string where a list belongs: a list written out as text (json.dumps or str of a
+    list, as a frame's column turned to text gives) is decoded first; plain text is one chunk."""
+    if _python_list_of_strings(text):
+        return "; it holds a list written as Python writes one: give the list itself (ast.literal_eval decodes it)"
+    try:
+        decoded = json.loads(text)
+    except ValueError:
+        decoded = None
+    if isinstance(decoded, list):
+        return "; it holds a JSON list written as a string: give the list itself (json.loads decodes it)"
+    return '; a single chunk is written ["the chunk"]'
+
+
 def _python_list_of_strings(cell: str) -> bool:
     """As Python writes one (str(list)): its strings quoted with ' unless they hold one."""
     if "'" not in cell:
@@ -517,8 +531,7 @@ def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, .
     if value is None:
         return None
     if isinstance(value, str):  # one chunk or many run together? Only the user knows
-        raise where.error(path, "expected a list of strings, got a string; a single chunk is written "
-                                '["the chunk"]', field)
+        raise where.error(path, f"expected a list of strings, got a string{_string_of_a_list(value)}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):

@@ -207,6 +207,20 @@ def test_a_file_whose_fields_are_all_unknown_is_refused_naming_them(tmp_path):
         assert load_samples(write_csv(tmp_path, "q,user_input\nwhat,why\n"))[0].user_input == "why"
 
 
+@pytest.mark.parametrize("contexts, hint", [
+    ('["Paris is the capital.", "France is in Europe."]', "it holds a JSON list written as a string: give the list "
+                                                           "itself (json.loads decodes it)"),
+    ("['Paris is the capital.', 'France is in Europe.']", "it holds a list written as Python writes one: give the "
+                                                           "list itself (ast.literal_eval decodes it)"),
+    ("Paris is the capital.", 'a single chunk is written ["the chunk"]'),
+])
+def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_holds(tmp_path, contexts, hint):
+    """A list turned to text (a frame's column after json.dumps, or read back from CSV by pandas) was told
+    to write one chunk as ["the chunk"]: advice for plain text, wrong for a list."""
+    message = load_error(write_jsonl(tmp_path, {**FULL, "retrieved_contexts": contexts}))
+    assert message.endswith(f"field 'retrieved_contexts': expected a list of strings, got a string; {hint}")
+
+
 def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_path):
     """A record with none of the fields read (query/context/generated_answer among user_input/...) was
     scored as all nulls, said only as a field count among the ignored ones."""
