@@ -287,7 +287,8 @@ def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
     csv.field_size_limit(MAX_LINE_CHARS)  # a cell may hold what a JSON Lines line may (csv's own: 128 KiB)
     # skipinitialspace: "a, b" is a common way to write CSV by hand, and without it a quoted cell
     # after ", " is not read as quoted.
-    reader = csv.reader(io.StringIO(_read_text(path), newline=""), skipinitialspace=True)
+    text = _read_text(path)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=_csv_separator(text), skipinitialspace=True)
     header = _csv_header(path, reader)
     if header is None:
         return
@@ -407,14 +408,28 @@ def _python_list_of_strings(cell: str) -> bool:
     return isinstance(value, list) and all(isinstance(item, str) for item in value)
 
 
+CSV_SEPARATORS = ",;\t|"
+
+
+def _csv_separator(text: str) -> str:
+    """The comma, unless Excel's hint line says another ("sep=;") or the header holds no comma and one
+    of ; tab | instead: Excel saves "CSV" with semicolons where the decimal mark is a comma."""
+    first = next((line.strip() for line in io.StringIO(text) if line.strip()), "")
+    if first.lower().startswith("sep=") and first[4:5] in CSV_SEPARATORS:
+        return first[4:5]
+    if len(next(csv.reader([first]), [])) == 1:  # one column by commas: the separator may be another
+        return next((separator for separator in CSV_SEPARATORS[1:] if separator in first), ",")
+    return ","
+
+
 def _csv_header(path: Path, reader) -> list[str] | None:
-    """The header row, after any blank lines; Excel's separator hint before it ("sep=,") is skipped."""
+    """The header row, after any blank lines; Excel's separator hint before it ("sep=;") is skipped."""
     rows = (row for row in reader if row)  # blank lines before it are nothing
     header = next(rows, None)
-    if header and header[0].strip().lower().startswith("sep="):
+    if header and header[0].strip().lower().startswith("sep="):  # read with the separator it names (_csv_separator)
         if [cell.strip().lower() for cell in header] != ["sep=", ""]:
-            raise DataError(path, f"the first line, {','.join(header)!r}, names another separator; localeval reads "
-                                  "comma-separated CSV: save the file with commas", line=reader.line_num)
+            raise DataError(path, f"the first line, {header[0]!r}, names a separator localeval does not read; it "
+                                  "reads , ; tab and |", line=reader.line_num)
         header = next(rows, None)
     return header
 
@@ -423,9 +438,6 @@ def _csv_columns(path: Path, header: list[str], line: int) -> list[str]:
     columns = [name.strip() for name in header]
     if not any(columns):
         raise DataError(path, "the header is empty: the first line of a CSV file names its columns", line=line)
-    if len(columns) == 1 and (separator := next((s for s in ";\t|" if s in columns[0]), None)):
-        raise DataError(path, f"the header is one column holding {separator!r}: localeval reads comma-separated "
-                              "CSV; save the file with commas as separators", line=line)
     for name in columns:
         if name and columns.count(name) > 1:
             raise DataError(path, f"column '{name}' appears twice in the header", line=line)

@@ -273,10 +273,9 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
 
 
 @pytest.mark.parametrize(("text", "expected"), [
-    ("user_input;response\nq;a\n", "the header is one column holding ';': localeval reads comma-separated CSV"),
-    ("user_input\tresponse\nq\ta\n", "the header is one column holding '\\t'"),
     (",,\nq,a,b\n", "line 1: the header is empty"),
-    ("sep=;\nuser_input;response\nq;a\n", "line 1: the first line, 'sep=;', names another separator"),
+    ("sep=:\nuser_input:response\nq:a\n", "line 1: the first line, 'sep=:', names a separator localeval does "
+                                         "not read; it reads , ; tab and |"),
     ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
     ("user_input,retrieved_contexts\nq,\"[\"\"it's\"\", 'b']\"\n", "this is a Python list"),
     ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
@@ -287,6 +286,19 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
 ])
 def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explained(tmp_path, text, expected):
     assert expected in load_error(write_csv(tmp_path, text))
+
+
+@pytest.mark.parametrize("text", [
+    "user_input;retrieved_contexts;response\nq;\"[\"\"a, b\"\", \"\"c\"\"]\";r\n",  # Excel where the decimal mark is a comma
+    "sep=;\nuser_input;retrieved_contexts;response\nq;[\"a, b\", \"c\"];r\n",  # with Excel's hint line
+    "\ufeffuser_input\tretrieved_contexts\tresponse\nq\t[\"a, b\", \"c\"]\tr\n",  # tabs, after a byte-order mark
+    "user_input|retrieved_contexts|response\nq|[\"a, b\", \"c\"]|r\n",
+])
+def test_csv_with_another_separator_is_read_as_excel_writes_it(tmp_path, text):
+    """Excel saves "CSV" with semicolons where the decimal mark is a comma: "save it with commas" asked
+    for a change of the system's settings."""
+    (sample,) = load_samples(write_csv(tmp_path, text))
+    assert (sample.user_input, sample.retrieved_contexts, sample.response) == ("q", ("a, b", "c"), "r")
 
 
 def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
