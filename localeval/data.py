@@ -271,15 +271,32 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     text = _read_text(path)
     if not text.strip():
         return
-    data = _parse_json(path, text)
+    try:
+        data = _parse_json(path, text)
+    except DataError as error:
+        if _json_lines(text):  # JSON Lines saved as .json: "Extra data" on line 2 says nothing of that
+            raise DataError(path, f"{error.message}; each line holds a JSON object, as in JSON Lines, which "
+                                  "localeval reads from a .jsonl file", error.line) from None
+        raise
     wrapped = isinstance(data, dict) and "samples" in data
     if wrapped:
         data = data["samples"]
     if not isinstance(data, list):
         got = f"its 'samples' is {_kind(data)}" if wrapped else f"got {_kind(data)}"  # a summary.json has a count there
+        if isinstance(data, dict) and data:  # another wrapping ({"data": ...}): its keys say where the list is
+            got += f" with the keys {', '.join(repr(key) for key in list(data)[:5])}{' ...' if len(data) > 5 else ''}"
         raise DataError(path, f"expected a list of samples or an object with a 'samples' list; {got}")
     for number, record in enumerate(data, start=1):
         yield _Where(number, "record", str(number)), record
+
+
+def _json_lines(text: str) -> bool:
+    """Whether a text that is not one JSON value is JSON Lines: its first two lines each an object."""
+    lines = [line for line in LINE_BREAK.split(text, maxsplit=64) if line.strip()][:2]
+    try:
+        return len(lines) == 2 and all(isinstance(json.loads(line), dict) for line in lines)
+    except ValueError:
+        return False
 
 
 def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
@@ -480,7 +497,8 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
     if isinstance(record, Sample):  # from Python: built without checks, so checked as its fields' record
         record = {name: value for name, value in vars(record).items() if value is not None}
     if not isinstance(record, dict):
-        raise where.error(path, f"expected a JSON object, got {_kind(record)}")
+        shape = " (a JSON array of records is a .json file)" if where.unit == "line" and isinstance(record, list) else ""
+        raise where.error(path, f"expected a JSON object, got {_kind(record)}{shape}")
     fields, written = _rename_aliases(path, record, where)
     if written["reference"] == JOINED_ALIAS:
         fields["reference"] = _joined_sentences(path, fields["reference"], where)

@@ -32,7 +32,7 @@ class DataError(UserError):
         if field is not None:
             where += f", field '{field}'"
         super().__init__(f"{path}{where}: {message}")
-        self.path, self.line, self.field = path, line, field
+        self.path, self.line, self.field, self.message = path, line, field, message
         self.after_path = f"{where}: {message}"  # for a message that names the file its own way
 
 

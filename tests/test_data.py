@@ -288,6 +288,24 @@ def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explain
     assert expected in load_error(write_csv(tmp_path, text))
 
 
+def test_json_lines_saved_as_json_and_other_shapes_are_told_apart(tmp_path):
+    """JSON Lines named .json read as 'Extra data' on line 2; a list on a .jsonl line, an object that
+    wraps the list under another key: each said what it got and no more."""
+    lines = write_jsonl(tmp_path, FULL, {**FULL, "id": "q2"}, name="data.json")
+    assert load_error(lines).endswith("data.json, line 2: malformed JSON: Extra data (column 1); each line holds a "
+                                      "JSON object, as in JSON Lines, which localeval reads from a .jsonl file")
+    array = write_jsonl(tmp_path, [FULL, {**FULL, "id": "q2"}])
+    assert load_error(array).endswith("line 1: expected a JSON object, got a list (a JSON array of records is a "
+                                      ".json file)")
+    wrapped = tmp_path / "wrapped.json"
+    wrapped.write_text(json.dumps({"data": {"samples": [FULL]}, "version": 2}), encoding="utf-8")
+    assert load_error(wrapped).endswith("expected a list of samples or an object with a 'samples' list; got an "
+                                        "object with the keys 'data', 'version'")
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"user_input": "q",}]', encoding="utf-8")
+    assert "JSON Lines" not in load_error(broken)  # a plain mistake in a JSON file gets no such hint
+
+
 @pytest.mark.parametrize("text", [
     "user_input;retrieved_contexts;response\nq;\"[\"\"a, b\"\", \"\"c\"\"]\";r\n",  # Excel where the decimal mark is a comma
     "sep=;\nuser_input;retrieved_contexts;response\nq;[\"a, b\", \"c\"];r\n",  # with Excel's hint line
