@@ -235,8 +235,8 @@ def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
     the others' kind of id would not find it."""
     first = without_id[0]
     warnings.warn(MissingIdsWarning(
-        f"{path}: {len(without_id)} of {total} records have no id, and take their place in the data as one "
-        f"({first.unit} {first.number} takes '{first.default_id}'); give every record an id, or none"))
+        f"{path}: {len(without_id)} of {total} records have no id, so each is given one from where it stands "
+        f"({first.unit} {first.number} gets the id '{first.default_id}'); give every record an id, or none"))
 
 
 def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]) -> None:

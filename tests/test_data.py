@@ -324,8 +324,8 @@ def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):
     with pytest.warns(MissingIdsWarning) as warned:  # the empty cell: an id of another kind than the others
         samples = load_samples(write_csv(tmp_path, "id,user_input\n1.0,a\n,b\n3.0,c\nv1.0,d\n"))
     assert [sample.id for sample in samples] == ["1", "2", "3", "v1.0"]
-    assert str(warned[0].message).endswith(": 1 of 4 records have no id, and take their place in the data as one "
-                                           "(line 3 takes '2'); give every record an id, or none")
+    assert str(warned[0].message).endswith(": 1 of 4 records have no id, so each is given one from where it stands "
+                                           "(line 3 gets the id '2'); give every record an id, or none")
 
 
 @pytest.mark.parametrize(("header", "named"), [
