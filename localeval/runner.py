@@ -14,6 +14,7 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import applied, fit_warnings, load_thresholds, scoring_overridden
 from .data import load_samples
+from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
                      said_and_kept)
@@ -73,6 +74,8 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels is not None else None
+    if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
+        check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
     # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
     with claim_folder(Path(args.out)):

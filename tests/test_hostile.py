@@ -873,6 +873,20 @@ def test_a_judge_shared_by_threads_decodes_for_one_caller_at_a_time(monkeypatch)
     assert most[0] == 1
 
 
+def test_an_answer_cache_that_cannot_be_written_is_found_before_the_models_load(tmp_path, capsys, tiny_judge,
+                                                                                monkeypatch):
+    """A read-only cache folder failed the first write, after the judge had loaded (a CI probe's finding)."""
+    from localeval import hf
+
+    cache = tmp_path / "cache"
+    (cache / "judge-answers.sqlite").mkdir(parents=True)  # a folder where the cache's file belongs
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(cache))
+    monkeypatch.setattr(hf, "load", raising(AssertionError("a model was loaded")))
+    err = fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
+                f"the judge-answer cache {cache / 'judge-answers.sqlite'} cannot be written")
+    assert "turn the cache off (--no-cache)" in err and not (tmp_path / "out").exists()
+
+
 def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
     """It failed once the judge had loaded and a window was judged, as exit 3, "free space"."""
     from localeval.engine.judge import TransformersJudge

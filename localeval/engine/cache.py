@@ -10,12 +10,13 @@ table, which is not read.
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
 import platformdirs
 
-from ..errors import ScoringStopped
+from ..errors import EnvironmentFailure, ScoringStopped
 from ..options import folder_from_environment, switched_off
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
@@ -27,9 +28,33 @@ def default_cache_dir() -> Path:
     return folder_from_environment("LOCALEVAL_CACHE_DIR") or platformdirs.user_cache_path("localeval")
 
 
+def default_cache_file() -> Path:
+    return default_cache_dir() / "judge-answers.sqlite"
+
+
+def check_writable(path: Path | None = None) -> None:
+    """Before any model loads: the cache file can be written where it is (or made where it would be),
+    else the error its first write would give, now rather than after the judge has loaded. Nothing is
+    created: a run refused later leaves the cache folder alone."""
+    path = path or default_cache_file()
+    existing = next(place for place in (path, *path.parents) if place.exists())
+    folder = path.parent if existing == path else existing
+    writable = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)  # sqlite writes its journal beside the file
+    if existing == path:
+        writable = writable and path.is_file() and os.access(path, os.W_OK)
+    if not writable:
+        raise EnvironmentFailure(_cannot_write(path, "permission denied, a read-only file system, or a file where "
+                                                     "a folder belongs"))
+
+
+def _cannot_write(path: Path, reason: object) -> str:
+    return (f"the judge-answer cache {path} cannot be written ({reason}); free space, set LOCALEVAL_CACHE_DIR to a "
+            f"writable folder, or turn the cache off ({switched_off('cache')})")
+
+
 class AnswerCache:
     def __init__(self, path: Path | None = None):
-        self.path = path or default_cache_dir() / "judge-answers.sqlite"
+        self.path = path or default_cache_file()
         self._connection: sqlite3.Connection | None = None
 
     @property
@@ -72,8 +97,7 @@ class AnswerCache:
 
     def _failure(self, error: Exception) -> ScoringStopped:
         # mid-run: what was kept, and how to go on, is the caller's to add
-        return ScoringStopped(f"the judge-answer cache {self.path} cannot be written ({error}); free space, set "
-                              f"LOCALEVAL_CACHE_DIR to a writable folder, or turn the cache off ({switched_off('cache')})")
+        return ScoringStopped(_cannot_write(self.path, error))
 
     def close(self) -> None:
         if self._connection is not None:
