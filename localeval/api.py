@@ -207,7 +207,9 @@ def _frame_ids(data: Any) -> dict[str, Any] | None:
     if pandas is None or not isinstance(data, pandas.DataFrame) or not frame_gives_ids(data):
         return None
     ids = data["id"] if "id" in data.columns else data.index.to_series()
-    if not pandas.api.types.is_integer_dtype(ids):  # strings stay as they are; floats hold a missing one
+    # strings stay as they are; so do ids with a missing one (a float column, pandas' Int64 with <NA>),
+    # whose sample is named by its place
+    if not pandas.api.types.is_integer_dtype(ids) or ids.isna().any():
         return None
     return {str(value): value for value in ids.tolist()}
 

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from localeval.errors import DataError, LocalevalWarning, UserError
+from localeval.errors import DataError, LocalevalWarning, UserError, first_few
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
@@ -246,9 +246,9 @@ def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]
                        for name, count in ignored.most_common())
     unscorable = ""
     if only_ignored:
-        places = ", ".join(f"{where.unit} {where.number}" for where in only_ignored[:3])
-        unscorable = (f"; {len(only_ignored)} of {total} records have no other field, so every score of theirs "
-                      f"will be null ({places}{' ...' if len(only_ignored) > 3 else ''})")
+        places = first_few([f"{where.unit} {where.number}" for where in only_ignored], shown=3)
+        unscorable = (f"; {len(only_ignored)} of {total} records have no field localeval reads, so every score of "
+                      f"theirs will be null ({places})")
     warnings.warn(IgnoredFieldsWarning(
         f"{path}: ignored fields, which localeval does not read: {fields}; it reads {', '.join(READ_FIELDS)} "
         f"and the ragas names {', '.join(FIELD_ALIASES)}{unscorable}"))
@@ -274,7 +274,7 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     try:
         data = _parse_json(path, text)
     except DataError as error:
-        if _json_lines(text):  # JSON Lines saved as .json: "Extra data" on line 2 says nothing of that
+        if error.message.startswith("malformed JSON: Extra data") and _json_lines(text):  # JSON Lines saved as .json
             raise DataError(path, f"{error.message}; each line holds a JSON object, as in JSON Lines, which "
                                   "localeval reads from a .jsonl file", error.line) from None
         raise
@@ -284,7 +284,7 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     if not isinstance(data, list):
         got = f"its 'samples' is {_kind(data)}" if wrapped else f"got {_kind(data)}"  # a summary.json has a count there
         if isinstance(data, dict) and data:  # another wrapping ({"data": ...}): its keys say where the list is
-            got += f" with the keys {', '.join(repr(key) for key in list(data)[:5])}{' ...' if len(data) > 5 else ''}"
+            got += f" with the keys {first_few([repr(key) for key in data])}"
         raise DataError(path, f"expected a list of samples or an object with a 'samples' list; {got}")
     for number, record in enumerate(data, start=1):
         yield _Where(number, "record", str(number)), record
@@ -295,7 +295,7 @@ def _json_lines(text: str) -> bool:
     lines = [line for line in LINE_BREAK.split(text, maxsplit=64) if line.strip()][:2]
     try:
         return len(lines) == 2 and all(isinstance(json.loads(line), dict) for line in lines)
-    except ValueError:
+    except (ValueError, RecursionError):  # a line nested too deep is no record either
         return False
 
 
@@ -429,14 +429,13 @@ CSV_SEPARATORS = ",;\t|"
 
 
 def _csv_separator(text: str) -> str:
-    """The comma, unless Excel's hint line says another ("sep=;") or the header holds no comma and one
-    of ; tab | instead: Excel saves "CSV" with semicolons where the decimal mark is a comma."""
-    first = next((line.strip() for line in io.StringIO(text) if line.strip()), "")
-    if first.lower().startswith("sep=") and first[4:5] in CSV_SEPARATORS:
-        return first[4:5]
-    if len(next(csv.reader([first]), [])) == 1:  # one column by commas: the separator may be another
-        return next((separator for separator in CSV_SEPARATORS[1:] if separator in first), ",")
-    return ","
+    """Excel's hint line's separator ("sep=;"), else the one of , ; tab | that cuts the header into the
+    most columns, quotes respected (the comma where they tie): Excel saves "CSV" with semicolons where
+    the decimal mark is a comma."""
+    first = next((line.strip(" \r\n") for line in io.StringIO(text) if line.strip()), "")  # a tab may be the separator
+    if first.lower().startswith("sep=") and len(first) > 4 and first[4] in CSV_SEPARATORS:
+        return first[4]
+    return max(CSV_SEPARATORS, key=lambda separator: len(next(csv.reader([first], delimiter=separator), [])))
 
 
 def _csv_header(path: Path, reader) -> list[str] | None:
@@ -445,8 +444,9 @@ def _csv_header(path: Path, reader) -> list[str] | None:
     header = next(rows, None)
     if header and header[0].strip().lower().startswith("sep="):  # read with the separator it names (_csv_separator)
         if [cell.strip().lower() for cell in header] != ["sep=", ""]:
-            raise DataError(path, f"the first line, {header[0]!r}, names a separator localeval does not read; it "
-                                  "reads , ; tab and |", line=reader.line_num)
+            line = reader.dialect.delimiter.join(header)
+            raise DataError(path, f"the first line, {line!r}, names no separator localeval reads; it reads , ; tab "
+                                  "and |", line=reader.line_num)
         header = next(rows, None)
     return header
 
@@ -497,8 +497,9 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
     if isinstance(record, Sample):  # from Python: built without checks, so checked as its fields' record
         record = {name: value for name, value in vars(record).items() if value is not None}
     if not isinstance(record, dict):
-        shape = " (a JSON array of records is a .json file)" if where.unit == "line" and isinstance(record, list) else ""
-        raise where.error(path, f"expected a JSON object, got {_kind(record)}{shape}")
+        array = where.unit == "line" and isinstance(record, list)  # a .jsonl line holding the records
+        raise where.error(path, f"expected a JSON object, got {_kind(record)}"
+                                f"{' (a JSON array of records is a .json file)' if array else ''}")
     fields, written = _rename_aliases(path, record, where)
     if written["reference"] == JOINED_ALIAS:
         fields["reference"] = _joined_sentences(path, fields["reference"], where)

@@ -66,3 +66,8 @@ def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tup
         else:
             warnings.warn(warning.message, stacklevel=caller_level + 1)  # + this function's own frame
     return result, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
+
+
+def first_few(items: list[str], shown: int = 5) -> str:
+    """The first `shown` of `items` for a message, comma-separated, with " ..." where more were left out."""
+    return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")

@@ -100,10 +100,16 @@ def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]
     for metric in gates:
         row = summary.get(metric, {})
         if row.get("null") and row.get("scored"):
-            why = ", ".join(row.get("null_reasons", {}))
-            lines.append(f"{metric}: the mean of {row['scored']} of {row['scored'] + row['null']} samples; "
-                         f"{row['null']} could not be scored{f' ({why})' if why else ''}")
+            total = row["scored"] + row["null"]
+            lines.append(f"{metric}: its {gated_value(row)[1]} rests on {row['scored']} of {total} samples; "
+                         f"{row['null']} could not be scored{_why_null(row)}")
     return lines
+
+
+def _why_null(row: Mapping[str, Any]) -> str:
+    """The reasons samples were left null, commonest first, in brackets; empty where none is known."""
+    why = ", ".join(row.get("null_reasons", {}))
+    return f" ({why})" if why else ""
 
 
 def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
@@ -116,8 +122,7 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         if metric not in summary:
             failed.append(f"{metric}: not scored in this result")
         elif value is None:
-            why = ", ".join(summary[metric].get("null_reasons", {}))  # the commonest reason first
-            failed.append(f"{metric}: no sample could be scored{f' ({why})' if why else ''}; "
+            failed.append(f"{metric}: no sample could be scored{_why_null(summary[metric])}; "
                           f"needs at least {_as_given(lowest)}")
         elif math.isnan(value):  # only a summary built by hand has one: never below, never passing
             failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")

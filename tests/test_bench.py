@@ -22,7 +22,7 @@ import pytest
 from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.compare import compare
-from localeval.bench.labels import LabeledSample, read_labeled
+from localeval.bench.labels import LabeledSample, read_labeled, warn_of_no_human_score
 from localeval.bench.report import headline, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
@@ -198,9 +198,10 @@ def test_a_labels_key_of_the_labelers_own_stays_and_a_missing_label_names_its_me
 def test_a_sample_with_nothing_to_judge_for_a_metric_is_said_to_drop_out_of_its_agreement(tmp_path):
     path = write_records(tmp_path, lambda r: r[0].update(reference="", labels={**r[0]["labels"],
                                                                               "reference_sentences_attributed": []}))
-    with pytest.warns(LocalevalWarning) as caught:
-        labeled = read_labeled(path, METRICS)
+    labeled = read_labeled(path, METRICS)
     assert labeled[0].human_score("context_recall") is None  # what the warning is about: no ρ without a score
+    with pytest.warns(LocalevalWarning) as caught:
+        warn_of_no_human_score(path, labeled, METRICS)
     (message,) = [str(w.message) for w in caught]
     assert message == (f"{path}: context_recall: 1 of 4 labeled samples give it no sentence to judge (dev-020): no "
                        "human score, left out of its agreement with people")
@@ -406,15 +407,19 @@ def test_what_reading_the_labeled_data_warned_of_is_kept_in_the_bench_files(tmp_
     """It was said on stderr only: bench.json and the reports, which a reader looks in, had none of it."""
     records = [json.loads(line) for line in SMALL.read_text(encoding="utf-8").splitlines()]
     del records[1]["id"]
+    records[0].update(reference="", labels={**records[0]["labels"], "reference_sentences_attributed": []})
     data = tmp_path / "labeled.jsonl"
     data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), encoding="utf-8")
     out = tmp_path / "out"
     assert main(["bench", "--data", str(data), "--judges", str(tiny_judge), "--metrics", "context_recall",
                  "--out", str(out), "--quiet", "--device", "cpu"]) == 0
-    (warning,) = json.loads((out / "bench.json").read_text(encoding="utf-8"))["warnings"]
-    assert warning.startswith(f"warning: {data}: 1 of 4 records have no id")
-    assert f"- {warning}" in (out / "bench.md").read_text(encoding="utf-8")
-    assert warning in capsys.readouterr().err  # said as it was read, too
+    without_id, no_human_score = json.loads((out / "bench.json").read_text(encoding="utf-8"))["warnings"]
+    assert without_id.startswith(f"warning: {data}: 1 of 4 records have no id")
+    assert no_human_score.startswith(f"warning: {data}: context_recall: 1 of 4 labeled samples give it no sentence")
+    err = capsys.readouterr().err
+    for warning in (without_id, no_human_score):
+        assert f"- {warning}" in (out / "bench.md").read_text(encoding="utf-8")
+        assert warning in err  # said as it was read, too
 
 
 def test_bench_markdown_bolds_the_best_value_per_column(in_process):
@@ -689,7 +694,8 @@ def test_the_html_details_name_measures_as_people_do_and_a_missing_score_as_a_da
     details = (tmp_path / "bench.html").read_text(encoding="utf-8").split("<details>")[1]
     assert "<td>dev-021</td><td>0.200 / 0.200</td><td>— / 1.000</td>" in details  # its recall was unreadable
     assert "null" not in details
-    assert "—: no score (no human label for the metric, or no valid answer from the judge)" in details
+    assert ("—: in a score, none (no human label for the metric, or no valid answer from the judge); in how it ran, "
+            "not measured") in details
     assert "<td>load (s)</td>" in details and "<td>samples/s</td>" in details and "<td>peak memory (MB)</td>" in details
     assert "load_seconds" not in details
 

@@ -70,7 +70,7 @@ def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, 
     assert run(tmp_path, data, tiny_judge, "--fail-under", "context_recall=0",
                "--fail-under", "context_relevance=0") == EXIT_OK
     err = capsys.readouterr().err
-    assert ("fail-under: context_recall: the mean of 2 of 3 samples; 1 could not be scored (missing reference)\n"
+    assert ("fail-under: context_recall: its mean rests on 2 of 3 samples; 1 could not be scored (missing reference)\n"
             "fail-under: all 2 gates passed") in err
     assert "fail-under: context_relevance:" not in err  # every sample scored: nothing to say
 

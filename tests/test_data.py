@@ -229,8 +229,8 @@ def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_
     with pytest.warns(IgnoredFieldsWarning) as caught:
         assert len(load_samples(path)) == 3
     (warning,) = caught
-    assert str(warning.message).endswith("; 1 of 3 records have no other field, so every score of theirs will be "
-                                         "null (line 2)")
+    assert str(warning.message).endswith("; 1 of 3 records have no field localeval reads, so every score of "
+                                         "theirs will be null (line 2)")
 
 
 def test_labeled_data_loads_without_a_warning():
@@ -274,8 +274,10 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
 
 @pytest.mark.parametrize(("text", "expected"), [
     (",,\nq,a,b\n", "line 1: the header is empty"),
-    ("sep=:\nuser_input:response\nq:a\n", "line 1: the first line, 'sep=:', names a separator localeval does "
-                                         "not read; it reads , ; tab and |"),
+    ("sep=:\nuser_input:response\nq:a\n", "line 1: the first line, 'sep=:', names no separator localeval reads; "
+                                         "it reads , ; tab and |"),
+    ("sep=;;\nuser_input;response\nq;a\n", "line 1: the first line, 'sep=;;', names no separator"),
+    ("sep=\nuser_input,response\nq,a\n", "line 1: the first line, 'sep=', names no separator"),
     ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
     ("user_input,retrieved_contexts\nq,\"[\"\"it's\"\", 'b']\"\n", "this is a Python list"),
     ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
@@ -304,19 +306,36 @@ def test_json_lines_saved_as_json_and_other_shapes_are_told_apart(tmp_path):
     broken = tmp_path / "broken.json"
     broken.write_text('[{"user_input": "q",}]', encoding="utf-8")
     assert "JSON Lines" not in load_error(broken)  # a plain mistake in a JSON file gets no such hint
+    twice = write_jsonl(tmp_path, '{"user_input": "q", "user_input": "r"}', FULL, name="twice.json")
+    assert load_error(twice).endswith("key 'user_input' appears twice in one object; keep only one")
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 200_000 + "\n{}\n", encoding="utf-8")
+    assert "JSON nested deeper than about 1,000 levels" in load_error(deep)  # not a RecursionError
 
 
 @pytest.mark.parametrize("text", [
-    "user_input;retrieved_contexts;response\nq;\"[\"\"a, b\"\", \"\"c\"\"]\";r\n",  # Excel where the decimal mark is a comma
+    # Excel where the decimal mark is a comma
+    "user_input;retrieved_contexts;response\nq;\"[\"\"a, b\"\", \"\"c\"\"]\";r\n",
     "sep=;\nuser_input;retrieved_contexts;response\nq;[\"a, b\", \"c\"];r\n",  # with Excel's hint line
     "\ufeffuser_input\tretrieved_contexts\tresponse\nq\t[\"a, b\", \"c\"]\tr\n",  # tabs, after a byte-order mark
     "user_input|retrieved_contexts|response\nq|[\"a, b\", \"c\"]|r\n",
+    "sep=\t\nuser_input\tretrieved_contexts\tresponse\nq\t[\"a, b\", \"c\"]\tr\n",  # the hint naming a tab
+    'user_input;retrieved_contexts;"response, final"\nq;["a, b", "c"];r\n',  # a quoted name holding a comma
 ])
 def test_csv_with_another_separator_is_read_as_excel_writes_it(tmp_path, text):
     """Excel saves "CSV" with semicolons where the decimal mark is a comma: "save it with commas" asked
     for a change of the system's settings."""
-    (sample,) = load_samples(write_csv(tmp_path, text))
-    assert (sample.user_input, sample.retrieved_contexts, sample.response) == ("q", ("a, b", "c"), "r")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IgnoredFieldsWarning)  # "response, final": a column of the user's own
+        (sample,) = load_samples(write_csv(tmp_path, text))
+    assert (sample.user_input, sample.retrieved_contexts) == ("q", ("a, b", "c"))
+    assert sample.response == (None if "final" in text else "r")
+
+
+def test_a_one_column_tab_separated_csv_is_not_read_as_commas(tmp_path):
+    """pandas' to_csv(sep="\t") of a one-column frame writes its index column first: "\tuser_input"."""
+    samples = load_samples(write_csv(tmp_path, "\tuser_input\n0\tq\n1\tr\n"))
+    assert [sample.user_input for sample in samples] == ["q", "r"]
 
 
 def test_csv_ids_pandas_wrote_as_floats_are_the_ids_its_parquet_gives(tmp_path):

@@ -877,14 +877,19 @@ def test_an_answer_cache_that_cannot_be_written_is_found_before_the_models_load(
                                                                                 monkeypatch):
     """A read-only cache folder failed the first write, after the judge had loaded (a CI probe's finding)."""
     from localeval import hf
+    from localeval.engine.cache import check_writable
+    from localeval.errors import EnvironmentFailure
 
     cache = tmp_path / "cache"
     (cache / "judge-answers.sqlite").mkdir(parents=True)  # a folder where the cache's file belongs
     monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(cache))
     monkeypatch.setattr(hf, "load", raising(AssertionError("a model was loaded")))
-    err = fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
-                f"the judge-answer cache {cache / 'judge-answers.sqlite'} cannot be written")
-    assert "turn the cache off (--no-cache)" in err and not (tmp_path / "out").exists()
+    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
+          f"the judge-answer cache {cache / 'judge-answers.sqlite'} cannot be written (a folder is where its file "
+          "belongs); set LOCALEVAL_CACHE_DIR to a writable folder, or turn the cache off (--no-cache)")
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(EnvironmentFailure, match="File name too long"):  # Path.exists() raises it: said, no traceback
+        check_writable(tmp_path / ("a" * 300) / "judge-answers.sqlite")
 
 
 def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):

@@ -20,7 +20,7 @@ import pytest
 
 import localeval
 from localeval.api import _per_metric, as_samples
-from localeval.data import IgnoredFieldsWarning
+from localeval.data import IgnoredFieldsWarning, MissingIdsWarning
 from localeval.engine.limits import BatchLimits
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
@@ -294,6 +294,14 @@ def test_a_frames_integer_ids_stay_integers_so_a_join_on_them_matches(as_index):
     joined = frame.join(table[["context_recall"]]) if as_index else frame.join(table[["context_recall"]], on="id")
     assert list(joined["context_recall"].isna()) == [False, True]
     assert [sample.id for sample in as_samples(table.drop(columns=["context_recall"]))] == ["101", "102"]
+
+
+def test_nullable_integer_ids_with_a_missing_one_stay_strings():
+    """pandas' Int64 is an integer dtype that holds <NA>: that sample is named by its place ('2')."""
+    frame = pd.DataFrame([{**RAGAS_02, "id": 101}, {**RAGAS_02, "id": None}]).astype({"id": "Int64"})
+    with pytest.warns(MissingIdsWarning):
+        table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    assert list(table.index) == ["101", "2"]
 
 
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():

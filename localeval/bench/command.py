@@ -24,7 +24,7 @@ from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled,
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
-from .labels import LabeledSample, read_labeled
+from .labels import LabeledSample, read_labeled, warn_of_no_human_score
 from .report import (BENCH_TITLE, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
                      tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
@@ -40,7 +40,7 @@ def bench_command(args) -> int:
     judges = parse_judges(args.judges)
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
-    labeled, data_warnings = said_and_kept(lambda: read_labeled(args.data, metrics))
+    labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics))
     labeled = labeled[: args.limit]
     if args.calibrate:
         check_enough_samples(len(labeled))
@@ -78,6 +78,12 @@ def bench_command(args) -> int:
         for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
             print(f"failed: {line}", file=sys.stderr)
         return 0 if all(run.ok for run in runs) else 1
+
+
+def _read_and_checked(path: str, metrics: list[str]) -> list[LabeledSample]:
+    labeled = read_labeled(path, metrics)
+    warn_of_no_human_score(path, labeled, metrics)
+    return labeled
 
 
 def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:

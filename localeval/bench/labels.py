@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import RecordError, load_samples
-from ..errors import DataError, LocalevalWarning, UserError
+from ..errors import DataError, LocalevalWarning, UserError, first_few
 from ..metrics import METRICS
 from ..options import given
 from ..samples import Sample
@@ -90,14 +90,12 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
         raise DataError(path, f"labeled data must be .jsonl or .json (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
     records = list(_raw_records(path))
-    labeled = [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
-    _warn_of_no_human_score(path, labeled, metrics)
-    return labeled
+    return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
 
 
-def _warn_of_no_human_score(path: Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
-    """A sample that gives a metric no sentence to judge (an empty reference, say) has no human score
-    for it and drops out of what is measured against people: said, so no figure rests on fewer
+def warn_of_no_human_score(path: str | Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
+    """bench's: a sample that gives a metric no sentence to judge (an empty reference, say) has no human
+    score for it and drops out of that metric's agreement figures; said, so none rests on fewer
     samples unseen."""
     for metric in metrics:
         if metric == RESPONSE_RELEVANCY:  # its two flags are required: it always has a score
@@ -105,12 +103,8 @@ def _warn_of_no_human_score(path: Path, labeled: list[LabeledSample], metrics: l
         unscored = [item.sample.id for item in labeled if item.human_score(metric) is None]
         if unscored:
             warnings.warn(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no sentence "
-                          f"to judge ({_some(unscored)}): no human score, left out of its agreement with people",
-                          LocalevalWarning, stacklevel=3)
-
-
-def _some(ids: list[str]) -> str:
-    return ", ".join(ids[:5]) + (" ..." if len(ids) > 5 else "")
+                          f"to judge ({first_few(unscored)}): no human score, left out of its agreement with people",
+                          LocalevalWarning, stacklevel=2)
 
 
 def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
@@ -133,7 +127,7 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
         raise UserError(f"{given('labels', path)}: {len(strangers)} labeled sample(s) are not among the samples scored "
-                        f"(matched by id): {_some(strangers)}")
+                        f"(matched by id): {first_few(strangers)}")
     for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
         data = by_id[item.sample.id]
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")

@@ -21,7 +21,7 @@ from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "bench.json", "bench.md", "bench.html"
 BENCH_TITLE = "localeval bench"
-NO_SCORE = "—"  # a cell with no value, in every table
+NO_VALUE = "—"  # a cell with no value (no score, nothing measured), in every table
 HIGHER, LOWER = "higher", "lower"  # which way a column is better
 
 
@@ -152,7 +152,7 @@ def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
     """Per judge and metric: the fitted threshold, and balanced accuracy at 0.5 -> at it on each held-out half."""
     def cell(entry: dict | None) -> str:
         if entry is None:
-            return NO_SCORE
+            return NO_VALUE
         halves = ", ".join(f"{_plain(h['test_balanced_accuracy_at_0.5'])} → {_plain(h['test_balanced_accuracy_fitted'])}"
                            for h in entry["halves"])
         applied = "applied" if entry["helps_both_halves"] else "not applied"
@@ -189,7 +189,7 @@ def _table(title: str, columns: list[Column], judges: list[dict], note: str = ""
         cells = [(judge["name"], False)]
         for column in columns:
             value = column.value(judge)
-            text = NO_SCORE if value is None else column.text(value)
+            text = NO_VALUE if value is None else column.text(value)
             is_best = value is not None and column.ranked(judge) and text == best[column.header]
             cells.append((text + column.note(judge), is_best))
         rows.append(cells)
@@ -417,8 +417,8 @@ def _details(judge: dict[str, Any], metrics: list[str]) -> str:
     )
     return (f"<details><summary>{escape(judge['name'])}: how it ran, and every sample's scores</summary>"
             f"<div class='wide'><table>{measures}</table></div><div class='wide'><table>{head}{rows}</table></div>"
-            f"<p class='note'>{NO_SCORE}: no score (no human label for the metric, or no valid answer from the "
-            "judge)</p></details>")
+            f"<p class='note'>{NO_VALUE}: in a score, none (no human label for the metric, or no valid answer from "
+            "the judge); in how it ran, not measured</p></details>")
 
 
 def _measure_label(key: str) -> str:
@@ -431,7 +431,7 @@ def _measure_label(key: str) -> str:
 
 def _plain(value: Any) -> str:
     if value is None:
-        return NO_SCORE
+        return NO_VALUE
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)

@@ -37,18 +37,30 @@ def check_writable(path: Path | None = None) -> None:
     else the error its first write would give, now rather than after the judge has loaded. Nothing is
     created: a run refused later leaves the cache folder alone."""
     path = path or default_cache_file()
+    try:
+        reason = _unwritable_because(path)
+    except OSError as error:  # a folder on the way that cannot be looked into, a name too long
+        reason = error.strerror or str(error)
+    if reason is not None:
+        raise EnvironmentFailure(_cannot_write(path, reason))
+
+
+def _unwritable_because(path: Path) -> str | None:
     existing = next(place for place in (path, *path.parents) if place.exists())
+    if existing == path and not path.is_file():
+        return "a folder is where its file belongs"
     folder = path.parent if existing == path else existing
-    writable = folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)  # sqlite writes its journal beside the file
-    if existing == path:
-        writable = writable and path.is_file() and os.access(path, os.W_OK)
-    if not writable:
-        raise EnvironmentFailure(_cannot_write(path, "permission denied, a read-only file system, or a file where "
-                                                     "a folder belongs"))
+    if not folder.is_dir():
+        return f"{folder} is a file, not a folder"
+    # sqlite writes a journal beside its file: the folder must be writable too
+    if not os.access(folder, os.W_OK | os.X_OK) or (existing == path and not os.access(path, os.W_OK)):
+        return "permission denied or a read-only file system"
+    return None
 
 
-def _cannot_write(path: Path, reason: object) -> str:
-    return (f"the judge-answer cache {path} cannot be written ({reason}); free space, set LOCALEVAL_CACHE_DIR to a "
+def _cannot_write(path: Path, reason: object, full: bool = False) -> str:
+    room = "free space, " if full else ""
+    return (f"the judge-answer cache {path} cannot be written ({reason}); {room}set LOCALEVAL_CACHE_DIR to a "
             f"writable folder, or turn the cache off ({switched_off('cache')})")
 
 
@@ -97,7 +109,7 @@ class AnswerCache:
 
     def _failure(self, error: Exception) -> ScoringStopped:
         # mid-run: what was kept, and how to go on, is the caller's to add
-        return ScoringStopped(_cannot_write(self.path, error))
+        return ScoringStopped(_cannot_write(self.path, error, full=True))  # mid-run, a full disk is likeliest
 
     def close(self) -> None:
         if self._connection is not None:
