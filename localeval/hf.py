@@ -55,12 +55,28 @@ _one_load_at_a_time = threading.RLock()
 def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) -> Loaded:
     """`loader(path, *args, **kwargs)` (a from_pretrained, a SentenceTransformer) from local files only.
     A folder the library cannot read as that kind of model is the user's error: one line, exit 2."""
+    from safetensors import SafetensorError  # a dependency of transformers'
+
     quiet()
     with _one_load_at_a_time, hub_offline():
         try:
             return loader(path, *args, local_files_only=True, **kwargs)
+        except SafetensorError as error:  # a weights file cut short (a copy that stopped) or overwritten
+            raise UserError(f"{path} cannot be loaded as a model: a weights file is damaged or incomplete ({error}); "
+                            "copy the model folder again") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
             if isinstance(error, OSError) and error.errno is not None:
                 raise  # the system's own failure (a read error), not the folder's contents
-            reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-            raise UserError(f"{path} cannot be loaded as a model: {reason}") from None
+            raise UserError(f"{path} cannot be loaded as a model: {_first_sentence(error)}") from None
+
+
+def _first_sentence(error: Exception) -> str:
+    """The library's reason, its first line: the lines after it list model types, or ways out. A line
+    that ends in ':' is only half a sentence ("... from one of:"), so its list follows, joined."""
+    lines = [line.strip() for line in str(error).strip().splitlines() if line.strip()]
+    if not lines:
+        return type(error).__name__
+    if lines[0].endswith(":"):
+        joined = " ".join(lines)
+        return joined if len(joined) <= 400 else joined[:397] + "..."
+    return lines[0]

@@ -327,13 +327,35 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
             raise UserError(f"{spec.name}: GGUF sha256 is {digest}, expected {spec.gguf['sha256']}; reinstall: {spec.install}")
         staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=_ensure(store_dir())))
         try:
-            staging.chmod(0o777 & ~_umask())  # mkdtemp's is the owner's alone: a shared store is read by others
             _convert(gguf, staging)
             (staging / PROVENANCE_FILE).write_text(json.dumps(
                 {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages)}, indent=2) + "\n")
-            staging.rename(spec.stored_path)  # atomic: a half-converted model is never "ready"
+            _readable_as_the_umask_allows(staging)
+            _replace_folder(staging, spec.stored_path)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
+
+
+def _readable_as_the_umask_allows(folder: Path) -> None:
+    """mkdtemp's folder is the owner's alone, and the weights came out 0600 too (written through a
+    temporary file): a shared store (NFS, for Ray workers) is read by other users."""
+    mask = _umask()
+    folder.chmod(0o777 & ~mask)
+    for path in folder.rglob("*"):
+        path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
+
+
+def _replace_folder(new: Path, target: Path) -> None:
+    """`new` renamed to `target` (atomic: a half-converted model is never "ready"). A folder already
+    there is not a ready model (prepare returns before), but one a copy or an edit left incomplete:
+    it is moved aside first and removed, since a rename onto a folder that holds files fails."""
+    if target.exists():
+        aside = Path(tempfile.mkdtemp(prefix=f".{target.name}-old-", dir=target.parent))
+        target.rename(aside / target.name)
+        new.rename(target)
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        new.rename(target)
 
 
 def _umask() -> int:

@@ -451,7 +451,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
 
 
 @pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights",
-                                    "an embedder", "not generative", "weights of another shape"])
+                                    "an embedder", "not generative", "weights of another shape", "weights cut short"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -487,6 +487,11 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         config = json.loads((judge / "tokenizer_config.json").read_text())
         (judge / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
         expected = f"{judge}: its tokenizer has 3 tokens, where a language model's has tens of thousands"
+    elif broken == "weights cut short":  # a copy from a USB stick that stopped: safetensors' error, a traceback
+        shutil.copytree(tiny_judge, judge)
+        weights = judge / "model.safetensors"
+        weights.write_bytes(weights.read_bytes()[:1000])
+        expected = f"{judge} cannot be loaded as a model: a weights file is damaged or incomplete ("
     else:
         shutil.copytree(tiny_judge, judge)
         (judge / "chat_template.jinja").unlink()
@@ -731,6 +736,20 @@ def test_a_judge_folder_given_as_the_embedder_is_refused_before_anything_loads(t
     monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
     fails(capsys, argv, EXIT_USER, f"{tiny_judge} is a model that generates text (LlamaForCausalLM), not a "
                                    "sentence-transformers embedder: give it as --judge")
+
+
+def test_a_loaders_reason_that_ends_in_a_colon_keeps_the_list_it_announces():
+    """transformers' "Couldn't instantiate the backend tokenizer from one of:" was cut there."""
+    from localeval.hf import _first_sentence
+
+    error = ValueError("Couldn't instantiate the backend tokenizer from one of: \n(1) a `tokenizers` library "
+                       "serialization file, \n(2) a slow tokenizer instance to convert or \n(3) an equivalent slow "
+                       "tokenizer class to instantiate and convert.")
+    assert _first_sentence(error) == ("Couldn't instantiate the backend tokenizer from one of: (1) a `tokenizers` "
+                                      "library serialization file, (2) a slow tokenizer instance to convert or (3) an "
+                                      "equivalent slow tokenizer class to instantiate and convert.")
+    assert _first_sentence(ValueError("Unrecognized model in x.\nShould have a model_type")) == "Unrecognized model in x."
+    assert _first_sentence(ValueError("")) == "ValueError"
 
 
 def test_an_embedder_folder_that_does_not_load_fails_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):

@@ -123,8 +123,9 @@ def test_a_model_that_cannot_be_prepared_says_why_and_asks_for_room_only_when_ro
     assert not_said not in str(info.value)
 
 
-def test_a_prepared_model_is_readable_by_the_other_users_of_a_shared_store(tmp_path, monkeypatch):
-    """mkdtemp's staging folder is the owner's alone (0700); renamed into place, it kept that mode."""
+def a_conversion(tmp_path, monkeypatch):
+    """A registered judge whose GGUF is a few bytes, and a conversion that writes its config and weights
+    as transformers' does (the weights through a temporary file: 0600)."""
     import hashlib
     from dataclasses import replace
 
@@ -133,13 +134,38 @@ def test_a_prepared_model_is_readable_by_the_other_users_of_a_shared_store(tmp_p
     part.write_bytes(b"weights")
     spec = models.registry()[models.default_model("judge")]
     spec = replace(spec, gguf={**spec.gguf, "sha256": hashlib.sha256(b"weights").hexdigest()})
-    monkeypatch.setattr(models, "_convert", lambda gguf, target: (target / "config.json").write_text("{}"))
+
+    def convert(gguf, target):
+        (target / "config.json").write_text("{}")
+        (target / "model.safetensors").write_bytes(b"tensors")
+        (target / "model.safetensors").chmod(0o600)
+
+    monkeypatch.setattr(models, "_convert", convert)
+    return spec, part
+
+
+def test_a_prepared_model_is_readable_by_the_other_users_of_a_shared_store(tmp_path, monkeypatch):
+    """mkdtemp's staging folder is the owner's alone (0700); renamed into place, it kept that mode, and
+    the weights kept their 0600 (a probe's finding: the README promises a store other users read)."""
+    spec, part = a_conversion(tmp_path, monkeypatch)
     old_mask = os.umask(0o022)
     try:
         models._assemble_and_convert(spec, [part])
     finally:
         os.umask(old_mask)
     assert spec.stored_path.stat().st_mode & 0o777 == 0o755
+    assert (spec.stored_path / "model.safetensors").stat().st_mode & 0o777 == 0o644
+
+
+def test_preparing_again_replaces_a_folder_left_incomplete(tmp_path, monkeypatch):
+    """A store folder whose config.json went missing is "installed, not prepared"; preparing it again
+    converted for half a minute, then failed to rename onto it, blaming permissions."""
+    spec, part = a_conversion(tmp_path, monkeypatch)
+    spec.stored_path.mkdir(parents=True)
+    (spec.stored_path / "model.safetensors").write_bytes(b"old")
+    models._assemble_and_convert(spec, [part])
+    assert (spec.stored_path / "model.safetensors").read_bytes() == b"tensors"
+    assert sorted(path.name for path in spec.stored_path.parent.iterdir()) == [spec.stored_path.name]  # nothing aside
 
 
 def test_version_matches_the_package_metadata():
