@@ -46,7 +46,10 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     command = pip_command(spec, index_url, find_links)
     log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why
-        raise EnvironmentFailure(f"pip could not install {name}'s packages (above). Without network, point it at "
-                                 "your mirror: --index-url URL or --find-links DIR")
+        given = [f"{option} {value}" for option, value in (("--index-url", index_url), ("--find-links", find_links))
+                 if value]
+        hint = (f"check that {' and '.join(given)} holds {' '.join(spec.packages)}" if given else
+                "without network, point it at your mirror: --index-url URL or --find-links DIR")
+        raise EnvironmentFailure(f"pip could not install {name}'s packages (above); {hint}")
     importlib.invalidate_caches()  # so that this process finds the packages pip just wrote
     return models.prepare(spec, log)

