@@ -72,7 +72,7 @@ def folder_from_environment(variable: str) -> Path | None:
     a folder above it is a file: else it failed later, as "File exists" read as a full disk."""
     if not os.environ.get(variable):
         return None
-    folder = Path(os.environ[variable]).expanduser()
+    folder = Path(os.environ[variable]).expanduser().absolute()  # said in full: a relative one moves with the shell
     not_a_folder = next((path for path in (folder, *folder.parents) if path.exists() and not path.is_dir()), None)
     if not_a_folder is not None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"

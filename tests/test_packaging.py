@@ -368,6 +368,17 @@ def test_a_model_that_is_not_installed_names_the_command_that_installs_it(capsys
     assert all("packages" in entry for entry in registry.values())
 
 
+def test_a_model_installed_but_not_prepared_names_the_command_that_prepares_it(capsys, monkeypatch, tmp_path):
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", "store")  # relative: said in full, it moves with the shell
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(models, "_package_dir", lambda module: tmp_path)  # every package installed, none prepared
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "installed, not prepared" in out and "install: " not in out
+    assert "prepare: python -m localeval models prepare smollm2-135m-instruct (or on first use)" in out
+    assert f"model store: {tmp_path / 'store'} (set by LOCALEVAL_MODEL_STORE)" in out
+
+
 def test_converting_a_gguf_draws_no_bar_across_the_runs_own_progress(tmp_path, capsys):
     """transformers' per-tensor GGUF bar ignored hf.quiet, so a run that prepared its judge (even with
     --quiet) printed it on stderr."""
