@@ -70,8 +70,10 @@ class Cluster:
         if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
             raise UserError(f"{option('gpus_per_worker')} and {option('cpus_per_worker')} take a number of GPUs and "
                             f"cores; got {self.gpus_per_worker:g} and {self.cpus_per_worker:g}")
-        if self.gpus_per_worker < 0 or self.cpus_per_worker <= 0:
-            raise UserError(f"{option('gpus_per_worker')} must be at least 0 and {option('cpus_per_worker')} above 0")
+        if self.gpus_per_worker < 0:
+            raise UserError(f"{option('gpus_per_worker')} must be at least 0")
+        if self.cpus_per_worker <= 0:
+            raise UserError(f"{option('cpus_per_worker')} must be above 0")
 
     def describe(self) -> str:
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
@@ -79,7 +81,7 @@ class Cluster:
 
     def progress(self) -> Progress:
         """The bar of a run here: samples, as windows come back (no requests reach the driver)."""
-        return progress_for(f"scoring on {self.workers} Ray workers", unit="samples")
+        return progress_for(f"scoring on {count_of(self.workers, 'Ray worker')}", unit="samples")
 
     def check_room(self, name: str, each: float, total: float) -> None:
         """The workers' `each` of the resource `name` fit in the cluster's `total`."""
@@ -179,8 +181,9 @@ class RayScorer:
         from ray.util import ActorPool
 
         try:  # closed however it ends: a refused or failed start leaves no cluster or worker behind
-            self._start()
             windows = _windows(samples, self.recipe.window, self.cluster.workers)
+            # a worker with no window would load a judge for nothing: --workers 1000 on 2 samples filled memory
+            self._start(min(self.cluster.workers, len(windows)))
             progress.expect(len(samples))
             pool = ActorPool(self._workers)
             for window in pool.map_unordered(lambda worker, chunk: worker.score.remote(chunk), windows):
@@ -192,7 +195,7 @@ class RayScorer:
         finally:
             self.close()
 
-    def _start(self) -> None:
+    def _start(self, workers: int) -> None:
         ray = _import_ray()
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
         if not ray.is_initialized():
@@ -210,17 +213,17 @@ class RayScorer:
                     raise UserError(f"{given('ray', self.cluster.address)}: a ray:// address needs Ray Client: "
                                     "pip install 'localeval[ray]' (it brings ray[client])") from None
                 raise EnvironmentFailure(f"{given('ray', self.cluster.address)}: cannot connect ({_gist(error)})") from None
-        self._check_resources(ray)
+        self._check_resources(ray, workers)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
-        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(self.cluster.workers)]
+        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
         self._check_loaded(ray)
 
-    def _check_resources(self, ray) -> None:
-        total = ray.cluster_resources()
+    def _check_resources(self, ray, workers: int) -> None:
+        total, started = ray.cluster_resources(), replace(self.cluster, workers=workers)
         for name, each in (("CPU", self.cluster.cpus_per_worker), ("GPU", self.cluster.gpus_per_worker)):
-            self.cluster.check_room(name, each, total.get(name, 0))
+            started.check_room(name, each, total.get(name, 0))
 
     def _check_loaded(self, ray) -> None:
         """Every worker loaded the models the driver expects: one run's results come from one judge. The

@@ -380,7 +380,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     # the checks shared with the CLI, deeper in, name the keywords too
     ([RAGAS_02], {"ray": "nowhere"}, "ray='nowhere': give local, auto, or a running cluster's HOST:PORT"),
     ([RAGAS_02], {"ray": "local", "workers": 0}, "workers= must be at least 1"),
-    ([RAGAS_02], {"ray": "local", "gpus_per_worker": -1}, "gpus_per_worker= must be at least 0 and cpus_per_worker= above 0"),
+    ([RAGAS_02], {"ray": "local", "gpus_per_worker": -1}, "gpus_per_worker= must be at least 0"),
 ])
 def test_evaluate_refuses_what_run_refuses(samples, options, expected):
     arguments = {"judge": ScriptedJudge(every_verdict_one([])), "embedder": LookupEmbedder({}, default=[1.0, 0.0]),

@@ -174,6 +174,24 @@ def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
     assert max(map(len, _windows(list(range(1000)), window=64, workers=2))) == 64  # never above --window
 
 
+def test_no_more_workers_start_than_there_are_windows(monkeypatch):
+    """Each worker loads a judge: --workers 1000 on 2 samples started 160 of them and filled the memory."""
+    from localeval.pipeline import PipelineRecipe
+    from localeval.scaleout import RayScorer
+
+    started = []
+
+    def start(scorer, workers):
+        started.append(workers)
+        raise RuntimeError("recorded")  # no cluster: what mattered is how many it would start
+
+    monkeypatch.setattr(RayScorer, "_start", start)
+    scorer = RayScorer(PipelineRecipe(metrics=[]), Cluster("local", workers=1000), driver=None)
+    with pytest.raises(RuntimeError, match="recorded"):
+        list(scorer.run(["a", "b"]))
+    assert started == [2]
+
+
 def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
     from localeval.pipeline import PipelineRecipe
 
@@ -193,6 +211,7 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
                                  "workers then run on CPU cores)"),
     (["--gpus-per-worker", "nan"], "--gpus-per-worker and --cpus-per-worker take a number of GPUs and cores; got nan"),
     (["--cpus-per-worker", "inf"], "got 0 and inf"),
+    (["--cpus-per-worker", "-1"], "localeval: error: --cpus-per-worker must be above 0\n"),  # it named both options
     (["--device", "cuda"], "needs --gpus-per-worker"),
     (["--ray", "bogus"], "--ray bogus: give local, auto, or a running cluster's HOST:PORT"),  # was exit 3
 ])
@@ -303,7 +322,7 @@ def test_sigterm_while_ray_starts_is_an_interrupt_and_leaves_no_cluster():
     try:
         stop.start()
         with pytest.raises(KeyboardInterrupt):
-            scorer._start()
+            scorer._start(workers=1)
             time.sleep(30)  # had ray.init been quicker than the timer
     finally:
         stop.cancel()
