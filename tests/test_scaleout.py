@@ -350,7 +350,7 @@ def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its
             raise ActorDiedError()
 
     monkeypatch.setattr(ray.util, "ActorPool", DyingPool)
-    monkeypatch.setattr(RayScorer, "_start", lambda self: None)  # no cluster: the pool above stands in
+    monkeypatch.setattr(RayScorer, "_start", lambda self, workers: None)  # no cluster: the pool above stands in
     with pytest.raises(ScoringStopped) as stopped:
         list(RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver=None).run([Sample(id="a")]))
     assert str(stopped.value).startswith(f"a Ray worker died {RESTARTS + 1} times (") and "--resume" not in str(stopped.value)
