@@ -19,7 +19,7 @@ from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import UserError, said_and_kept
+from .errors import UserError, kept_warning, said_and_kept
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -173,10 +173,10 @@ def evaluate(
                    scoring_overridden(calibration_applied, scoring)]:
         if misfit:
             warnings.warn(CalibrationWarning(misfit), stacklevel=3)
-            said.append(f"warning: {misfit}")
+            said.append(kept_warning(misfit))
     if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
         warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
-        said.append(f"warning: {weak}")
+        said.append(kept_warning(weak))
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)

@@ -65,7 +65,12 @@ def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tup
             warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
         else:
             warnings.warn(warning.message, stacklevel=caller_level + 1)  # + this function's own frame
-    return result, [f"warning: {w.message}" for w in caught if issubclass(w.category, LocalevalWarning)]
+    return result, [kept_warning(w.message) for w in caught if issubclass(w.category, LocalevalWarning)]
+
+
+def kept_warning(message: object) -> str:
+    """A warning as the files a reader looks in keep it (summary.json, bench.json, a result's details)."""
+    return f"warning: {message}"
 
 
 def first_few(items: list[str], shown: int = 5) -> str:

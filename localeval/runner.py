@@ -17,7 +17,7 @@ from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
-                     said_and_kept)
+                     kept_warning, said_and_kept)
 from .gating import corrected_but_not_gated, failures, outcomes, parse_gates, partly_scored
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -221,7 +221,7 @@ def _asked(args, metrics) -> dict:
 
 
 def _warning(message: str | None) -> str | None:
-    return message and f"warning: {message}"
+    return message and kept_warning(message)
 
 
 def _identity(model) -> str | None:
