@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any, Iterable, Mapping
 from . import models
 from .bench.labels import human_scores
 from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds, scoring_overridden
-from .data import frame_gives_ids, load_samples, names_a_file, samples_in_memory
+from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
@@ -193,8 +192,7 @@ def _index_given_back(data: Any) -> Any:
     are then numbered 1, 2, ..., which matches no label of a default index (0, 1, ...), and
     `frame.join(result.to_pandas())` gave a column of NaN. Only an index of unique labels: a join on one
     that repeats a label pairs every row of that label with every other."""
-    pandas = sys.modules.get("pandas")  # loaded wherever a DataFrame exists
-    if pandas is None or not isinstance(data, pandas.DataFrame) or frame_gives_ids(data) or not data.index.is_unique:
+    if pandas_of_a_frame(data) is None or frame_gives_ids(data) or not data.index.is_unique:
         return None
     return data.index
 
@@ -203,8 +201,8 @@ def _frame_ids(data: Any) -> dict[str, Any] | None:
     """A DataFrame's integer ids (an `id` column or index), by the string each became: to_pandas() is
     indexed by them, so `frame.join(result.to_pandas(), on="id")` matches integers with integers (the
     strings raised pandas' "merge on int64 and str columns")."""
-    pandas = sys.modules.get("pandas")
-    if pandas is None or not isinstance(data, pandas.DataFrame) or not frame_gives_ids(data):
+    pandas = pandas_of_a_frame(data)
+    if pandas is None or not frame_gives_ids(data):
         return None
     ids = data["id"] if "id" in data.columns else data.index.to_series()
     # strings stay as they are; so do ids with a missing one (a float column, pandas' Int64 with <NA>),

@@ -133,8 +133,7 @@ def samples_in_memory(data: Any) -> list[Sample]:
                         "columns is pandas.DataFrame(columns))")
     if callable(getattr(data, "to_list", None)):  # plain Python values, unlike to_pandas()
         return samples_from_records(map(_plain_record, data.to_list()), type(data).__name__)
-    pandas = sys.modules.get("pandas")  # a DataFrame's module is loaded already; no other caller pays for it
-    if pandas is not None and isinstance(data, pandas.DataFrame):
+    if pandas_of_a_frame(data) is not None:
         return samples_from_records(_frame_records(data), "DataFrame")
     if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
         return samples_from_records(map(_plain_record, data))
@@ -163,6 +162,13 @@ def _missing(value: Any) -> bool:
         return value != value  # NaN alone is not equal to itself
     pandas = sys.modules.get("pandas")  # its missing values exist only where it is loaded
     return pandas is not None and pandas.api.types.is_scalar(value) and bool(pandas.isna(value))
+
+
+def pandas_of_a_frame(data: Any) -> Any:
+    """pandas, where `data` is a DataFrame; else None. A DataFrame's module is loaded already, so no
+    other caller pays for importing it."""
+    pandas = sys.modules.get("pandas")
+    return pandas if pandas is not None and isinstance(data, pandas.DataFrame) else None
 
 
 def frame_gives_ids(frame) -> bool:
