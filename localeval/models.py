@@ -64,18 +64,41 @@ class ModelSpec:
         return store_dir() / self.name
 
     def local_path(self) -> Path | None:
-        """Where the ready model is, or None if it still needs installing or preparing."""
+        """Where the ready model is, or None if it still needs installing or preparing (a prepared copy
+        that was damaged since is prepared again)."""
         if self.directory:
             package = _package_dir(self.directory[0])
             return package / self.directory[1] if package else None
-        return self.stored_path if (self.stored_path / "config.json").is_file() else None
+        prepared = (self.stored_path / "config.json").is_file() and self.damage() is None
+        return self.stored_path if prepared else None
+
+    def damage(self) -> str | None:
+        """What is wrong with the weights of its prepared copy in the store, if anything (damaged_weights)."""
+        return damaged_weights(self.stored_path) if not self.directory and self.stored_path.is_dir() else None
 
     def status(self) -> str:
         if self.local_path() is not None:
             return "ready"
+        if self.damage() is not None:
+            return "damaged"
         if self.gguf and all(_package_dir(module) for module, _ in self.gguf["parts"]):
             return "installed, not prepared"
         return "not installed"
+
+
+def damaged_weights(folder: Path) -> str | None:
+    """The first weights file in `folder` that is cut short or is not one (a copy that stopped, a disk
+    that filled), with safetensors' reason; None when every one is whole. Only each file's header and
+    size are read, in milliseconds: a copy cut short is found, a changed byte inside is not."""
+    from safetensors import SafetensorError, safe_open  # a dependency of transformers', without torch
+
+    for weights in sorted(folder.glob("*.safetensors")):
+        try:
+            with safe_open(str(weights), "numpy"):
+                pass
+        except SafetensorError as error:
+            return f"{weights.name}: {error}"
+    return None
 
 
 def registry() -> dict[str, ModelSpec]:
@@ -299,6 +322,8 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     if spec.gguf is None:
         raise UserError(f"{spec.name} is not installed: {spec.install}")
     parts = _gguf_parts(spec)
+    if (damage := spec.damage()) is not None:
+        log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
     try:
         _assemble_and_convert(spec, parts)
@@ -347,8 +372,8 @@ def _readable_as_the_umask_allows(folder: Path) -> None:
 
 def _replace_folder(new: Path, target: Path) -> None:
     """`new` renamed to `target` (atomic: a half-converted model is never "ready"). A folder already
-    there is not a ready model (prepare returns before), but one a copy or an edit left incomplete:
-    it is moved aside first and removed, since a rename onto a folder that holds files fails."""
+    there is not a ready model (prepare returns before), but one a copy or an edit left incomplete or
+    damaged: it is moved aside first and removed, since a rename onto a folder that holds files fails."""
     if target.exists():
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}-old-", dir=target.parent))
         target.rename(aside / target.name)

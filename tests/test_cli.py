@@ -159,7 +159,8 @@ def test_models_lists_registry_with_status(capsys):
     assert "ready" in embedder_line
     # each judge's measured agreement with people, where choosing one; an embedder has none
     rho_at = out.splitlines()[0].index("rho")
-    rows = {line.split()[0]: line[rho_at:].split()[0] for line in out.splitlines()[1:5]}
+    names = ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct", "qwen2.5-coder-1.5b-instruct", "all-minilm-l6-v2")
+    rows = {line.split()[0]: line[rho_at:].split()[0] for line in out.splitlines() if line.startswith(names)}
     assert rows == {"smollm2-135m-instruct": "0.23", "qwen2.5-coder-0.5b-instruct": "0.59",
                     "qwen2.5-coder-1.5b-instruct": "0.85", "all-minilm-l6-v2": "-"}
     assert "\nrho: a judge's agreement with people" in out

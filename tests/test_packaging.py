@@ -16,6 +16,7 @@ import tomllib
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from localeval import installer, models
@@ -377,6 +378,34 @@ def test_a_model_installed_but_not_prepared_names_the_command_that_prepares_it(c
     assert "installed, not prepared" in out and "install: " not in out
     assert "prepare: python -m localeval models prepare smollm2-135m-instruct (or on first use)" in out
     assert f"model store: {tmp_path / 'store'} (set by LOCALEVAL_MODEL_STORE)" in out
+
+
+def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_prepared_again(
+        tmp_path, monkeypatch, capsys):
+    """A store copied from a USB stick that stopped mid-file was listed as "ready", and its run failed
+    at load with advice to copy the folder again: it is now said to be damaged, and first use (or
+    `models prepare`) converts it again from its GGUF."""
+    spec, part = a_conversion(tmp_path, monkeypatch)  # the default judge, with a GGUF of a few bytes
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [part])
+    from safetensors.numpy import save
+
+    whole = save({"w": np.zeros((4, 4), dtype=np.float32)})
+    spec.stored_path.mkdir(parents=True)
+    (spec.stored_path / "config.json").write_text("{}")
+    (spec.stored_path / "model.safetensors").write_bytes(whole)
+    assert spec.status() == "ready" and spec.damage() is None
+
+    (spec.stored_path / "model.safetensors").write_bytes(whole[:-10])  # the copy stopped 10 bytes short
+    assert spec.status() == "damaged" and spec.local_path() is None
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert "model.safetensors: Error while deserializing header: incomplete metadata" in out
+    assert f"prepare again: python -m localeval models prepare {spec.name} (or on first use)" in out
+
+    said = []  # what a run's first use of it does: local_path() is None, so resolve() prepares it
+    assert models.prepare(spec, log=said.append) == spec.stored_path
+    assert said[0].startswith(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged (model.safetensors: ")
+    assert (spec.stored_path / "model.safetensors").read_bytes() == b"tensors"  # converted again
 
 
 def test_converting_a_gguf_draws_no_bar_across_the_runs_own_progress(tmp_path, capsys):
