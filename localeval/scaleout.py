@@ -48,6 +48,7 @@ from .samples import Sample
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
 WINDOWS_PER_WORKER = 2  # at least this many windows per worker, so a fast one takes a slow one's share
 CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
+HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, as a cluster's GCS does
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
@@ -62,6 +63,10 @@ class Cluster:
     cpus_per_worker: float = 1.0
 
     def __post_init__(self) -> None:
+        if isinstance(self.address, str) and _web_address(self.address):  # Ray answered with a fragment of advice
+            raise UserError(f"{given('ray', self.address)}: that is a web address, such as the Ray dashboard's "
+                            "(port 8265); give the cluster's own: HOST:6379 as 'ray start --head' prints it, or "
+                            "ray://HOST:10001 through Ray Client")
         if not _an_address(self.address):  # else Ray's own complaint would read as the machine's failure
             raise UserError(f"{given('ray', self.address)}: give local, auto, or a running cluster's HOST:PORT "
                             "(ray://HOST:PORT through Ray Client)")
@@ -310,6 +315,12 @@ def _an_address(address: Any) -> bool:
     return address in ("local", "auto") or _host_and_port(address) is not None
 
 
+def _web_address(address: str) -> bool:
+    """http://..., https://...: a URL with a scheme other than Ray Client's."""
+    scheme, separator, _ = address.partition("://")
+    return bool(separator) and scheme.lower() != "ray"
+
+
 def _host_and_port(address: str) -> tuple[str, str] | None:
     """HOST:PORT or ray://HOST:PORT split in two (the host as written, brackets kept); None without both."""
     host, colon, port = address.removeprefix("ray://").rpartition(":")
@@ -336,6 +347,26 @@ def _check_reachable(address: str) -> None:
         raise EnvironmentFailure(
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
+    if not _speaks_grpc(f"{host}:{port}"):  # Ray would retry it without end, printing its gcs_client lines
+        raise EnvironmentFailure(
+            f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in {HANDSHAKE_TIMEOUT_S:g} s, "
+            "as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 is a web server). Pass the "
+            "address 'ray start --head' prints")
+
+
+def _speaks_grpc(target: str) -> bool:
+    """Whether what listens at HOST:PORT completes a gRPC (HTTP/2) handshake, as Ray's GCS and Ray Client
+    servers do, and a web server or another program does not. grpc comes with Ray."""
+    import grpc
+
+    channel = grpc.insecure_channel(target)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=HANDSHAKE_TIMEOUT_S)
+        return True
+    except grpc.FutureTimeoutError:
+        return False
+    finally:
+        channel.close()
 
 
 def _init_options(cluster: Cluster) -> dict[str, Any]:

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -397,6 +399,55 @@ def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_sampl
     assert "--ray 127.0.0.1:1: no Ray cluster answers there" in err and "Traceback" not in err
     assert time.monotonic() - started < 60  # Ray's own retries took more than five minutes
     assert not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_web_address_such_as_the_dashboards_is_refused_before_ray_starts():
+    """`--ray http://head:8265` (the dashboard, as Ray Jobs takes it) got a fragment of Ray's advice:
+    "cannot connect (  2. Set RAY_ADDRESS to the GCS address instead ...)"."""
+    for address in ("http://head:8265", "https://10.0.0.1:8265", "HTTP://head:8265"):
+        with pytest.raises(UserError, match=re.escape(f"--ray {address}: that is a web address, such as the Ray "
+                                                      "dashboard's (port 8265); give the cluster's own: HOST:6379")):
+            Cluster(address)
+    assert Cluster("RAY://head:10001").address == "RAY://head:10001"
+
+
+def test_an_address_where_something_else_answers_fails_in_seconds_with_exit_3(six_samples, tmp_path, capsys):
+    """A web server's port (the dashboard's, say) accepts the connection; Ray then retried its GCS
+    handshake there without end, printing gcs_client warnings (a probe stopped it after two minutes)."""
+    import http.server
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    address = f"127.0.0.1:{server.server_address[1]}"
+    try:
+        started = time.monotonic()
+        assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", address, "--quiet"]) == 3
+        assert time.monotonic() - started < 30
+    finally:
+        server.shutdown()
+        server.server_close()
+    err = capsys.readouterr().err
+    assert f"--ray {address}: something answers there, but not a Ray cluster (no gRPC handshake in 5 s" in err
+    assert "Traceback" not in err and not (tmp_path / "results.jsonl").exists()
+
+
+def test_a_grpc_server_passes_the_handshake_check():
+    """What a cluster's GCS (6379) and Ray Client (10001) servers are: the check lets them through
+    (a real head's two ports were checked by hand: 0.2 s each)."""
+    from concurrent import futures
+
+    import grpc
+
+    from localeval.scaleout import _check_reachable
+
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    port = server.add_insecure_port("127.0.0.1:0")
+    server.start()
+    try:
+        _check_reachable(f"127.0.0.1:{port}")
+        _check_reachable(f"ray://127.0.0.1:{port}")
+    finally:
+        server.stop(None)
 
 
 def test_auto_with_ray_address_where_no_cluster_listens_fails_at_once(six_samples, tmp_path, capsys, monkeypatch):
