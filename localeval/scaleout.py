@@ -264,7 +264,8 @@ class RayScorer:
             ray.kill(worker)
         self._workers = []
         if self._started_here:
-            ray.shutdown()
+            with _sigterm_kept():  # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
+                ray.shutdown()
             self._started_here = False
 
 
@@ -290,8 +291,10 @@ def _interrupts_deferred() -> Iterator[None]:
 @contextmanager
 def _sigterm_kept() -> Iterator[None]:
     """A SIGTERM handler the process chose (or SIG_IGN) stays after ray.init, which sets its own (one
-    that aborted the process in the middle of a run). Python's default is left to Ray: its handler
-    then shuts the cluster down, where the default would leave it running."""
+    that aborted the process in the middle of a run), and after ray.shutdown, which leaves the system's
+    default underneath Python's handler (its core worker's teardown resets it), so that a SIGTERM while
+    the summary is written killed the process. Python's default is left to Ray: its handler then shuts
+    the cluster down, where the default would leave it running."""
     previous = signal.getsignal(signal.SIGTERM)
     try:
         yield

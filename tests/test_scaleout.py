@@ -333,6 +333,29 @@ def test_sigterm_while_ray_starts_is_an_interrupt_and_leaves_no_cluster():
     assert not ray.is_initialized()
 
 
+def test_a_sigterm_once_the_cluster_is_shut_down_is_still_an_interrupt():
+    """ray.shutdown leaves the system's default under Python's SIGTERM handler: a scheduler's stop
+    while the summary was written killed the run (exit 143), and no summary was written."""
+    code = ("import json, os, signal, sys\n"
+            "from localeval import evaluate\n"
+            "from localeval.engine.scripted import LookupEmbedder, ScriptedJudge\n"
+            "def agree(request):\n"
+            "    items = json.loads(request.schema)['properties']['verdicts']['prefixItems']\n"
+            "    return {'verdicts': [{key: spec.get('const', 1 if 'enum' in spec else 'because')\n"
+            "                          for key, spec in item['properties'].items()} for item in items]}\n"
+            "signal.signal(signal.SIGTERM, signal.default_int_handler)  # as the CLI sets it\n"
+            "samples = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8') if line.strip()][:2]\n"
+            "evaluate(samples, ['context_recall'], ScriptedJudge(agree), LookupEmbedder({}), cache=False,\n"
+            "         ray='local', workers=1)  # its cluster shut down as it returns\n"
+            "try:\n"
+            "    os.kill(os.getpid(), signal.SIGTERM)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('an interrupt')\n")
+    result = subprocess.run([sys.executable, "-c", code, str(EXAMPLES)], capture_output=True, text=True, cwd=ROOT,
+                            timeout=300)
+    assert (result.returncode, result.stdout) == (0, "an interrupt\n"), result.stderr[-2000:]
+
+
 def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):
     """Ray's restarts used up: what failed, and no advice to --resume (evaluate() keeps nothing, and a
     fresh run may have nothing to resume; run adds what it kept, tests/test_hostile.py)."""
