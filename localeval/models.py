@@ -16,6 +16,8 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -137,6 +139,9 @@ def check_name(name: str, kind: str) -> None:
             raise UserError(f"'{name}' is a registered {spec.kind}, not {_article(kind)} {kind}")
         return
     path = Path(name).expanduser()
+    if path.is_file() and kind == "judge" and path.suffix.lower() == ".gguf":
+        raise UserError(f"judge '{name}' is a GGUF file: convert it once into a folder (python -m localeval models "
+                        f"convert {shlex.quote(name)} DIR), then give --judge DIR")
     if path.exists() and not path.is_dir():
         raise UserError(f"{kind} '{name}' is a file: give the folder that holds the model's files, or a registered "
                         f"name ({_known(kind)})")
@@ -361,6 +366,47 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
             shutil.rmtree(staging, ignore_errors=True)
 
 
+# llama.cpp's split GGUFs: model-00001-of-00003.gguf and its siblings, which transformers cannot read
+SPLIT_GGUF = re.compile(r"-\d{5}-of-\d{5}\.gguf$", re.IGNORECASE)
+
+
+def convert_gguf(gguf: str | Path, folder: str | Path, log: Callable[[str], None] = print) -> Path:
+    """A judge's GGUF file of one's own (llama.cpp's format, as Ollama and LM Studio keep models)
+    converted into a new folder that --judge takes: dequantized to bfloat16, chat template included.
+    The folder appears whole or not at all, and nothing already there is replaced."""
+    source, target = Path(gguf).expanduser(), Path(folder).expanduser()
+    _check_gguf(source)
+    if target.exists() and not (target.is_dir() and not any(target.iterdir())):
+        raise UserError(f"{target} already exists: give a new (or empty) folder to convert {source.name} into")
+    log(f"converting {source} into {target}: half a minute to several minutes, by its size")
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_ensure(target.absolute().parent)))
+        try:
+            _convert(source, staging, shown_as=source)
+            _readable_as_the_umask_allows(staging)
+            _replace_folder(staging, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    except OSError as error:
+        room = (" (a bfloat16 copy of a GGUF takes two to four times its size)"
+                if error.errno in (errno.ENOSPC, errno.EDQUOT) else "")
+        where = f" ({error.filename})" if error.filename else ""
+        raise EnvironmentFailure(f"converting {source}: {error.strerror or error}{where}{room}") from None
+    return target
+
+
+def _check_gguf(path: Path) -> None:
+    """One whole GGUF file, known by its first bytes, not its name."""
+    if not path.is_file():
+        raise UserError(f"{path}: {'a folder, not a GGUF file' if path.is_dir() else 'no such file'}")
+    if SPLIT_GGUF.search(path.name):
+        raise UserError(f"{path.name} is one part of a split GGUF: join the parts into one file first "
+                        "(llama.cpp: llama-gguf-split --merge FIRST-PART.gguf WHOLE.gguf)")
+    with path.open("rb") as file:
+        if file.read(4) != b"GGUF":
+            raise UserError(f"{path} is not a GGUF file (a GGUF starts with the bytes 'GGUF')")
+
+
 def _readable_as_the_umask_allows(folder: Path) -> None:
     """mkdtemp's folder is the owner's alone, and the weights came out 0600 too (written through a
     temporary file): a shared store (NFS, for Ray workers) is read by other users."""
@@ -415,16 +461,21 @@ def _concatenate(parts: list[Path], target: Path) -> str:
     return digest.hexdigest()
 
 
-def _convert(gguf: Path, target: Path) -> None:
-    """Dequantize the GGUF into a bfloat16 safetensors directory, chat template included."""
+def _convert(gguf: Path, target: Path, shown_as: Any = None) -> None:
+    """Dequantize the GGUF into a bfloat16 safetensors directory, chat template included. A GGUF without
+    one is refused before its weights are read: a judge must be an instruct (chat) model."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from . import hf
 
+    shown_as = gguf if shown_as is None else shown_as
     with hf.gguf_bar_hidden():
-        tokenizer = hf.load(AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name)
-        model = hf.load(AutoModelForCausalLM.from_pretrained, gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16)
+        tokenizer = hf.load(AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name, shown_as=shown_as)
+        if tokenizer.chat_template is None:
+            raise UserError(f"{shown_as} has no chat template: a judge must be an instruct (chat) model")
+        model = hf.load(AutoModelForCausalLM.from_pretrained, gguf.parent, gguf_file=gguf.name, dtype=torch.bfloat16,
+                        shown_as=shown_as)
     # The dequantized weights are plain tensors now; without this, save_pretrained refuses.
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):

