@@ -22,7 +22,7 @@ import pytest
 from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.compare import compare
-from localeval.bench.labels import LabeledSample, read_labeled, warn_of_no_human_score
+from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from localeval.bench.report import headline, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
@@ -201,10 +201,43 @@ def test_a_sample_with_nothing_to_judge_for_a_metric_is_said_to_drop_out_of_its_
     labeled = read_labeled(path, METRICS)
     assert labeled[0].human_score("context_recall") is None  # what the warning is about: no ρ without a score
     with pytest.warns(LocalevalWarning) as caught:
-        warn_of_no_human_score(path, labeled, METRICS)
+        warn_of_samples_left_out(path, labeled, METRICS)
     (message,) = [str(w.message) for w in caught]
     assert message == (f"{path}: context_recall: 1 of 4 labeled samples give it no sentence to judge (dev-020): no "
                        "human score, left out of its agreement with people")
+
+
+def retrieved_nothing(records: list[dict]) -> None:
+    """dev-020 as a retrieval that found nothing: no context, and so no context sentence to label."""
+    records[0].update(retrieved_contexts=[], labels={**records[0]["labels"], "context_sentences_relevant": [],
+                                                     "context_sentences_supported_by_response": []})
+
+
+def test_a_sample_that_retrieved_nothing_is_said_to_drop_out_of_the_metrics_a_rule_decides(tmp_path):
+    """Its verdicts are 0 by rule, whatever the judge: counted, they were agreement the judge never gave
+    (a probe's bench showed a balanced accuracy of 1.000 resting on one such verdict)."""
+    path = write_records(tmp_path, retrieved_nothing)
+    with pytest.warns(LocalevalWarning) as caught:
+        warn_of_samples_left_out(path, read_labeled(path, METRICS), METRICS)
+    said = [str(w.message) for w in caught]
+    for metric in ("context_recall", "answer_supported_precision"):
+        assert (f"{path}: {metric}: 1 of 4 labeled samples retrieved nothing (dev-020): their verdicts are 0 by rule, "
+                "not the judge's, so they are left out of its agreement with people") in said
+    assert not any("response_relevancy" in message or "retrieved nothing" in message and "context_relevance" in message
+                   for message in said)
+
+
+def test_verdicts_set_by_rule_are_left_out_of_a_judges_agreement(tmp_path):
+    labeled = read_labeled(write_records(tmp_path, retrieved_nothing), METRICS)
+    run = run_judge(jobs_for(labeled, [scripted("oracle", LabelJudge(labeled))])[0])
+    assert run.rows[0]["context_recall"] == 0.0  # scored by the rule, as a run scores it
+    recall = compare(labeled, run, METRICS)["metrics"]["context_recall"]
+    assert recall["scores"]["by_rule"] == 1 and recall["scores"]["samples"] == 3 and recall["scores"]["null"] == 0
+    everyone = compare(read_labeled(SMALL, METRICS), run_judge(jobs_for(read_labeled(SMALL, METRICS),
+                       [scripted("oracle", LabelJudge(read_labeled(SMALL, METRICS)))])[0]), METRICS)
+    dev_020_sentences = 2
+    assert recall["sentences"]["sentences"] == (everyone["metrics"]["context_recall"]["sentences"]["sentences"]
+                                                - dev_020_sentences)
 
 
 def test_only_the_labels_of_the_chosen_metrics_are_needed(tmp_path):
@@ -259,7 +292,9 @@ class LabelJudge:
         for item in labeled:
             # As its job will ask: a scripted judge is unregistered, so it gets the unmeasured settings.
             for metric in resolve_metrics(METRICS, metric_settings("scripted")):
-                requests = next(metric.steps(item.sample, item.sample.language or "en"))
+                requests = next(metric.steps(item.sample, item.sample.language or "en"), None)
+                if requests is None:  # scored without asking (a rule: nothing retrieved)
+                    continue
                 self.requests[(item.sample.id, metric.name)] = requests
                 self.answers.update(zip(requests, self._answers(metric, item)))
 

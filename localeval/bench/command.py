@@ -24,7 +24,7 @@ from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled,
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, verdict_probabilities
-from .labels import LabeledSample, read_labeled, warn_of_no_human_score
+from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .report import (BENCH_TITLE, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
                      tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
@@ -40,8 +40,7 @@ def bench_command(args) -> int:
     judges = parse_judges(args.judges)
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
-    labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics))
-    labeled = labeled[: args.limit]
+    labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
     if args.calibrate:
         check_enough_samples(len(labeled))
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
@@ -80,9 +79,11 @@ def bench_command(args) -> int:
         return 0 if all(run.ok for run in runs) else 1
 
 
-def _read_and_checked(path: str, metrics: list[str]) -> list[LabeledSample]:
-    labeled = read_labeled(path, metrics)
-    warn_of_no_human_score(path, labeled, metrics)
+def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[LabeledSample]:
+    """The first `limit` labeled samples (all of them checked), and a warning for each metric of the
+    ones among them that drop out of its agreement figures (not of samples --limit left out)."""
+    labeled = read_labeled(path, metrics)[:limit]
+    warn_of_samples_left_out(path, labeled, metrics)
     return labeled
 
 

@@ -116,6 +116,8 @@ def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: st
     for item, row in zip(labeled, rows):
         if row[metric] is None:  # no score, no verdicts: counted as null in the score agreement
             continue
+        if METRICS[metric]().decided_by_rule(item.sample):  # verdicts the judge was not asked for
+            continue
         theirs = [bool(v.verdict) for v in judged_in_order(row, metric)]
         ours = item.sentences[metric]
         if len(theirs) != len(ours):
@@ -141,10 +143,15 @@ def sentence_agreement(judge: list[bool], human: list[bool]) -> dict[str, Any]:
 
 
 def score_agreement(labeled: list[LabeledSample], judge: list[float | None], metric: str) -> dict[str, Any]:
-    human = [item.human_score(metric) for item in labeled]
+    """The judge's scores against the people's, leaving out the samples its verdicts were set by a rule
+    for (an empty retrieval: every verdict 0, whoever judges), which would count as agreement."""
+    by_rule = [METRICS[metric]().decided_by_rule(item.sample) for item in labeled]
+    judge = [None if rule else score for score, rule in zip(judge, by_rule)]
+    human = [None if rule else item.human_score(metric) for item, rule in zip(labeled, by_rule)]
     return {
         "samples": len(agreement.paired(judge, human)[0]),
         "null": sum(j is None and h is not None for j, h in zip(judge, human)),
+        "by_rule": sum(by_rule),
         "spearman": agreement.spearman(judge, human),
         "mae": agreement.mean_absolute_error(judge, human),
         "judge_mean": _mean(judge),

@@ -93,18 +93,25 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
 
 
-def warn_of_no_human_score(path: str | Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
-    """bench's: a sample that gives a metric no sentence to judge (an empty reference, say) has no human
-    score for it and drops out of that metric's agreement figures; said, so none rests on fewer
-    samples unseen."""
+def warn_of_samples_left_out(path: str | Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
+    """bench's: the samples that drop out of a metric's agreement figures, said, so none rests on fewer
+    samples unseen. One that gives it no sentence to judge (an empty reference, say) has no human score;
+    one whose retrieval came back empty has verdicts set by rule (all 0), not by the judge, which would
+    count as agreement with people who labeled the same."""
     for metric in metrics:
-        if metric == RESPONSE_RELEVANCY:  # its two flags are required: it always has a score
+        if metric == RESPONSE_RELEVANCY:  # its two flags are required, and its judge is always asked
             continue
         unscored = [item.sample.id for item in labeled if item.human_score(metric) is None]
         if unscored:
             warnings.warn(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no sentence "
                           f"to judge ({first_few(unscored)}): no human score, left out of its agreement with people",
                           LocalevalWarning, stacklevel=2)
+        by_rule = [item.sample.id for item in labeled
+                   if item.human_score(metric) is not None and METRICS[metric]().decided_by_rule(item.sample)]
+        if by_rule:
+            warnings.warn(f"{path}: {metric}: {len(by_rule)} of {len(labeled)} labeled samples retrieved nothing "
+                          f"({first_few(by_rule)}): their verdicts are 0 by rule, not the judge's, so they are left "
+                          "out of its agreement with people", LocalevalWarning, stacklevel=2)
 
 
 def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],

@@ -93,6 +93,11 @@ class Metric:
     def steps(self, sample: Sample, language: str) -> Step:
         raise NotImplementedError
 
+    def decided_by_rule(self, sample: Sample) -> bool:
+        """Whether the metric's verdicts on this sample are set by a rule, not asked of the judge (nothing
+        retrieved supports nothing): bench leaves such a sample out of a judge's agreement with people."""
+        return False
+
     def formula(self, verdicts: list[Verdict]) -> float | None:
         """The metric's score of its verdicts under `settings.scoring`: the one formula a run scores
         with and bench re-scores a run's evidence with (hard, soft, calibrated)."""

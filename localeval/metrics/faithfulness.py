@@ -21,7 +21,7 @@ from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
 from .evidence import ClaimVerdict, Verdict
-from .sentence_support import none_supported_by_empty_context
+from .sentence_support import none_supported_by_empty_context, retrieved_nothing
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CLAIMS_SUPPORTED.verdict
@@ -43,7 +43,7 @@ class Faithfulness(Metric):
         if listed.data is None:
             return judge_failure(listed)
         claims = tuple(claim.strip() for claim in listed.data["claims"])
-        if not any(chunk.strip() for chunk in sample.retrieved_contexts):
+        if self.decided_by_rule(sample):  # the claims were the judge's; their verdicts are not
             return self.result(none_supported_by_empty_context(claims, ClaimVerdict))
         (checked,) = yield [self._verdicts_request(sample.retrieved_contexts, claims)]
         if checked.data is None:
@@ -52,6 +52,9 @@ class Faithfulness(Metric):
 
     def formula(self, verdicts: list[Verdict]) -> float | None:
         return self.settings.scoring.share(verdicts)
+
+    def decided_by_rule(self, sample: Sample) -> bool:
+        return retrieved_nothing(sample)
 
     def _claims_request(self, response: str, n_sentences: int) -> JudgeRequest:
         schema = schemas.string_list("claims", min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * n_sentences),

@@ -24,7 +24,7 @@ class SentencesAgainstContext(Metric):
         sentences = split_sentences(getattr(sample, self.text_field), language)
         if not sentences:  # nothing to judge is NaN, not 0 (seed 001)
             return MetricResult.null(f"the {self.text_field} has no sentences")
-        if not any(chunk.strip() for chunk in sample.retrieved_contexts):
+        if self.decided_by_rule(sample):
             return self.result(none_supported_by_empty_context(sentences))
         schema = schemas.verdict_list(len(sentences), self.verdict_key, self.settings)
         system, user = self.task.messages(
@@ -41,6 +41,9 @@ class SentencesAgainstContext(Metric):
     def formula(self, verdicts: list[Verdict]) -> float | None:
         return self.settings.scoring.share(verdicts)
 
+    def decided_by_rule(self, sample: Sample) -> bool:
+        return retrieved_nothing(sample)
+
 
 EMPTY_CONTEXT = "the retrieved context is empty"
 
@@ -48,3 +51,8 @@ EMPTY_CONTEXT = "the retrieved context is empty"
 def none_supported_by_empty_context(texts: tuple[str, ...], kind: type[Verdict] = SentenceVerdict) -> list[Verdict]:
     """Nothing can be supported by a retrieval that found nothing: every verdict 0, without asking the judge."""
     return [kind(text, 0, EMPTY_CONTEXT) for text in texts]
+
+
+def retrieved_nothing(sample: Sample) -> bool:
+    """Contexts given, every one of them empty: what none_supported_by_empty_context answers."""
+    return sample.retrieved_contexts is not None and not any(chunk.strip() for chunk in sample.retrieved_contexts)
