@@ -227,6 +227,22 @@ def test_a_sample_that_retrieved_nothing_is_said_to_drop_out_of_the_metrics_a_ru
                    for message in said)
 
 
+def test_limit_warns_only_of_the_samples_it_benchmarks(tmp_path):
+    """`--limit 1` warned of a second sample that it never benchmarked (a probe's finding)."""
+    import warnings
+
+    from localeval.bench.command import _read_and_checked
+
+    path = write_records(tmp_path, lambda r: r[1].update(reference="", labels={
+        **r[1]["labels"], "reference_sentences_attributed": []}))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert len(_read_and_checked(str(path), METRICS, 1)) == 1
+        assert caught == []
+        assert len(_read_and_checked(str(path), METRICS, None)) == 4
+    assert ["dev-021" in str(w.message) for w in caught] == [True]
+
+
 def test_verdicts_set_by_rule_are_left_out_of_a_judges_agreement(tmp_path):
     labeled = read_labeled(write_records(tmp_path, retrieved_nothing), METRICS)
     run = run_judge(jobs_for(labeled, [scripted("oracle", LabelJudge(labeled))])[0])
