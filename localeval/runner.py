@@ -109,7 +109,7 @@ def run_command(args) -> int:
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [*data_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
                                            *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)),
-                                           _few_labels(human, len(samples))] if w]
+                                           _few_labels(summary)] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -246,13 +246,17 @@ def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None
     return f"note: verdict thresholds from {calibration['path']}: {applied}{others}"
 
 
-def _few_labels(human: dict | None, n_samples: int) -> str | None:
-    """Fewer labels than the corrected intervals were checked with (docs/judges.md); none needed when
-    every sample is labeled, since people's mean is then known exactly."""
-    if not human or len(human) >= FEW_LABELS or len(human) == n_samples:
+def _few_labels(summary: dict) -> str | None:
+    """Fewer labels than the corrected intervals were checked with (docs/judges.md), counted per metric:
+    a labeled sample without a human score for one (an empty reference, say) does not correct it. None
+    needed where every sample is labeled, since people's mean is then known exactly."""
+    few = {name: row["corrected"]["labeled"] for name, row in summary.items() if "corrected" in row
+           and row["corrected"]["labeled"] < min(FEW_LABELS, row["corrected"]["samples"])}
+    if not few:
         return None
-    return (f"note: {count_of(len(human), 'labeled sample')}; with fewer than ten, the corrected 95% intervals "
-            "covered people's mean less often on the dev set (docs/labeled-data.md): label at least ten")
+    return (f"note: fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
+            "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
+            "(docs/labeled-data.md); label at least ten")
 
 
 def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
