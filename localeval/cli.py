@@ -107,7 +107,7 @@ BENCH_EXAMPLES = """examples:
 exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
 2 a usage or data error (missing file, record without labels, labels that do not line up),
 3 the machine stopped it (a full disk, an --out that cannot be written),
-130 interrupted (Ctrl-C or SIGTERM).
+130 interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any.
 """
 
 

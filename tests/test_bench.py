@@ -831,3 +831,32 @@ def test_a_judge_with_no_defined_spearman_has_no_mean_not_zero(tmp_path, tiny_ju
     assert judge["summary"]["mean_spearman"] is None and judge["summary"]["spearman_defined"] == 0
     row = next(line for line in (out / "bench.md").read_text().splitlines() if line.startswith(f"| {tiny_judge} |"))
     assert row.split("|")[2].strip() == "— (0 of 1)"  # was "0.000 (0 of 1)"
+
+
+def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys, monkeypatch):
+    """Ctrl-C during the second judge threw away the first one's finished run ("no report written"),
+    and bench has no --resume: minutes of a slow judge lost (a probe's finding)."""
+    from localeval.bench import command
+
+    def first_then_interrupted(job):
+        if job.name == "qwen2.5-coder-0.5b-instruct":
+            raise KeyboardInterrupt
+        return JudgeRun(job.name, error="UserError: not installed")
+
+    monkeypatch.setattr(command, "run_in_child", first_then_interrupted)
+    out = tmp_path / "out"
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out),
+                 "--judges", "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"]) == 130
+    bench = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    assert [judge["name"] for judge in bench["judges"]] == ["smollm2-135m-instruct"]
+    assert bench["not_run"] == ["qwen2.5-coder-0.5b-instruct"]
+    assert "Interrupted before qwen2.5-coder-0.5b-instruct finished: not compared" in (out / "bench.md").read_text("utf-8")
+    captured = capsys.readouterr()
+    assert "1 judge on 4 samples in" in captured.out
+    assert captured.err.strip().endswith("interrupted: the report holds the 1 judge that finished; not run: "
+                                         "qwen2.5-coder-0.5b-instruct")
+
+    monkeypatch.setattr(command, "run_in_child", lambda job: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "none")]) == 130
+    assert "interrupted: no judge finished, no report written" in capsys.readouterr().err
+    assert not (tmp_path / "none" / "bench.json").exists()

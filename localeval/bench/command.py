@@ -58,24 +58,30 @@ def bench_command(args) -> int:
                      BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
             for judge in judges
         ]
+        runs: list[JudgeRun] = []
         try:
-            runs = run_judges(jobs, log, isolate=True)
+            run_judges(jobs, log, isolate=True, into=runs)
         except KeyboardInterrupt:
-            print("\ninterrupted: no report written", file=sys.stderr)
-            return 130
-        bench = assemble(labeled, runs, jobs, data=args.data, started=started, reasons=args.reasons,
+            if not runs:
+                print("\ninterrupted: no judge finished, no report written", file=sys.stderr)
+                return 130
+        bench = assemble(labeled, runs, jobs[:len(runs)], data=args.data, started=started, reasons=args.reasons,
                          example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
-                         warnings=data_warnings)
+                         warnings=data_warnings, not_run=[job.name for job in jobs[len(runs):]])
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
         calibrated = _write_calibration(out_dir, bench, args, len(labeled))
         agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
         print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
-              f"{count_of(len(judges), 'judge')} on {count_of(len(labeled), 'sample')} in "
+              f"{count_of(len(runs), 'judge')} on {count_of(len(labeled), 'sample')} in "
               f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
         for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
             print(f"failed: {line}", file=sys.stderr)
+        if len(runs) < len(jobs):
+            print(f"interrupted: the report holds the {count_of(len(runs), 'judge')} that finished; not run: "
+                  f"{', '.join(bench['not_run'])}", file=sys.stderr)
+            return 130
         return 0 if all(run.ok for run in runs) else 1
 
 
@@ -151,9 +157,11 @@ def parse_judges(text: str | None) -> list[str]:
     return names
 
 
-def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True) -> list[JudgeRun]:
-    """One judge after the other (they would only compete for the same device), each in its own process."""
-    runs = []
+def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: list[JudgeRun] | None = None
+               ) -> list[JudgeRun]:
+    """One judge after the other (they would only compete for the same device), each in its own process;
+    each run is appended to `into` as it ends, so an interrupt keeps the judges already done."""
+    runs = [] if into is None else into
     for number, job in enumerate(jobs, start=1):
         tag = f"judge {number}/{len(jobs)} {job.name}"
         log(f"{tag}: starting")
@@ -177,13 +185,15 @@ def _outcome(run: JudgeRun) -> str:
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
              data: str | Path, started: float, reasons: str = "auto", example: str = "auto",
-             scoring: str = "auto", calibrate_judges: bool = False, warnings: Sequence[str] = ()) -> dict[str, Any]:
+             scoring: str = "auto", calibrate_judges: bool = False, warnings: Sequence[str] = (),
+             not_run: Sequence[str] = ()) -> dict[str, Any]:
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
 
     `reasons`, `example` and `scoring` are the choices the jobs' settings were made with (auto or
     a value for every metric); what each judge was then asked per metric is in its entry's
     "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds. `warnings`:
-    what reading the data warned of, kept with the figures it may explain.
+    what reading the data warned of, kept with the figures it may explain. `not_run`: the judges an
+    interrupt stopped before they finished (their runs are not in `runs`).
     """
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
@@ -209,6 +219,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "localeval": __version__,
         "python": platform.python_version(),
         "judges": judges,
+        "not_run": list(not_run),
     }
 
 

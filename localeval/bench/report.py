@@ -226,6 +226,8 @@ def headline(bench: dict[str, Any]) -> str:
         what = "this ranking is" if ran > 1 else "its ρ is"
         line += (f". On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or more "
                  "(docs/labeled-data.md)")
+    if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
+        line += f". Interrupted before {', '.join(not_run)} finished: not compared"
     return line
 
 
