@@ -445,7 +445,7 @@ def _gguf_parts(spec: ModelSpec) -> list[Path]:
     for module, relative in spec.gguf["parts"]:
         package = _package_dir(module)
         if package is None or not (package / relative).is_file():
-            raise UserError(f"{spec.name} is not installed (no {module}/{relative}): {spec.install}")
+            raise UserError(f"{spec.name} is not installed{' in full' if parts else ''}: {spec.install}")
         parts.append(package / relative)
     return parts
 

@@ -9,6 +9,7 @@ last, through the CLI, on four labeled records copied from the development set.
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 import subprocess
@@ -171,14 +172,15 @@ def write_records(tmp_path: Path, edit) -> Path:
          r"line 2, .*sample dev-021: expected one list of true/false per retrieved_contexts chunk, \[\[\.\.\.\], "
          r"\[\.\.\.\]\]; got a single list"),
         (lambda r: r[3]["labels"].update(response_relevant="yes"),
-         r"line 4, field 'labels.response_relevant': sample dev-029: expected true or false"),
+         r"line 4, field 'labels.response_relevant': sample dev-029: expected true or false \(needed for "
+         r"response_relevancy\); got \"yes\""),
         (lambda r: r[3]["labels"].update(response_relevant=True, response_noncommittal=True),
          r"line 4, field 'labels.response_relevant': sample dev-029: response_relevant and response_noncommittal are "
          r"both true, but a noncommittal response is never relevant: label it response_relevant: false"),
         (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
-         r"answer_supported_precision; --metrics chooses the metrics benchmarked\); 'response_sentence_supported' is "
+         r"answer_supported_precision; --metrics chooses the metrics that need labels\); 'response_sentence_supported' is "
          r"there: did you mean 'response_sentences_supported'\?"),
     ],
 )
@@ -860,3 +862,28 @@ def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys,
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "none")]) == 130
     assert "interrupted: no judge finished, no report written" in capsys.readouterr().err
     assert not (tmp_path / "none" / "bench.json").exists()
+
+
+def test_a_headline_of_several_sentences_has_one_period_between_them():
+    """"...fewer than two samples).. On 1 labeled sample" (a probe's finding)."""
+    constant = {"name": "c", "status": "ok", "summary": {"mean_spearman": None, "spearman_defined": 0}}
+    bench = {"best_judge": None, "judges": [constant], "settings": {"metrics": ["a"]}, "dataset": {"samples": 1}}
+    assert headline(bench) == ("No judge has a defined mean Spearman (each score was constant, or paired on fewer "
+                               "than two samples). On 1 labeled sample its ρ is mostly chance: label 10 or more "
+                               "(docs/labeled-data.md)")
+
+
+def test_labels_without_ids_that_match_no_sample_are_said_to_be_matched_by_line_number(tmp_path):
+    """A labels file without ids got "not among the samples scored (matched by id): 1, 2, 3", which did
+    not say where those ids came from (a probe's finding)."""
+    import dataclasses
+
+    from localeval.bench.labels import human_scores
+    from localeval.data import load_samples
+
+    path = write_records(tmp_path, lambda records: [record.pop("id") for record in records])
+    scored = [dataclasses.replace(sample, id=f"q{n}") for n, sample in enumerate(load_samples(SMALL))]
+    with pytest.raises(UserError, match=re.escape(
+            "(matched by id): 1, 2, 3, 4; a file without ids is matched by line number, so give both files the "
+            "same ids")):
+        human_scores(path, scored, ["context_recall"])

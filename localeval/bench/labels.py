@@ -133,8 +133,11 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
+        numbered = all(sample_id.isdigit() for sample_id in strangers)  # line numbers, where a file had no ids
         raise UserError(f"{given('labels', path)}: {len(strangers)} labeled sample(s) are not among the samples scored "
-                        f"(matched by id): {first_few(strangers)}")
+                        f"(matched by id): {first_few(strangers)}"
+                        + ("; a file without ids is matched by line number, so give both files the same ids"
+                           if numbered else ""))
     for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
         data = by_id[item.sample.id]
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
@@ -193,7 +196,7 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         for key in RESPONSE_LABELS:
             if not isinstance(labels.get(key), bool):
                 what = _missing(key, RESPONSE_RELEVANCY, labels) if key not in labels else \
-                    f"expected true or false (needed for {RESPONSE_RELEVANCY})"
+                    f"expected true or false (needed for {RESPONSE_RELEVANCY}); got {_shown(labels[key])}"
                 raise place(f"sample {sample.id}: {what}", f"labels.{key}")
             flags[key] = labels[key]
         if flags["response_relevant"] and flags["response_noncommittal"]:  # the guide: never both
@@ -209,7 +212,7 @@ def _missing(key: str, metric: str, labels: dict) -> str:
     theirs = [name for name in labels if name not in LABEL_KEYS]
     close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
     typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else ""
-    return f"missing (needed for {metric}; --metrics chooses the metrics benchmarked){typo}"
+    return f"missing (needed for {metric}; --metrics chooses the metrics that need labels){typo}"
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:
@@ -238,8 +241,12 @@ def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fa
 
 def _check_bools(value: Any, fail, where: str = "") -> None:
     if not isinstance(value, list) or not all(isinstance(flag, bool) for flag in value):
-        shown = json.dumps(value)
-        shown = shown if len(shown) <= 40 else shown[:37] + "..."
-        raise fail(f"{where}expected a list of true/false, one per sentence; got {shown}"
+        raise fail(f"{where}expected a list of true/false, one per sentence; got {_shown(value)}"
                    + (" (write true and false, not 1 and 0)" if isinstance(value, list) and value
                       and all(flag in (0, 1) and not isinstance(flag, bool) for flag in value) else ""))
+
+
+def _shown(value: Any) -> str:
+    """A label as the file has it (JSON), cut to 40 characters."""
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 40 else shown[:37] + "..."

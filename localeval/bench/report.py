@@ -219,16 +219,17 @@ FEW_TO_RANK = 10
 
 
 def headline(bench: dict[str, Any]) -> str:
-    line = _ranking(bench)
+    sentences = [_ranking(bench)]
     samples = bench["dataset"]["samples"]
     ran = sum(j["status"] == "ok" for j in bench["judges"])
     if samples < FEW_TO_RANK and ran:
         what = "this ranking is" if ran > 1 else "its ρ is"
-        line += (f". On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or more "
-                 "(docs/labeled-data.md)")
+        sentences.append(f"On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or "
+                         "more (docs/labeled-data.md)")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
-        line += f". Interrupted before {', '.join(not_run)} finished: not compared"
-    return line
+        sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
+    return ". ".join(sentence.rstrip(".") for sentence in sentences[:-1]) + (". " if len(sentences) > 1 else "") \
+        + sentences[-1]
 
 
 def _ranking(bench: dict[str, Any]) -> str:
