@@ -24,7 +24,7 @@ from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
-from localeval.bench.report import headline, tables, write_reports
+from localeval.bench.report import headline, markdown_table, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
@@ -441,7 +441,10 @@ def test_a_judge_that_says_the_opposite_agrees_nowhere(in_process):
 def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     _, out = in_process
     saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    ahead = saved["best_judge"].pop("ahead_of_next")
     assert saved["best_judge"] == {"name": "oracle", "mean_spearman": pytest.approx(1.0), "spearman_defined": 5}
+    assert ahead["next"] == "contrarian" and ahead["resamples"] == 1000
+    assert ahead["first_ahead"] > 0.9 and 0 < ahead["gap_interval"][0] <= ahead["gap_interval"][1] <= 2
     assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2}}
     assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
     assert saved["settings"]["embedder"] == "lookup"
@@ -887,3 +890,34 @@ def test_labels_without_ids_that_match_no_sample_are_said_to_be_matched_by_line_
             "(matched by id): 1, 2, 3, 4; a file without ids is matched by line number, so give both files the "
             "same ids")):
         human_scores(path, scored, ["context_recall"])
+
+
+def test_a_rankings_certainty_is_the_share_of_resamplings_the_first_judge_stays_ahead_in():
+    from localeval.bench.agreement import resampled_gap
+
+    human = [float(i % 7) for i in range(30)]
+    right = [(human, human)]
+    noisy = [([h if i % 3 else 6 - h for i, h in enumerate(human)], human)]  # every third sample reversed
+    assert resampled_gap(right, right) == {"resamples": 1000, "first_ahead": 0.0, "gap_interval": [0.0, 0.0]}
+    sure = resampled_gap(right, noisy)
+    assert sure["first_ahead"] == 1.0 and 0 < sure["gap_interval"][0] < sure["gap_interval"][1] < 1.5
+    assert resampled_gap(noisy, right)["first_ahead"] == 0.0
+    close = resampled_gap(right, [(human[:29] + [0.0], human)])  # one sample wrong of 30: a lead, but a small one
+    assert 0.5 < close["first_ahead"] <= 1.0 and close["gap_interval"][0] >= 0 and close["gap_interval"][1] < 0.3
+    assert resampled_gap(right, noisy, seed=1) != sure  # drawn again, but as sure
+
+
+def test_a_balanced_accuracy_over_one_class_of_labels_is_marked_and_explained():
+    """People who labeled every sentence true make balanced accuracy the hit rate on true: 0.000 read as
+    "always wrong" on a table titled "0.5 = chance" (a probe's finding)."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    table = next(t for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
+    assert "(one class)" not in markdown_table(table) and "(one class)" not in table.note
+    for judge in bench["judges"]:
+        if judge["status"] == "ok":
+            sentences = judge["metrics"]["context_recall"]["sentences"]
+            sentences["human_true"] = sentences["sentences"]
+    table = next(t for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
+    recall = table.headers.index("context_recall")
+    assert all(row[recall][0].endswith(" (one class)") for row in table.rows)
+    assert "(one class): people gave every sentence compared the same verdict" in table.note

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -82,6 +83,30 @@ def roc_auc(scores: Scores, positive: Sequence[bool | None]) -> float | None:
     # Average ranks count a tie between a positive and a negative as half a win.
     rank_sum = float(average_ranks(scores)[positive].sum())
     return (rank_sum - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg)
+
+
+# Resamplings of the samples behind a ranking's certainty: the share of them a judge stays first in
+# moves by about 0.01 from one seed to another at this many, and 1,000 take a second on 30 samples.
+RESAMPLES = 1000
+
+
+def resampled_gap(first: list[tuple[Scores, Scores]], second: list[tuple[Scores, Scores]],
+                  resamples: int = RESAMPLES, seed: int = 0) -> dict[str, Any]:
+    """How sure "the first judge agrees with people better than the second" is: the samples drawn again
+    with replacement, the same draw for both judges (they judged the same samples), and each judge's
+    mean Spearman recomputed, an undefined ρ counting 0 as in the ranking. `first`, `second`: per
+    metric, (judge scores, human scores), sample by sample. The share of draws where the first stays
+    ahead, and the 95% interval of the gap in mean ρ (a paired bootstrap, percentile interval)."""
+    samples = len(first[0][1])
+    draws = np.random.default_rng(seed).integers(0, samples, size=(resamples, samples))
+    gaps = np.array([_mean_rho(first, draw) - _mean_rho(second, draw) for draw in draws])
+    low, high = np.quantile(gaps, [0.025, 0.975])
+    return {"resamples": resamples, "first_ahead": float(np.mean(gaps > 0)), "gap_interval": [float(low), float(high)]}
+
+
+def _mean_rho(pairs: list[tuple[Scores, Scores]], draw: np.ndarray) -> float:
+    return float(np.mean([spearman([judge[i] for i in draw], [human[i] for i in draw]) or 0.0
+                          for judge, human in pairs]))
 
 
 def paired(x: Scores, y: Scores) -> tuple[np.ndarray, np.ndarray]:

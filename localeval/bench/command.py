@@ -23,7 +23,7 @@ from ..options import check_counts, check_paths
 from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
-from .compare import compare, verdict_probabilities
+from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .report import (BENCH_TITLE, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
                      tables, write_reports)
@@ -204,7 +204,8 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
 
     return {
         "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"],
-                                "spearman_defined": best["summary"]["spearman_defined"]},
+                                "spearman_defined": best["summary"]["spearman_defined"],
+                                **_ahead_of_next(labeled, judges, runs, metrics)},
         "dataset": {"path": str(data), "samples": len(labeled),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
@@ -221,6 +222,17 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "judges": judges,
         "not_run": list(not_run),
     }
+
+
+def _ahead_of_next(labeled: list[LabeledSample], judges: list[dict], runs: list[JudgeRun], metrics: list[str]
+                   ) -> dict[str, Any]:
+    """{"ahead_of_next": how sure the best judge's lead over the next is}, where a next judge ranks."""
+    ranked = ranked_judges(judges)
+    if len(ranked) < 2:
+        return {}
+    by_name = {run.judge: run for run in runs}
+    return {"ahead_of_next": ranking_certainty(labeled, by_name[ranked[0]["name"]], by_name[ranked[1]["name"]],
+                                               metrics)}
 
 
 def best_judge(judges: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -143,20 +143,35 @@ def sentence_agreement(judge: list[bool], human: list[bool]) -> dict[str, Any]:
 
 
 def score_agreement(labeled: list[LabeledSample], judge: list[float | None], metric: str) -> dict[str, Any]:
-    """The judge's scores against the people's, leaving out the samples its verdicts were set by a rule
-    for (an empty retrieval: every verdict 0, whoever judges), which would count as agreement."""
-    by_rule = [METRICS[metric]().decided_by_rule(item.sample) for item in labeled]
-    judge = [None if rule else score for score, rule in zip(judge, by_rule)]
-    human = [None if rule else item.human_score(metric) for item, rule in zip(labeled, by_rule)]
+    judge, human = compared_scores(labeled, judge, metric)
     return {
         "samples": len(agreement.paired(judge, human)[0]),
         "null": sum(j is None and h is not None for j, h in zip(judge, human)),
-        "by_rule": sum(by_rule),
+        "by_rule": sum(METRICS[metric]().decided_by_rule(item.sample) for item in labeled),
         "spearman": agreement.spearman(judge, human),
         "mae": agreement.mean_absolute_error(judge, human),
         "judge_mean": _mean(judge),
         "human_mean": _mean(human),
     }
+
+
+def compared_scores(labeled: list[LabeledSample], judge: list[float | None], metric: str
+                    ) -> tuple[list[float | None], list[float | None]]:
+    """The judge's scores and the people's, sample by sample, None for the samples left out: those whose
+    verdicts a rule set (an empty retrieval: every verdict 0, whoever judges), which would count as
+    agreement, and those without a score on either side."""
+    by_rule = [METRICS[metric]().decided_by_rule(item.sample) for item in labeled]
+    return ([None if rule else score for score, rule in zip(judge, by_rule)],
+            [None if rule else item.human_score(metric) for item, rule in zip(labeled, by_rule)])
+
+
+def ranking_certainty(labeled: list[LabeledSample], first: JudgeRun, second: JudgeRun, metrics: list[str]
+                      ) -> dict[str, Any]:
+    """How sure it is that `first` agrees with people better than `second` (agreement.resampled_gap)."""
+    def pairs(run: JudgeRun) -> list[tuple[list, list]]:
+        return [compared_scores(labeled, [row[metric] for row in run.rows], metric) for metric in metrics]
+
+    return {"next": second.judge, **agreement.resampled_gap(pairs(first), pairs(second))}
 
 
 def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[str, Any]:

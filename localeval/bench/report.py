@@ -87,7 +87,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     ]
     main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
             *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
-    per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy")) for m in sentence_metrics]
+    per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy"), note=_one_class_note(m))
+                    for m in sentence_metrics]
     if sentence_metrics:
         per_sentence.append(Column("mean", _get("summary", "mean_balanced_accuracy")))
     if any(m in SUPPORT_METRICS for m in metrics):
@@ -112,7 +113,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}.{_cache_caveat(judges)}"),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
-                  _per_sentence_note(metrics))]
+                  _per_sentence_note(metrics, judges))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
         _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
@@ -249,7 +250,19 @@ def _ranking(bench: dict[str, Any]) -> str:
         return f"One judge: {first['name']}, {across}"
     if len(ranked) == 1:
         return f"Best judge: {first['name']}, {across}"
-    return f"Best judge: {first['name']}, {across} (next: {ranked[1]['name']}, {ranked[1]['summary']['mean_spearman']:.3f})"
+    return (f"Best judge: {first['name']}, {across} (next: {ranked[1]['name']}, "
+            f"{ranked[1]['summary']['mean_spearman']:.3f}{_certainty(bench['best_judge'])})")
+
+
+def _certainty(best: dict[str, Any]) -> str:
+    """How often the best judge stays first when the samples are drawn again (compare.ranking_certainty);
+    nothing for a bench.json written before it was measured."""
+    ahead = best.get("ahead_of_next")
+    if ahead is None:
+        return ""
+    low, high = ahead["gap_interval"]
+    return (f"; first in {100 * ahead['first_ahead']:.0f}% of {ahead['resamples']:,} resamplings of the samples, "
+            f"its lead {low:+.2f} to {high:+.2f} (95%)")
 
 
 def context_lines(bench: dict[str, Any]) -> list[str]:
@@ -287,13 +300,28 @@ def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:
     return lines
 
 
-def _per_sentence_note(metrics: list[str]) -> str:
-    """What the per-sentence table's pooled and AUC columns are, for those of them this bench has."""
+def _per_sentence_note(metrics: list[str], judges: list[dict] = ()) -> str:
+    """What the per-sentence table's pooled and AUC columns are, for those of them this bench has, and
+    what a column of one class of labels means, where it has one."""
     support = [m for m in SUPPORT_METRICS if m in metrics]
     notes = [f"pooled support: the attributed/supported verdicts of {', '.join(support)} together."] if support else []
     if RESPONSE_RELEVANCY in metrics:
         notes.append("AUC: judge score against relevant / not relevant.")
+    if any(_one_class_note(m)(entry) for m in metrics for entry in judges):
+        notes.append("(one class): people gave every sentence compared the same verdict, so the figure is the "
+                     "judge's hit rate on that verdict, from 0 to 1, with no chance level at 0.5.")
     return " ".join([*notes, "Accuracy and F1 are in bench.json."])
+
+
+def _one_class_note(metric: str) -> Callable[[dict], str]:
+    """" (one class)" where people's verdicts of the sentences compared were all true or all false:
+    balanced accuracy is then that class's recall (agreement.balanced_accuracy)."""
+    def note(entry: dict) -> str:
+        sentences = entry.get("metrics", {}).get(metric, {}).get("sentences")
+        one_class = sentences and sentences["sentences"] and sentences["human_true"] in (0, sentences["sentences"])
+        return " (one class)" if one_class else ""
+
+    return note
 
 
 def failures(bench: dict[str, Any]) -> list[str]:
