@@ -921,3 +921,18 @@ def test_a_balanced_accuracy_over_one_class_of_labels_is_marked_and_explained():
     recall = table.headers.index("context_recall")
     assert all(row[recall][0].endswith(" (one class)") for row in table.rows)
     assert "(one class): people gave every sentence compared the same verdict" in table.note
+
+
+def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path, capsys, monkeypatch):
+    """run says so of an earlier run's results; bench replaced an earlier bench, calibration included,
+    unsaid (a probe's finding)."""
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
+    out = tmp_path / "out"
+    main(["bench", "--data", str(SMALL), "--out", str(out)])
+    assert "holds the bench of" not in capsys.readouterr().err
+    started = json.loads((out / "bench.json").read_text(encoding="utf-8"))["started"]
+    main(["bench", "--data", str(SMALL), "--out", str(out)])
+    assert (f"note: {out / 'bench.json'} holds the bench of {started}: smollm2-135m-instruct; this one replaces it, "
+            "and its results and calibration, once a judge finishes (another --out keeps it)") in capsys.readouterr().err

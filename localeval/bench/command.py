@@ -52,6 +52,9 @@ def bench_command(args) -> int:
         device = choose_device(args.device)
         dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
         log: Log = (lambda message: None) if args.quiet else to_stderr
+        if earlier := _earlier_bench(Path(args.out)):  # said while Ctrl-C still loses nothing
+            log(f"note: {Path(args.out) / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its "
+                "results and calibration, once a judge finishes (another --out keeps it)")
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
                      metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
@@ -83,6 +86,16 @@ def bench_command(args) -> int:
                   f"{', '.join(bench['not_run'])}", file=sys.stderr)
             return 130
         return 0 if all(run.ok for run in runs) else 1
+
+
+def _earlier_bench(out: Path) -> str | None:
+    """When, and of which judges, the bench already in `out` is ("2026-11-26T17:00:00+00:00: a, b"); None
+    without one, or with one that cannot be read (replaced all the same: check_ours found it ours)."""
+    try:
+        earlier = json.loads((out / JSON_FILE).read_text(encoding="utf-8"))
+        return f"{earlier['started']}: {', '.join(judge['name'] for judge in earlier['judges'])}"
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[LabeledSample]:
