@@ -271,7 +271,8 @@ def test_labeled_data_file_errors(tmp_path):
         read_labeled(tmp_path / "none.jsonl", METRICS)
     csv = tmp_path / "labeled.csv"
     csv.write_text("user_input\nq\n")
-    with pytest.raises(DataError, match="must be .jsonl or .json"):
+    with pytest.raises(DataError, match=r"must be .jsonl or .json \(its labels are lists of true/false per sentence, "
+                       "which a spreadsheet's cells do not hold"):
         read_labeled(csv, METRICS)
     broken = tmp_path / "broken.jsonl"
     broken.write_text(SMALL.read_text(encoding="utf-8").splitlines()[0] + "\n{\"user_input\": \n", encoding="utf-8")

@@ -87,7 +87,9 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment."""
     path = Path(path).expanduser()
     if path.suffix.lower() not in LABELED_EXTENSIONS and path.exists():
-        raise DataError(path, f"labeled data must be .jsonl or .json (format: {FORMAT_DOC})")
+        spreadsheet = (" (its labels are lists of true/false per sentence, which a spreadsheet's cells do not hold: "
+                       "keep the labels in JSON Lines)" if path.suffix.lower() in (".csv", ".tsv", ".xlsx") else "")
+        raise DataError(path, f"labeled data must be .jsonl or .json{spreadsheet} (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
     records = list(_raw_records(path))
     return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
