@@ -4,6 +4,7 @@ CI installs it)."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -273,16 +275,14 @@ def test_a_worker_uses_as_many_torch_threads_as_it_has_cores(monkeypatch):
 
 
 def test_a_ray_without_its_client_asks_for_it_with_exit_2(monkeypatch, six_samples, tmp_path, capsys):
-    import socket
-
     import ray
 
     def without_client(**options):
         raise ValueError("Ray Client requires pip package `ray[client]`. If you installed the minimal Ray ...")
 
     monkeypatch.setattr(ray, "init", without_client)
-    with socket.create_server(("127.0.0.1", 0)) as listening:  # something answers at the address
-        address = f"ray://127.0.0.1:{listening.getsockname()[1]}"
+    with grpc_server() as port:  # what answers at a Ray Client address
+        address = f"ray://127.0.0.1:{port}"
         assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", address, "--quiet"]) == 2
     assert f"--ray {address}: a ray:// address needs Ray Client: pip install 'localeval[ray]'" in capsys.readouterr().err
 
@@ -454,23 +454,31 @@ def test_an_address_where_something_else_answers_fails_in_seconds_with_exit_3(si
     assert "Traceback" not in err and not (tmp_path / "results.jsonl").exists()
 
 
-def test_a_grpc_server_passes_the_handshake_check():
-    """What a cluster's GCS (6379) and Ray Client (10001) servers are: the check lets them through
-    (a real head's two ports were checked by hand: 0.2 s each)."""
+@contextlib.contextmanager
+def grpc_server() -> Iterator[int]:
+    """A gRPC server with no services on a free port of 127.0.0.1, as a cluster's GCS and Ray Client
+    servers are to the address check; its port."""
     from concurrent import futures
 
     import grpc
-
-    from localeval.scaleout import _check_reachable
 
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
-        _check_reachable(f"127.0.0.1:{port}")
-        _check_reachable(f"ray://127.0.0.1:{port}")
+        yield port
     finally:
         server.stop(None)
+
+
+def test_a_grpc_server_passes_the_handshake_check():
+    """What a cluster's GCS (6379) and Ray Client (10001) servers are: the check lets them through
+    (a real head's two ports were checked by hand: 0.2 s each)."""
+    from localeval.scaleout import _check_reachable
+
+    with grpc_server() as port:
+        _check_reachable(f"127.0.0.1:{port}")
+        _check_reachable(f"ray://127.0.0.1:{port}")
 
 
 def test_auto_with_ray_address_where_no_cluster_listens_fails_at_once(six_samples, tmp_path, capsys, monkeypatch):
