@@ -25,7 +25,7 @@ from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
-from .report import (BENCH_TITLE, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
+from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
                      tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
@@ -239,9 +239,11 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
 
 def _ahead_of_next(labeled: list[LabeledSample], judges: list[dict], runs: list[JudgeRun], metrics: list[str]
                    ) -> dict[str, Any]:
-    """{"ahead_of_next": how sure the best judge's lead over the next is}, where a next judge ranks."""
+    """{"ahead_of_next": how sure the best judge's lead over the next is}, where a next judge ranks and
+    there are samples enough to say (below FEW_TO_RANK a resampling repeats the few it has, and looks
+    surer than the ranking is)."""
     ranked = ranked_judges(judges)
-    if len(ranked) < 2:
+    if len(ranked) < 2 or len(labeled) < FEW_TO_RANK:
         return {}
     by_name = {run.judge: run for run in runs}
     return {"ahead_of_next": ranking_certainty(labeled, by_name[ranked[0]["name"]], by_name[ranked[1]["name"]],
