@@ -58,7 +58,10 @@ def average_ranks(values: Sequence[float]) -> np.ndarray:
 
 def spearman(x: Scores, y: Scores) -> float | None:
     """Spearman's rank correlation: Pearson's of the average ranks. Undefined below two pairs or for a constant side."""
-    x, y = paired(x, y)
+    return _paired_spearman(*paired(x, y))
+
+
+def _paired_spearman(x: np.ndarray, y: np.ndarray) -> float | None:
     if len(x) < 2:
         return None
     rx, ry = average_ranks(x) - (len(x) + 1) / 2, average_ranks(y) - (len(y) + 1) / 2
@@ -95,18 +98,33 @@ def resampled_gap(first: list[tuple[Scores, Scores]], second: list[tuple[Scores,
     """How sure "the first judge agrees with people better than the second" is: the samples drawn again
     with replacement, the same draw for both judges (they judged the same samples), and each judge's
     mean Spearman recomputed, an undefined ρ counting 0 as in the ranking. `first`, `second`: per
-    metric, (judge scores, human scores), sample by sample. The share of draws where the first stays
-    ahead, and the 95% interval of the gap in mean ρ (a paired bootstrap, percentile interval)."""
+    metric, (judge scores, human scores), sample by sample. The shares of draws where the second does
+    better and where the two tie (judges that differ on a few samples tie in most draws), and the 95%
+    interval of the first's lead in mean ρ (a paired bootstrap, percentile interval)."""
+    first_arrays, second_arrays = _as_arrays(first), _as_arrays(second)
     samples = len(first[0][1])
     draws = np.random.default_rng(seed).integers(0, samples, size=(resamples, samples))
-    gaps = np.array([_mean_rho(first, draw) - _mean_rho(second, draw) for draw in draws])
+    gaps = np.array([_mean_rho(first_arrays, draw) - _mean_rho(second_arrays, draw) for draw in draws])
     low, high = np.quantile(gaps, [0.025, 0.975])
-    return {"resamples": resamples, "first_ahead": float(np.mean(gaps > 0)), "gap_interval": [float(low), float(high)]}
+    return {"resamples": resamples, "second_better": float(np.mean(gaps < 0)), "tied": float(np.mean(gaps == 0)),
+            "gap_interval": [float(low), float(high)]}
 
 
-def _mean_rho(pairs: list[tuple[Scores, Scores]], draw: np.ndarray) -> float:
-    return float(np.mean([spearman([judge[i] for i in draw], [human[i] for i in draw]) or 0.0
-                          for judge, human in pairs]))
+def _as_arrays(pairs: list[tuple[Scores, Scores]]) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each metric's scores as floats, NaN where there is none: a draw then indexes them at numpy's speed."""
+    def floats(values: Scores) -> np.ndarray:
+        return np.array([v if _number(v) else math.nan for v in values], dtype=float)
+
+    return [(floats(judge), floats(human)) for judge, human in pairs]
+
+
+def _mean_rho(pairs: list[tuple[np.ndarray, np.ndarray]], draw: np.ndarray) -> float:
+    rhos = []
+    for judge, human in pairs:
+        x, y = judge[draw], human[draw]
+        both = ~(np.isnan(x) | np.isnan(y))
+        rhos.append(_paired_spearman(x[both], y[both]) or 0.0)
+    return float(np.mean(rhos))
 
 
 def paired(x: Scores, y: Scores) -> tuple[np.ndarray, np.ndarray]:

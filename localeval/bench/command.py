@@ -181,8 +181,8 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         started = time.perf_counter()
         run = run_in_child(job) if isolate else run_judge(job)
         run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
+        runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
-        runs.append(run)
     return runs
 
 

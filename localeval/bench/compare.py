@@ -116,7 +116,7 @@ def sentence_verdicts(labeled: list[LabeledSample], rows: list[dict], metric: st
     for item, row in zip(labeled, rows):
         if row[metric] is None:  # no score, no verdicts: counted as null in the score agreement
             continue
-        if METRICS[metric]().decided_by_rule(item.sample):  # verdicts the judge was not asked for
+        if decided_by_rule(item, metric):  # verdicts the judge was not asked for
             continue
         theirs = [bool(v.verdict) for v in judged_in_order(row, metric)]
         ours = item.sentences[metric]
@@ -147,7 +147,7 @@ def score_agreement(labeled: list[LabeledSample], judge: list[float | None], met
     return {
         "samples": len(agreement.paired(judge, human)[0]),
         "null": sum(j is None and h is not None for j, h in zip(judge, human)),
-        "by_rule": sum(METRICS[metric]().decided_by_rule(item.sample) for item in labeled),
+        "by_rule": sum(decided_by_rule(item, metric) for item in labeled),
         "spearman": agreement.spearman(judge, human),
         "mae": agreement.mean_absolute_error(judge, human),
         "judge_mean": _mean(judge),
@@ -160,9 +160,14 @@ def compared_scores(labeled: list[LabeledSample], judge: list[float | None], met
     """The judge's scores and the people's, sample by sample, None for the samples left out: those whose
     verdicts a rule set (an empty retrieval: every verdict 0, whoever judges), which would count as
     agreement, and those without a score on either side."""
-    by_rule = [METRICS[metric]().decided_by_rule(item.sample) for item in labeled]
+    by_rule = [decided_by_rule(item, metric) for item in labeled]
     return ([None if rule else score for score, rule in zip(judge, by_rule)],
             [None if rule else item.human_score(metric) for item, rule in zip(labeled, by_rule)])
+
+
+def decided_by_rule(item: LabeledSample, metric: str) -> bool:
+    """Whether the metric scores this sample by a rule, without asking the judge (Metric.decided_by_rule)."""
+    return METRICS[metric]().decided_by_rule(item.sample)
 
 
 def ranking_certainty(labeled: list[LabeledSample], first: JudgeRun, second: JudgeRun, metrics: list[str]
@@ -195,11 +200,14 @@ def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[
 
 
 def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: list[str]) -> list[dict[str, Any]]:
-    """Per sample and metric: the judge's score (under the run's scoring), hard, soft, and the human one."""
+    """Per sample and metric: the judge's score (under the run's scoring), hard, soft, and the human one;
+    the human one None where the agreement figures leave the sample out (compared_scores), so that the
+    report's scatter plots show the pairs its ρ rests on."""
     scorings = {m: {mode: rescored(rows, m, Scoring(mode)) for mode in MODES} for m in metrics}
+    human = {m: compared_scores(labeled, [row[m] for row in rows], m)[1] for m in metrics}
     return [
         {"id": item.sample.id,
-         **{m: {"judge": row[m], **{mode: scorings[m][mode][i] for mode in MODES}, "human": item.human_score(m)}
+         **{m: {"judge": row[m], **{mode: scorings[m][mode][i] for mode in MODES}, "human": human[m][i]}
             for m in metrics}}
         for i, (item, row) in enumerate(zip(labeled, rows))
     ]

@@ -108,8 +108,8 @@ def warn_of_samples_left_out(path: str | Path, labeled: list[LabeledSample], met
             warnings.warn(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no sentence "
                           f"to judge ({first_few(unscored)}): no human score, left out of its agreement with people",
                           LocalevalWarning, stacklevel=2)
-        by_rule = [item.sample.id for item in labeled
-                   if item.human_score(metric) is not None and METRICS[metric]().decided_by_rule(item.sample)]
+        rule = METRICS[metric]().decided_by_rule
+        by_rule = [item.sample.id for item in labeled if item.human_score(metric) is not None and rule(item.sample)]
         if by_rule:
             warnings.warn(f"{path}: {metric}: {len(by_rule)} of {len(labeled)} labeled samples retrieved nothing "
                           f"({first_few(by_rule)}): their verdicts are 0 by rule, not the judge's, so they are left "

@@ -261,8 +261,9 @@ def _certainty(best: dict[str, Any]) -> str:
     if ahead is None:
         return ""
     low, high = ahead["gap_interval"]
-    return (f"; first in {100 * ahead['first_ahead']:.0f}% of {ahead['resamples']:,} resamplings of the samples, "
-            f"its lead {low:+.2f} to {high:+.2f} (95%)")
+    ties = f", ties in {100 * ahead['tied']:.0f}%" if ahead["tied"] else ""
+    return (f", which does better in {100 * ahead['second_better']:.0f}% of {ahead['resamples']:,} resamplings of "
+            f"the samples{ties}; the lead's 95% interval {low:+.2f} to {high:+.2f}")
 
 
 def context_lines(bench: dict[str, Any]) -> list[str]:
