@@ -350,19 +350,25 @@ def _check_reachable(address: str) -> None:
         raise EnvironmentFailure(
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
-    if not _speaks_grpc(f"{host}:{port}"):  # Ray would retry it without end, printing its gcs_client lines
+    if not _tls() and not _speaks_grpc(f"{host}:{port}"):  # Ray would retry it without end, printing gcs_client lines
         raise EnvironmentFailure(
             f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in {HANDSHAKE_TIMEOUT_S:g} s, "
             "as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 is a web server). Pass the "
             "address 'ray start --head' prints")
 
 
+def _tls() -> bool:
+    """A cluster that speaks TLS (RAY_USE_TLS, with its certificates in RAY_TLS_*): left to Ray's own client."""
+    return os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
+
+
 def _speaks_grpc(target: str) -> bool:
     """Whether what listens at HOST:PORT completes a gRPC (HTTP/2) handshake, as Ray's GCS and Ray Client
-    servers do, and a web server or another program does not. grpc comes with Ray."""
+    servers do, and a web server or another program does not. grpc comes with Ray. Never through an HTTP
+    proxy the environment names, as Ray's own channels do not go through one."""
     import grpc
 
-    channel = grpc.insecure_channel(target)
+    channel = grpc.insecure_channel(target, options=[("grpc.enable_http_proxy", 0)])
     try:
         grpc.channel_ready_future(channel).result(timeout=HANDSHAKE_TIMEOUT_S)
         return True

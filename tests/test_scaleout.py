@@ -471,14 +471,31 @@ def grpc_server() -> Iterator[int]:
         server.stop(None)
 
 
-def test_a_grpc_server_passes_the_handshake_check():
+def test_a_grpc_server_passes_the_handshake_check(monkeypatch):
     """What a cluster's GCS (6379) and Ray Client (10001) servers are: the check lets them through
-    (a real head's two ports were checked by hand: 0.2 s each)."""
+    (a real head's two ports were checked by hand: 0.2 s each), with an HTTP proxy in the environment
+    too, which Ray's own channels do not use (a reviewer's finding: the check went through it, failed)."""
     from localeval.scaleout import _check_reachable
 
+    monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
     with grpc_server() as port:
         _check_reachable(f"127.0.0.1:{port}")
         _check_reachable(f"ray://127.0.0.1:{port}")
+
+
+def test_a_tls_cluster_is_left_to_rays_own_client(monkeypatch):
+    """With RAY_USE_TLS the handshake is TLS, which a plain check cannot make: what answers is not judged."""
+    import http.server
+
+    from localeval.scaleout import _check_reachable
+
+    monkeypatch.setenv("RAY_USE_TLS", "1")
+    server = http.server.HTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+    try:
+        _check_reachable(f"127.0.0.1:{server.server_address[1]}")  # not refused: Ray's client decides
+    finally:
+        server.server_close()
 
 
 def test_auto_with_ray_address_where_no_cluster_listens_fails_at_once(six_samples, tmp_path, capsys, monkeypatch):
