@@ -484,7 +484,8 @@ def _list_models() -> int:
             print(f"{'':<30} prepare: python -m localeval models prepare {spec.name} (or on first use)")
         elif status == "damaged":  # its prepared copy: converted again from its GGUF, if its packages are here
             print(f"{'':<30} {spec.damage()}")
-            print(f"{'':<30} prepare again: python -m localeval models prepare {spec.name} (or on first use)")
+            print(f"{'':<30} prepare again: python -m localeval models prepare {spec.name} (or on first use)"
+                  if spec.installed() else f"{'':<30} copy its folder again, or install it: {spec.install}")
     chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
     print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
           f"dev set (bench); below {WEAK} its scores say little")

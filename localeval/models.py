@@ -78,14 +78,16 @@ class ModelSpec:
         """What is wrong with the weights of its prepared copy in the store, if anything (damaged_weights)."""
         return damaged_weights(self.stored_path) if not self.directory and self.stored_path.is_dir() else None
 
+    def installed(self) -> bool:
+        """Whether the packages that carry its GGUF are here, to prepare it from."""
+        return bool(self.gguf) and all(_package_dir(module) for module, _ in self.gguf["parts"])
+
     def status(self) -> str:
         if self.local_path() is not None:
             return "ready"
         if self.damage() is not None:
             return "damaged"
-        if self.gguf and all(_package_dir(module) for module, _ in self.gguf["parts"]):
-            return "installed, not prepared"
-        return "not installed"
+        return "installed, not prepared" if self.installed() else "not installed"
 
 
 def damaged_weights(folder: Path) -> str | None:
@@ -94,11 +96,14 @@ def damaged_weights(folder: Path) -> str | None:
     size are read, in milliseconds: a copy cut short is found, a changed byte inside is not."""
     from safetensors import SafetensorError, safe_open  # a dependency of transformers', without torch
 
-    for weights in sorted(folder.glob("*.safetensors")):
+    files = sorted(folder.glob("*.safetensors"))
+    if not files:
+        return "no weights file (*.safetensors)"
+    for weights in files:
         try:
             with safe_open(str(weights), "numpy"):
                 pass
-        except SafetensorError as error:
+        except (SafetensorError, OSError) as error:  # OSError: a folder of that name, a broken link, a read error
             return f"{weights.name}: {error}"
     return None
 
@@ -247,7 +252,10 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
         return ResolvedModel(spec.name, spec.local_path() or prepare(spec, log))
     path = Path(name_or_path).expanduser()
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
-        raise UserError(f"{path} is not a model directory (no config.json)")
+        gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
+        hint = (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
+                "then give DIR" if gguf and kind == "judge" else "")
+        raise UserError(f"{path} is not a model directory (no config.json){hint}")
     _check_folder_kind(path, kind)
     return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
 
@@ -326,8 +334,12 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         return spec.local_path()
     if spec.gguf is None:
         raise UserError(f"{spec.name} is not installed: {spec.install}")
+    damage = spec.damage()
+    if damage is not None and not spec.installed():  # nothing to prepare it again from
+        raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
+                        f"folder again, or install it: {spec.install}")
     parts = _gguf_parts(spec)
-    if (damage := spec.damage()) is not None:
+    if damage is not None:
         log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
     try:
@@ -374,10 +386,12 @@ def convert_gguf(gguf: str | Path, folder: str | Path, log: Callable[[str], None
     """A judge's GGUF file of one's own (llama.cpp's format, as Ollama and LM Studio keep models)
     converted into a new folder that --judge takes: dequantized to bfloat16, chat template included.
     The folder appears whole or not at all, and nothing already there is replaced."""
-    source, target = Path(gguf).expanduser(), Path(folder).expanduser()
+    source, target = Path(gguf).expanduser(), Path(folder).expanduser().absolute()
     _check_gguf(source)
     if target.exists() and not (target.is_dir() and not any(target.iterdir())):
         raise UserError(f"{target} already exists: give a new (or empty) folder to convert {source.name} into")
+    if target.is_dir() and target.resolve() == Path.cwd().resolve():  # renamed aside, it would leave the shell nowhere
+        raise UserError(f"{folder} is the current folder: give a new folder to convert {source.name} into")
     log(f"converting {source} into {target}: half a minute to several minutes, by its size")
     try:
         staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_ensure(target.absolute().parent)))

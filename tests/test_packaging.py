@@ -387,6 +387,7 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
     `models prepare`) converts it again from its GGUF."""
     spec, part = a_conversion(tmp_path, monkeypatch)  # the default judge, with a GGUF of a few bytes
     monkeypatch.setattr(models, "_gguf_parts", lambda spec: [part])
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda spec: True)  # its packages here, to prepare it from
     from safetensors.numpy import save
 
     whole = save({"w": np.zeros((4, 4), dtype=np.float32)})
@@ -406,6 +407,46 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
     assert models.prepare(spec, log=said.append) == spec.stored_path
     assert said[0].startswith(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged (model.safetensors: ")
     assert (spec.stored_path / "model.safetensors").read_bytes() == b"tensors"  # converted again
+
+
+@pytest.mark.parametrize("damage", ["no weights", "a folder named as weights"])
+def test_a_damaged_prepared_model_without_its_packages_says_to_copy_it_again_or_install_it(
+        tmp_path, monkeypatch, capsys, damage):
+    """A store copied from a USB stick, without the packages: 'prepare again' then failed with 'not
+    installed', the damage unsaid (a reviewer's finding); weights that are no file crashed the listing."""
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda spec: False)
+    spec = models.registry()["qwen2.5-coder-1.5b-instruct"]
+    spec.stored_path.mkdir(parents=True)
+    (spec.stored_path / "config.json").write_text("{}")
+    if damage == "a folder named as weights":
+        (spec.stored_path / "model.safetensors").mkdir()
+    assert spec.status() == "damaged"
+    assert main(["models"]) == 0
+    out = capsys.readouterr().out
+    assert f"copy its folder again, or install it: {spec.install}" in out and "prepare again" not in out
+    with pytest.raises(UserError, match=re.escape(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged (")):
+        models.prepare(spec, log=lambda message: None)
+
+
+def test_a_gguf_is_not_converted_into_the_current_folder(tmp_path, monkeypatch, capsys):
+    """`models convert m.gguf .` in an empty folder converted, then failed to move the folder aside (exit 3)."""
+    gguf = tmp_path / "m.gguf"
+    gguf.write_bytes(b"GGUF" + bytes(60))
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    monkeypatch.setattr(models, "_convert", lambda *args, **kwargs: pytest.fail("converted"))
+    assert main(["models", "convert", str(gguf), "."]) == EXIT_USER
+    assert ". is the current folder: give a new folder to convert m.gguf into" in capsys.readouterr().err
+
+
+def test_a_folder_that_holds_only_a_gguf_names_the_conversion(tmp_path):
+    """LM Studio keeps a model as a folder of one GGUF: 'not a model directory' left the user there."""
+    (tmp_path / "Qwen.Q4_K_M.gguf").write_bytes(b"GGUF")
+    with pytest.raises(UserError, match=re.escape(f"{tmp_path} is not a model directory (no config.json); it holds a "
+                                                  "GGUF: convert it once (python -m localeval models convert")):
+        models.resolve(str(tmp_path), "judge")
 
 
 def test_a_gguf_of_ones_own_is_converted_into_a_new_folder_that_judge_takes(tmp_path, monkeypatch, capsys):
