@@ -394,7 +394,7 @@ def convert_gguf(gguf: str | Path, folder: str | Path, log: Callable[[str], None
         raise UserError(f"{folder} is the current folder: give a new folder to convert {source.name} into")
     log(f"converting {source} into {target}: half a minute to several minutes, by its size")
     try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_ensure(target.absolute().parent)))
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=_ensure(target.parent)))
         try:
             _convert(source, staging, shown_as=source)
             _readable_as_the_umask_allows(staging)
