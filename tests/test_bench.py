@@ -964,3 +964,19 @@ def test_a_bench_of_enough_samples_says_how_sure_its_ranking_is(tmp_path):
     assert headline(bench).endswith(f"(next: contrarian, {bench['judges'][1]['summary']['mean_spearman']:.3f}, "
                                     f"which does better in 0% of 1,000 resamplings of the samples; the lead's 95% "
                                     f"interval {low:+.2f} to {high:+.2f})")
+
+
+def test_every_labeled_records_problem_is_said_at_once(tmp_path):
+    """Labels from several people have several problems; they came one per run (a probe's finding)."""
+    def mess(records):
+        records[1]["labels"]["reference_sentences_attributed"] = [1, 1]
+        records[3]["labels"]["response_relevant"] = "yes"
+
+    path = write_records(tmp_path, mess)
+    with pytest.raises(DataError) as caught:
+        read_labeled(path, METRICS)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: 2 labeled records have problems: line 2, field "
+                              "'labels.reference_sentences_attributed': sample dev-021: expected a list of true/false")
+    assert "(write true and false, not 1 and 0); line 4, field 'labels.response_relevant': sample dev-029: " in message
+    assert message.endswith('got "yes"')

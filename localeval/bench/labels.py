@@ -83,6 +83,9 @@ class LabeledSample:
         return grouped
 
 
+SHOWN_PROBLEMS = 5  # records whose problem one error names in full
+
+
 def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment."""
     path = Path(path).expanduser()
@@ -91,8 +94,22 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
                        "keep the labels in JSON Lines)" if path.suffix.lower() in (".csv", ".tsv", ".xlsx") else "")
         raise DataError(path, f"labeled data must be .jsonl or .json{spreadsheet} (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
-    records = list(_raw_records(path))
-    return [_labeled(sample, record, place, metrics) for sample, (place, record) in zip(samples, records)]
+    labeled, problems = [], []
+    for sample, (place, record) in zip(samples, _raw_records(path)):
+        try:
+            labeled.append(_labeled(sample, record, place, metrics))
+        except DataError as problem:  # the others too: a file labeled by several people has several
+            problems.append(problem)
+    if problems:
+        raise problems[0] if len(problems) == 1 else _together(path, problems)
+    return labeled
+
+
+def _together(path: Path, problems: list[DataError]) -> DataError:
+    """Every record's problem in one error, the first few in full ("line 2, field 'labels.x': ...")."""
+    shown = [problem.after_path.removeprefix(", ") for problem in problems[:SHOWN_PROBLEMS]]
+    more = f"; and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
+    return DataError(path, f"{len(problems)} labeled records have problems: {'; '.join(shown)}{more}")
 
 
 def warn_of_samples_left_out(path: str | Path, labeled: list[LabeledSample], metrics: list[str]) -> None:
