@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from localeval.errors import DataError, LocalevalWarning, UserError, first_few
+from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
@@ -126,8 +126,7 @@ def samples_in_memory(data: Any) -> list[Sample]:
     `to_list()` (datasets.Dataset, ragas EvaluationDataset). Those libraries are recognised by what
     they offer, not imported: neither is a dependency of localeval."""
     if isinstance(data, str):
-        shown = data if len(data) <= 60 else data[:57] + "..."
-        raise UserError(f"no data file {shown!r}; give {ACCEPTED_DATA}")
+        raise UserError(f"no data file {shortened(data, 60)!r}; give {ACCEPTED_DATA}")
     if isinstance(data, Mapping):  # iterating would read its keys as records
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")

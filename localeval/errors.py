@@ -73,6 +73,11 @@ def kept_warning(message: object) -> str:
     return f"warning: {message}"
 
 
+def shortened(text: str, limit: int) -> str:
+    """`text` for a message, cut to `limit` characters with "..." where it was longer."""
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def first_few(items: list[str], shown: int = 5) -> str:
     """The first `shown` of `items` for a message, comma-separated, with " ..." where more were left out."""
     return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any, Callable, TypeVar
 
-from .errors import UserError
+from .errors import UserError, shortened
 from .offline import hub_offline
 
 Loaded = TypeVar("Loaded")
@@ -79,6 +79,5 @@ def _first_sentence(error: Exception) -> str:
     if not lines:
         return type(error).__name__
     if lines[0].endswith(":"):
-        joined = " ".join(lines)
-        return joined if len(joined) <= 400 else joined[:397] + "..."
+        return shortened(" ".join(lines), 400)
     return lines[0]

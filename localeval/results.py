@@ -29,7 +29,7 @@ from typing import Any, Iterable
 
 from filelock import FileLock, Timeout
 
-from .errors import EnvironmentFailure, UserError
+from .errors import EnvironmentFailure, UserError, shortened
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
@@ -297,7 +297,7 @@ def _short(value: Any) -> str:
     if isinstance(value, list) and all(isinstance(item, str) for item in value):
         return f"[{', '.join(value)}]"  # metric names, whole: which one differs is the point
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-    return text if len(text) <= 60 else text[:57] + "..."
+    return shortened(text, 60)
 
 
 def read_done_ids(path: Path) -> set[str]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data import RecordError, load_samples
-from ..errors import DataError, LocalevalWarning, UserError, first_few
+from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened
 from ..metrics import METRICS
 from ..options import given
 from ..samples import Sample
@@ -267,5 +267,4 @@ def _check_bools(value: Any, fail, where: str = "") -> None:
 
 def _shown(value: Any) -> str:
     """A label as the file has it (JSON), cut to 40 characters."""
-    shown = json.dumps(value, ensure_ascii=False)
-    return shown if len(shown) <= 40 else shown[:37] + "..."
+    return shortened(json.dumps(value, ensure_ascii=False), 40)
