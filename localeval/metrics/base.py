@@ -86,6 +86,8 @@ class Metric:
     verdict_key: ClassVar[str]
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
+    # Whether a sample that retrieved nothing is scored by rule (every verdict 0), without asking the judge
+    scores_empty_retrieval_by_rule: ClassVar[bool] = False
 
     def __init__(self, settings: JudgeSettings | None = None):
         self.settings = settings or JudgeSettings()
@@ -96,7 +98,7 @@ class Metric:
     def decided_by_rule(self, sample: Sample) -> bool:
         """Whether the metric's verdicts on this sample are set by a rule, not asked of the judge (nothing
         retrieved supports nothing): bench leaves such a sample out of a judge's agreement with people."""
-        return False
+        return self.scores_empty_retrieval_by_rule and retrieved_nothing(sample)
 
     def formula(self, verdicts: list[Verdict]) -> float | None:
         """The metric's score of its verdicts under `settings.scoring`: the one formula a run scores
@@ -135,3 +137,8 @@ def judge_failure(answer: JudgeAnswer) -> MetricResult:
     if answer.refused:
         return MetricResult.null(answer.error)
     return MetricResult.null(f"judge output unusable: {answer.error}", judge_output=answer.text)
+
+
+def retrieved_nothing(sample: Sample) -> bool:
+    """Contexts given, every one of them empty."""
+    return sample.retrieved_contexts is not None and not any(chunk.strip() for chunk in sample.retrieved_contexts)

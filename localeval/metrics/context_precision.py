@@ -18,7 +18,6 @@ from ..samples import Sample
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
 from .evidence import ChunkVerdict, Verdict
-from .sentence_support import retrieved_nothing
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CONTEXT_PRECISION.verdict
@@ -45,9 +44,7 @@ class ContextPrecision(Metric):
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
     verdict_type, judged, verdict_key = ChunkVerdict, "chunks", VERDICT
-
-    def decided_by_rule(self, sample: Sample) -> bool:
-        return retrieved_nothing(sample)  # scored 0 below without asking the judge
+    scores_empty_retrieval_by_rule = True  # no chunk to ask of: 0 (steps)
 
     def steps(self, sample: Sample, language: str) -> Step:
         target = _target(sample)

@@ -20,7 +20,6 @@ from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
 from .evidence import Verdict
 from .scoring import any_of, mean
-from .sentence_support import retrieved_nothing
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CONTEXT_RELEVANCE.verdict
@@ -34,9 +33,7 @@ class ContextRelevance(Metric):
     part_names = ("context_relevance_chunks",)  # the chunk level: share of chunks with a relevant sentence
     list_part_names = ("context_relevance_per_chunk",)
     has_example = True
-
-    def decided_by_rule(self, sample: Sample) -> bool:
-        return retrieved_nothing(sample)  # scored 0 below without asking the judge
+    scores_empty_retrieval_by_rule = True  # no context sentence: 0 (steps)
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)

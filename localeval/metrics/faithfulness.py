@@ -21,7 +21,7 @@ from ..text import split_sentences
 from . import prompts, schemas
 from .base import Metric, MetricResult, Step, judge_failure
 from .evidence import ClaimVerdict, Verdict
-from .sentence_support import none_supported_by_empty_context, retrieved_nothing
+from .sentence_support import none_supported_by_empty_context
 from .verdicts import read_verdicts
 
 VERDICT = prompts.CLAIMS_SUPPORTED.verdict
@@ -34,6 +34,7 @@ class Faithfulness(Metric):
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"
     verdict_type, judged, verdict_key = ClaimVerdict, "claims", VERDICT
+    scores_empty_retrieval_by_rule = True  # its claims are listed, then every verdict 0 (steps)
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(sample.response, language)
@@ -52,9 +53,6 @@ class Faithfulness(Metric):
 
     def formula(self, verdicts: list[Verdict]) -> float | None:
         return self.settings.scoring.share(verdicts)
-
-    def decided_by_rule(self, sample: Sample) -> bool:
-        return retrieved_nothing(sample)
 
     def _claims_request(self, response: str, n_sentences: int) -> JudgeRequest:
         schema = schemas.string_list("claims", min(MAX_CLAIMS, CLAIMS_PER_SENTENCE * n_sentences),

@@ -19,6 +19,7 @@ class SentencesAgainstContext(Metric):
     text_field: ClassVar[str]  # the sample field whose sentences are judged
     task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}; names the verdict
     has_example = True
+    scores_empty_retrieval_by_rule = True  # none_supported_by_empty_context
 
     def steps(self, sample: Sample, language: str) -> Step:
         sentences = split_sentences(getattr(sample, self.text_field), language)
@@ -41,9 +42,6 @@ class SentencesAgainstContext(Metric):
     def formula(self, verdicts: list[Verdict]) -> float | None:
         return self.settings.scoring.share(verdicts)
 
-    def decided_by_rule(self, sample: Sample) -> bool:
-        return retrieved_nothing(sample)
-
 
 EMPTY_CONTEXT = "the retrieved context is empty"
 
@@ -51,8 +49,3 @@ EMPTY_CONTEXT = "the retrieved context is empty"
 def none_supported_by_empty_context(texts: tuple[str, ...], kind: type[Verdict] = SentenceVerdict) -> list[Verdict]:
     """Nothing can be supported by a retrieval that found nothing: every verdict 0, without asking the judge."""
     return [kind(text, 0, EMPTY_CONTEXT) for text in texts]
-
-
-def retrieved_nothing(sample: Sample) -> bool:
-    """Contexts given, every one of them empty: what none_supported_by_empty_context answers."""
-    return sample.retrieved_contexts is not None and not any(chunk.strip() for chunk in sample.retrieved_contexts)
