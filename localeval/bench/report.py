@@ -229,8 +229,7 @@ def headline(bench: dict[str, Any]) -> str:
                          "more (docs/labeled-data.md)")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
         sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
-    return ". ".join(sentence.rstrip(".") for sentence in sentences[:-1]) + (". " if len(sentences) > 1 else "") \
-        + sentences[-1]
+    return ". ".join([*(sentence.rstrip(".") for sentence in sentences[:-1]), sentences[-1]])  # the last keeps its own
 
 
 def _ranking(bench: dict[str, Any]) -> str:
