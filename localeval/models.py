@@ -19,6 +19,7 @@ import os
 import re
 import shlex
 import shutil
+import struct
 import tempfile
 from dataclasses import dataclass
 from importlib import resources
@@ -421,6 +422,28 @@ def _check_gguf(path: Path) -> None:
             raise UserError(f"{path} is not a GGUF file (a GGUF starts with the bytes 'GGUF')")
 
 
+def _check_whole(gguf: Path, shown_as: Any) -> None:
+    """A GGUF cut short (a download or copy that stopped) said as such, from its header, in
+    milliseconds: the loader read for seconds, then failed in numpy's words ("cannot reshape array"),
+    or with a traceback where the header itself was cut."""
+    try:  # transformers' own reader; one that moved leaves the loader's words
+        from transformers.integrations.gguf.reader import GgufHeader
+    except ImportError:
+        return
+    size = gguf.stat().st_size
+    try:
+        header = GgufHeader.from_file(str(gguf))
+    except (struct.error, IndexError):  # a field read past the end of the file
+        raise UserError(f"{shown_as} is cut short: the file ends inside its header ({size:,} bytes); "
+                        "download or copy it again") from None
+    except ValueError:  # not cut short, but a kind the loader says it cannot read, in its words
+        return
+    needed = header.data_start + max((t.offset + t.nbytes for t in header.tensors), default=0)
+    if needed > size:
+        raise UserError(f"{shown_as} is cut short: its header lists {needed:,} bytes of weights, the file holds "
+                        f"{size:,}; download or copy it again")
+
+
 def _readable_as_the_umask_allows(folder: Path) -> None:
     """mkdtemp's folder is the owner's alone, and the weights came out 0600 too (written through a
     temporary file): a shared store (NFS, for Ray workers) is read by other users."""
@@ -484,6 +507,7 @@ def _convert(gguf: Path, target: Path, shown_as: Any = None) -> None:
     from . import hf
 
     shown_as = gguf if shown_as is None else shown_as
+    _check_whole(gguf, shown_as)
     with hf.gguf_bar_hidden():
         tokenizer = hf.load(AutoTokenizer.from_pretrained, gguf.parent, gguf_file=gguf.name, shown_as=shown_as)
         if tokenizer.chat_template is None:

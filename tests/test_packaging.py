@@ -441,6 +441,37 @@ def test_a_gguf_is_not_converted_into_the_current_folder(tmp_path, monkeypatch, 
     assert ". is the current folder: give a new folder to convert m.gguf into" in capsys.readouterr().err
 
 
+def _written_gguf(path: Path) -> Path:
+    """A real GGUF of one small tensor, written by llama.cpp's own gguf package."""
+    import gguf
+
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_tensor("token_embd.weight", np.ones((16, 8), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    return path
+
+
+@pytest.mark.parametrize("kept, said", [
+    (600, "its header lists 640 bytes of weights, the file holds 600;"),  # a download that stopped in the weights
+    (40, "the file ends inside its header (40 bytes);"),  # numpy's "cannot reshape", or a traceback, before
+])
+def test_a_gguf_cut_short_is_said_to_be_cut_short_before_its_weights_are_read(tmp_path, capsys, kept, said):
+    whole = _written_gguf(tmp_path / "whole.gguf").read_bytes()
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(whole[:kept])
+    assert main(["models", "convert", str(cut), str(tmp_path / "out")]) == EXIT_USER
+    assert f"{cut} is cut short: {said} download or copy it again" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_whole_gguf_passes_the_length_check(tmp_path):
+    gguf = _written_gguf(tmp_path / "whole.gguf")
+    assert models._check_whole(gguf, gguf) is None  # no UserError: every tensor ends inside the file
+
+
 def test_a_folder_that_holds_only_a_gguf_names_the_conversion(tmp_path):
     """LM Studio keeps a model as a folder of one GGUF: 'not a model directory' left the user there."""
     (tmp_path / "Qwen.Q4_K_M.gguf").write_bytes(b"GGUF")
