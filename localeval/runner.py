@@ -10,7 +10,7 @@ from contextlib import closing, redirect_stdout
 from pathlib import Path
 
 from . import __version__
-from . import models
+from . import manual, models
 from .bench.labels import human_scores
 from .calibration import applied, fit_warnings, load_thresholds, scoring_overridden
 from .data import load_samples
@@ -256,7 +256,7 @@ def _few_labels(summary: dict) -> str | None:
         return None
     return (f"note: fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
             "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
-            "(docs/labeled-data.md); label at least ten")
+            f"({manual.see('labeled-data')}); label at least ten")
 
 
 def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:

@@ -646,7 +646,7 @@ def test_bench_help_teaches_with_examples():
     result = run_cli("bench", "--help")
     assert result.returncode == 0
     for words in ("--judges", "--data", "--cache", "balanced accuracy", "Spearman", "examples:",
-                  "docs/labeled-data.md", "exit status"):
+                  "localeval docs labeled-data", "exit status"):
         assert words in result.stdout
     assert "bench" in run_cli("--help").stdout
 
@@ -706,14 +706,14 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     # on three samples a rho takes one of a handful of values: the ranking is said to be chance
     assert headline({**ranked, "dataset": {"samples": 3}}) == (
         "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100). On 3 labeled samples this "
-        "ranking is mostly chance: label 10 or more (docs/labeled-data.md)")
+        "ranking is mostly chance: label 10 or more (localeval docs labeled-data)")
     # the other judge ran but ranks nothing (likely on 3 samples): still a ranking by chance
     one_ranked = {**ranked, "judges": [tied[0], constant[0]], "dataset": {"samples": 3}}
     assert headline(one_ranked).endswith("On 3 labeled samples this ranking is mostly chance: label 10 or more "
-                                         "(docs/labeled-data.md)")
+                                         "(localeval docs labeled-data)")
     alone = {**ranked, "judges": [tied[0]], "dataset": {"samples": 2}}  # one judge: its own rho is chance
     assert headline(alone).endswith("On 2 labeled samples its ρ is mostly chance: label 10 or more "
-                                    "(docs/labeled-data.md)")
+                                    "(localeval docs labeled-data)")
     assert headline({**bench, "judges": constant}) == ("No judge has a defined mean Spearman (each score was constant, "
                                                        "or paired on fewer than two samples).")
 
@@ -878,7 +878,7 @@ def test_a_headline_of_several_sentences_has_one_period_between_them():
     bench = {"best_judge": None, "judges": [constant], "settings": {"metrics": ["a"]}, "dataset": {"samples": 1}}
     assert headline(bench) == ("No judge has a defined mean Spearman (each score was constant, or paired on fewer "
                                "than two samples). On 1 labeled sample its ρ is mostly chance: label 10 or more "
-                               "(docs/labeled-data.md)")
+                               "(localeval docs labeled-data)")
 
 
 def test_labels_without_ids_that_match_no_sample_are_said_to_be_matched_by_line_number(tmp_path):

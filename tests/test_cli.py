@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from localeval.cli import main
-from localeval.errors import EXIT_ENVIRONMENT, EXIT_OK
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USER
 from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
@@ -48,6 +49,21 @@ def test_help_lists_commands_metrics_and_examples():
     for metric in ("context_relevance", "context_recall", "response_relevancy",
                    "answer_supported_precision", "context_supported_precision", "--resume", "--batch-size"):
         assert metric in run_help.stdout
+
+
+def test_every_document_the_help_names_is_one_that_docs_prints(capsys):
+    """--help said docs/NAME.md, which a wheel does not carry: it names `localeval docs NAME` now."""
+    from localeval import manual
+
+    helps = [run_cli(*command, "--help").stdout for command in ([], ["run"], ["bench"], ["models"], ["docs"])]
+    named = set(re.findall(r"localeval docs (?!python )([a-z-]+)", " ".join(" ".join(helps).split())))  # not the topic-less example before another
+    assert named >= {"labeled-data", "judges", "benchmarks", "readme"}
+    assert named <= set(manual.topics())
+    assert "docs/" not in "".join(helps)
+    assert main(["docs", "judges"]) == EXIT_OK
+    assert capsys.readouterr().out == (Path(manual.__file__).parent.parent / "docs/judges.md").read_text("utf-8")
+    assert main(["docs", "judges.md"]) == EXIT_USER
+    assert "no document named 'judges.md'; `localeval docs` lists them: readme," in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -260,5 +276,5 @@ def test_few_labels_are_counted_per_metric():
     summary = {"context_recall": corrected(10, 30), "context_supported_precision": corrected(9, 30), "faithfulness": {}}
     assert _few_labels(summary) == (
         "note: fewer than ten labeled samples correct context_supported_precision (9): with so few, the corrected 95% "
-        "intervals covered people's mean less often on the dev set (docs/labeled-data.md); label at least ten")
+        "intervals covered people's mean less often on the dev set (localeval docs labeled-data); label at least ten")
     assert _few_labels({"context_recall": corrected(4, 4)}) is None  # every sample labeled: people's mean is known

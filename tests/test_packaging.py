@@ -39,6 +39,9 @@ def wheel(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         shutil.copy(ROOT / name, source / name)
     shutil.copytree(ROOT / "localeval", source / "localeval", ignore=shutil.ignore_patterns("__pycache__"))
+    (source / "docs").mkdir()
+    for document in (ROOT / "docs").glob("*.md"):  # the wheel carries them as localeval/docs
+        shutil.copy(document, source / "docs")
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
                     str(source)], check=True, timeout=300)
@@ -63,8 +66,32 @@ def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "localeval/registry.json" in names
     assert not [n for n in names if n.startswith(("tests/", "models/", "scripts/", "docs/"))]
+    # pyproject.toml lists the packages (docs/ is mapped into one): a new one left off would be missing
+    source = Path(__file__).resolve().parent.parent
+    packages = {str(init.parent.relative_to(source)) for init in (source / "localeval").rglob("__init__.py")}
+    assert {p for p in packages if f"{p}/__init__.py" not in names} == set()
+    documents = {path.name for path in (source / "docs").glob("*.md")}
+    assert documents and {f"localeval/docs/{name}" for name in documents} <= set(names)
     licence = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]  # the metadata says Apache-2.0
     assert licence and "Apache License" in zipfile.ZipFile(wheel).read(licence[0]).decode()
+
+
+def test_an_installed_wheel_prints_the_documents_its_help_names(installed, tmp_path):
+    """An air-gapped user of a wheel has no source tree and no web: --help's `localeval docs NAME` prints them."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    source = Path(__file__).resolve().parent.parent
+
+    def docs(*topic: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "localeval", "docs", *topic], capture_output=True, text=True,
+                              timeout=120, cwd=elsewhere, env=installed)
+
+    listed = docs()
+    assert listed.returncode == 0 and "labeled-data" in listed.stdout and "readme" in listed.stdout
+    labeled = docs("labeled-data")
+    assert labeled.returncode == 0 and labeled.stdout == (source / "docs/labeled-data.md").read_text(encoding="utf-8")
+    readme = docs("readme")  # the wheel's description
+    assert readme.returncode == 0 and "## Set up and run" in readme.stdout
 
 
 def test_an_installed_wheel_runs_from_any_directory(installed, tmp_path, tiny_judge):

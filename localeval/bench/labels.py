@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .. import manual
 from ..data import RecordError, load_samples
 from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened
 from ..metrics import METRICS
@@ -24,7 +25,7 @@ from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
 LABELED_EXTENSIONS = (".jsonl", ".json")
-FORMAT_DOC = "docs/labeled-data.md"
+FORMAT_DOC = manual.see("labeled-data")
 # where a label count differs: pysbd's sentences, after the line breaks inside one are read as spaces
 SHOW_SPLIT = f"localeval.text.split_sentences and split_chunks print them; {FORMAT_DOC} says how"
 

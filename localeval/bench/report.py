@@ -13,6 +13,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+from .. import manual
 from ..report import breakable
 from ..results import count_of, write_atomically
 from . import svg
@@ -226,7 +227,7 @@ def headline(bench: dict[str, Any]) -> str:
     if samples < FEW_TO_RANK and ran:
         what = "this ranking is" if ran > 1 else "its ρ is"
         sentences.append(f"On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or "
-                         "more (docs/labeled-data.md)")
+                         f"more ({manual.see('labeled-data')})")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
         sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
     return ". ".join([*(sentence.rstrip(".") for sentence in sentences[:-1]), sentences[-1]])  # the last keeps its own
