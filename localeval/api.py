@@ -11,7 +11,8 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import CalibrationWarning, applied, fit_warnings, load_thresholds, scoring_overridden
+from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, scoring_overridden,
+                          seen_in_fitting)
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -168,8 +169,9 @@ def evaluate(
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
+    labeled = [sample for sample in samples if human and sample.id in human]
     for misfit in [*fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                   scoring_overridden(calibration_applied, scoring)]:
+                   scoring_overridden(calibration_applied, scoring), seen_in_fitting(calibration_applied, labeled, labels)]:
         if misfit:
             warnings.warn(CalibrationWarning(misfit), stacklevel=3)
             said.append(kept_warning(misfit))
@@ -183,7 +185,7 @@ def evaluate(
         bar.close()
     details: dict[str, Any] = {"timings": pipeline.evaluator.timings, "warnings": said}
     if calibration_applied is not None:
-        details["calibration"] = calibration_applied
+        details["calibration"] = described(calibration_applied)
     return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
 
 

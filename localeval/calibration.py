@@ -15,13 +15,15 @@ one model's probabilities means nothing for another's, so `run` refuses other we
 weights are known by sampling its files' contents, so a copy keeps them: models.folder_weights);
 asked another way, the same judge's probabilities move, so `run` warns.
 
-    {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30,
+    {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30, "fitted_on_samples": ["3f2a...", ...],
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
      "not_applied": {"qwen2.5-coder-0.5b-instruct": {"answer_supported_precision": {...}}},
      "fitted_with": {"qwen2.5-coder-0.5b-instruct": {"weights": "8d2c...", "folder": null,
                                                      "reasons": {"context_recall": false}, "example": {...}}}}
 
 A file written before "fitted_with" existed is applied by the judge's name alone, as it was.
+"fitted_on_samples" knows the labeled samples by their texts (Sample.texts_digest): `run --labels` with
+the same samples corrects a judge with the labels it was fitted to, and is warned (seen_in_fitting).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from .errors import LocalevalWarning, UserError
 from .metrics import METRICS
 from .options import given, option
 from .results import write_atomically
+from .samples import Sample
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
@@ -118,13 +121,15 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     }
 
 
-def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: int,
+def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: list[Sample],
                       belongs_to: dict[str, dict[str, Any]]) -> None:
     """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied.
-    `belongs_to`: {judge: fitted_with(...)}, what each judge's thresholds belong to."""
+    `samples`: the labeled samples they were fitted on. `belongs_to`: {judge: fitted_with(...)}, what
+    each judge's thresholds belong to."""
     applied = {judge: {m: e for m, e in fitted.items() if e["helps_both_halves"]} for judge, fitted in judges.items()}
     rejected = {judge: {m: e for m, e in fitted.items() if not e["helps_both_halves"]} for judge, fitted in judges.items()}
-    payload = {"localeval_calibration": FORMAT, "data": data, "samples": samples, "judges": applied,
+    payload = {"localeval_calibration": FORMAT, "data": data, "samples": len(samples),
+               "fitted_on_samples": sorted({sample.texts_digest() for sample in samples}), "judges": applied,
                "not_applied": rejected, "fitted_with": {judge: belongs_to[judge] for judge in judges}}
     write_atomically(path, json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
@@ -168,8 +173,32 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     thresholds = _checked_thresholds(path, key, written)
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": key,
              "fitted_on": payload.get("data"), "thresholds": thresholds,
-             "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None}
+             "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None,
+             FITTED_ON_SAMPLES: _digests(payload.get("fitted_on_samples"))}
     return thresholds, named
+
+
+FITTED_ON_SAMPLES = "fitted_on_samples"  # kept in load_thresholds' naming for seen_in_fitting, not in a summary
+
+
+def _digests(recorded: Any) -> frozenset[str]:
+    """The fitted-on samples' digests; none from a file written before they were kept (or edited into another shape)."""
+    return frozenset(d for d in recorded if isinstance(d, str)) if isinstance(recorded, list) else frozenset()
+
+
+def seen_in_fitting(calibration: dict[str, Any] | None, labeled: list[Sample], path: Any) -> str | None:
+    """The warning for labels (`labeled`, from `path`) that correct a judge whose thresholds were fitted on
+    the same samples: on them the calibrated judge agrees with people better than elsewhere, so the bias
+    they measure is too small and the corrected means lean towards the judge's, with intervals too narrow."""
+    if not calibration or not calibration["thresholds"]:
+        return None
+    seen = sum(sample.texts_digest() in calibration[FITTED_ON_SAMPLES] for sample in labeled)
+    if not seen:
+        return None
+    return (f"{given('labels', path)}: {seen} of its {len(labeled)} labeled samples are ones the thresholds of "
+            f"{given('calibration', calibration['path'])} were fitted on (bench --calibrate): on them the calibrated "
+            "judge agrees with people better than elsewhere, so the corrected means lean towards the judge's and "
+            "their intervals are too narrow; correct with labels the calibration did not see")
 
 
 def _read_small_file(path: Path) -> bytes:
@@ -201,6 +230,11 @@ def applied(named: dict[str, Any], thresholds: dict[str, float], metrics: list[s
     """`load_thresholds`' naming of the file, its thresholds narrowed to the metrics a run scores: what
     `run`'s summary and `evaluate()`'s result say was applied."""
     return {**named, "thresholds": {name: thresholds[name] for name in metrics if name in thresholds}}
+
+
+def described(calibration: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The calibration as a summary names it: without the digests of the samples it was fitted on."""
+    return calibration and {key: value for key, value in calibration.items() if key != FITTED_ON_SAMPLES}
 
 
 def _entry_for(judge: str, folder: str | None, keys: list[str], recorded: dict[str, Any]) -> str | None:

@@ -12,7 +12,7 @@ from pathlib import Path
 from . import __version__
 from . import manual, models
 from .bench.labels import human_scores
-from .calibration import applied, fit_warnings, load_thresholds, scoring_overridden
+from .calibration import applied, described, fit_warnings, load_thresholds, scoring_overridden, seen_in_fitting
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
@@ -103,13 +103,14 @@ def run_command(args) -> int:
         rows = [row for row in read_results(writer.path) if str(row.get("id")) in wanted]
         summary = summarize(rows, names, human)
         details = _details(args, pipeline, cluster, len(samples), scored, started)
-        details["calibration"] = calibration
+        details["calibration"] = described(calibration)
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [*data_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
                                            *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)),
-                                           _few_labels(summary)] if w]
+                                           _few_labels(summary), _warning(_seen_in_fitting(calibration, samples, human, args))]
+                                if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -218,6 +219,12 @@ def run_identity(args, pipeline) -> dict:
 def _asked(args, metrics) -> dict:
     """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
+
+
+def _seen_in_fitting(calibration, samples, human, args) -> str | None:
+    if not human:
+        return None
+    return seen_in_fitting(calibration, [sample for sample in samples if sample.id in human], args.labels)
 
 
 def _warning(message: str | None) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass
 
 # Legacy ragas names, accepted on input and mapped to the current ones.
@@ -23,6 +25,12 @@ class Sample:
     response: str | None = None
     reference: str | None = None
     language: str | None = None
+
+    def texts_digest(self) -> str:
+        """The sample known by its texts, not its id (a line number, where a file gives none): how a
+        calibration remembers the labeled samples it was fitted on."""
+        texts = [self.user_input, list(self.retrieved_contexts or ()), self.response, self.reference]
+        return hashlib.sha256(json.dumps(texts, ensure_ascii=False).encode()).hexdigest()[:16]
 
     def missing(self, fields: tuple[str, ...]) -> list[str]:
         """The fields of `fields` this sample lacks: absent, or empty text.

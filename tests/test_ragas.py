@@ -502,7 +502,7 @@ def test_paths_given_to_evaluate_with_a_tilde_are_the_users_own(tmp_path, monkey
     (tmp_path / "data.jsonl").write_text(json.dumps(sample) + "\n")
     write_calibration(tmp_path / "calibration.json", {"scripted": {"context_recall": {"threshold": 0.3,
                                                                                         "helps_both_halves": True}}},
-                      "x", 12, {"scripted": fitted_with(None, None, {})})
+                      "x", [], {"scripted": fitted_with(None, None, {})})
     script = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "attributed": 1}]})
     result = localeval.evaluate("~/data.jsonl", ["context_recall"], judge=script, progress=False,
                                 calibration="~/calibration.json")
@@ -582,7 +582,7 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     weights = models.folder_weights(tiny_judge)
     write_calibration(tmp_path / "calibration.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                      "helps_both_halves": True}}},
-                      "x", 12, {"./tiny": fitted_with(weights, folder, {})})
+                      "x", [], {"./tiny": fitted_with(weights, folder, {})})
     judge = localeval.load_judge(tiny_judge, device="cpu")
     result = localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
                                 calibration=tmp_path / "calibration.json")
@@ -600,7 +600,7 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     assert any("scored by the thresholds of calibration=" in warning for warning in soft.details["warnings"])
     write_calibration(tmp_path / "other.json", {"./tiny": {"context_recall": {"threshold": 0.2,
                                                                                "helps_both_halves": True}}},
-                      "x", 12, {"./tiny": fitted_with("another model", "/another/folder", {})})
+                      "x", [], {"./tiny": fitted_with("another model", "/another/folder", {})})
     with pytest.raises(UserError, match="has no thresholds for judge"):  # neither its folder nor its weights
         localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
                            calibration=tmp_path / "other.json")

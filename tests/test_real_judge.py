@@ -232,7 +232,7 @@ def labeled_run(no_network, tmp_path_factory):
     weights = models.resolve("smollm2-135m-instruct", "judge").fingerprint()  # the real judge's own: applied
     write_calibration(calibration, {"smollm2-135m-instruct": {"context_recall": {"threshold": 0.3,
                                                                                    "helps_both_halves": True}}},
-                      "hand-written for the test", 4, {"smollm2-135m-instruct": fitted_with(weights, None, {})})
+                      "hand-written for the test", [], {"smollm2-135m-instruct": fitted_with(weights, None, {})})
     out = folder / "out"
     argv = ["run", str(LABELED), "--out", str(out), "--quiet", "--labels", str(LABELED),
             "--calibration", str(calibration)]

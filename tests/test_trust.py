@@ -18,6 +18,7 @@ from localeval.calibration import (MAX_FILE_BYTES, balanced_accuracy_at, calibra
 from localeval.errors import UserError
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.results import format_table, summarize
+from localeval.samples import Sample
 from localeval.trust import WEAK, measured_agreement, weak_judge_warning
 
 LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"  # four dev samples, labeled
@@ -211,13 +212,14 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
                           "context_relevance": {"threshold": 0.7, "helps_both_halves": False}},
               "judge-c": {"context_relevance": {"threshold": 0.7, "helps_both_halves": False}}}
     belongs_to = {"judge-a": fitted_with("aaaa", None, {}), "judge-c": fitted_with("cccc", None, {})}
-    write_calibration(path, fitted, "dev.jsonl", 30, belongs_to)
+    write_calibration(path, fitted, "dev.jsonl", [Sample(str(n), f"question {n}?") for n in range(30)], belongs_to)
     thresholds, named = load_thresholds(path, "judge-a")
     assert named["fitted_with"] == {"weights": "aaaa", "folder": None, "reasons": {}, "example": {}}
     assert thresholds == {"context_recall": 0.25}  # a threshold that did not help both halves is not applied
     assert json.loads(path.read_text())["not_applied"]["judge-a"] == {"context_relevance": fitted["judge-a"]["context_relevance"]}
     assert load_thresholds(path, "judge-c")[0] == {}  # calibrated, nothing worth applying
     assert named["path"] == str(path) and len(named["sha256"]) == 64 and named["fitted_on"] == "dev.jsonl"
+    assert json.loads(path.read_text())["samples"] == len(named["fitted_on_samples"]) == 30  # known by their texts
     with pytest.raises(UserError, match="no thresholds for judge 'judge-b'; it calibrates: judge-a, judge-c"):
         load_thresholds(path, "judge-b")
     with pytest.raises(UserError, match="cannot read"):
@@ -283,7 +285,7 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
 
     calibration, data = tmp_path / "calibration.json", tmp_path / "d.jsonl"
     entry = {"threshold": 0.3, "helps_both_halves": True}
-    write_calibration(calibration, {str(tiny_judge): {"context_recall": entry, "context_relevance": entry}}, "x", 4,
+    write_calibration(calibration, {str(tiny_judge): {"context_recall": entry, "context_relevance": entry}}, "x", [],
                       {str(tiny_judge): fitted_with(None, None, {})})
     data.write_text(json.dumps({"user_input": "When did it open?", "retrieved_contexts": ["It opened in 1932."],
                                 "response": "In 1932.", "reference": "It opened in 1932."}) + "\n")
@@ -303,6 +305,52 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
     assert unused["calibration"]["thresholds"] == {}
     assert any("its thresholds, for context_recall, context_relevance, are for none of this run's metrics" in warning
                for warning in unused["warnings"])
+
+
+def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, tiny_judge, capsys):
+    """bench --calibrate on labeled.jsonl, then run --calibration with --labels labeled.jsonl: the corrections
+    rest on the samples the thresholds were fitted to, and nothing said so (calibration.json kept only the path)."""
+    from localeval.bench.labels import read_labeled
+    from localeval.cli import main
+
+    labeled = [item.sample for item in read_labeled(LABELED, ["context_recall"])]
+    entry = {str(tiny_judge): {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}}
+
+    def warnings_of_a_run(fitted_on: list) -> list[str]:
+        calibration, out = tmp_path / f"calibration-{len(fitted_on)}.json", tmp_path / f"out-{len(fitted_on)}"
+        write_calibration(calibration, entry, "labeled.jsonl", fitted_on, {str(tiny_judge): fitted_with(None, None, {})})
+        assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                     "--metrics", "context_recall", "--calibration", str(calibration), "--labels", str(LABELED)]) == 0
+        summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+        assert "fitted_on_samples" not in summary["calibration"]  # kept in the file, not repeated in every summary
+        return summary["warnings"]
+
+    seen = [w for w in warnings_of_a_run(labeled[:3]) if "were fitted on" in w]
+    assert seen == [f"warning: --labels {LABELED}: 3 of its {len(labeled)} labeled samples are ones the thresholds of "
+                    f"--calibration {tmp_path / 'calibration-3.json'} were fitted on (bench --calibrate): on them the "
+                    "calibrated judge agrees with people better than elsewhere, so the corrected means lean towards the "
+                    "judge's and their intervals are too narrow; correct with labels the calibration did not see"]
+    assert seen[0] in capsys.readouterr().out
+    other = [Sample("1", "Another question?", ("Another passage.",), "Another answer.", "Another reference.")]
+    assert not [w for w in warnings_of_a_run(other) if "were fitted on" in w]  # known by texts, not by id
+
+
+def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
+    import localeval
+    from localeval.bench.labels import read_labeled
+    from localeval.calibration import CalibrationWarning
+    from localeval.engine.scripted import ScriptedJudge
+
+    labeled = [item.sample for item in read_labeled(LABELED, ["context_recall"])]
+    calibration = tmp_path / "calibration.json"
+    write_calibration(calibration, {"scripted": {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}},
+                      "labeled.jsonl", labeled, {"scripted": fitted_with(None, None, {})})
+    script = ScriptedJudge(lambda request: {"verdicts": []})  # its answers do not matter here
+    with pytest.warns(CalibrationWarning, match=f"{len(labeled)} of its {len(labeled)} labeled samples are ones"):
+        result = localeval.evaluate(str(LABELED), ["context_recall"], judge=script, progress=False,
+                                    calibration=calibration, labels=LABELED)
+    assert any("were fitted on (bench --calibrate)" in warning for warning in result.details["warnings"])
+    assert "fitted_on_samples" not in result.details["calibration"]
 
 
 # --- the weak judge's warning --------------------------------------------------------------------
@@ -366,7 +414,7 @@ def test_a_judge_folder_is_found_in_a_calibration_by_its_folder_however_it_is_ty
     """bench --judges ./judge wrote the key "./judge": run --judge /abs/judge was told it had no thresholds."""
     path = tmp_path / "calibration.json"
     entry = {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}
-    write_calibration(path, {"./judge": entry}, "x", 12, {"./judge": fitted_with("ffff", "/abs/judge", {})})
+    write_calibration(path, {"./judge": entry}, "x", [], {"./judge": fitted_with("ffff", "/abs/judge", {})})
     thresholds, named = load_thresholds(path, "/abs/../abs/judge", folder="/abs/judge")
     assert thresholds == {"context_recall": 0.3} and named["judge"] == "./judge"
     other = tmp_path / "other"  # another folder, with other weights

@@ -74,7 +74,7 @@ def bench_command(args) -> int:
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
-        calibrated = _write_calibration(out_dir, bench, args, len(labeled))
+        calibrated = _write_calibration(out_dir, bench, args, [item.sample for item in labeled])
         agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
         print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
               f"{count_of(len(runs), 'judge')} on {count_of(len(labeled), 'sample')} in "
@@ -106,7 +106,7 @@ def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[
     return labeled
 
 
-def _write_calibration(out_dir: Path, bench: dict, args, samples: int) -> str:
+def _write_calibration(out_dir: Path, bench: dict, args, samples: list) -> str:
     """calibration.json with --calibrate (what it holds, for the last line), else none: an earlier
     bench's file left in the folder would pass for this one's."""
     path = out_dir / CALIBRATION_FILE
