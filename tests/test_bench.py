@@ -22,7 +22,7 @@ import pytest
 
 from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
-from localeval.bench.compare import compare
+from localeval.bench.compare import compare, untied
 from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from localeval.bench.report import headline, markdown_table, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
@@ -408,7 +408,7 @@ def in_process(labeled, tmp_path_factory):
     return bench_with(labeled, judges, isolate=False, out=out), out
 
 
-def test_a_judge_that_answers_as_the_labelers_agrees_perfectly(in_process):
+def test_a_judge_that_answers_as_the_labelers_agrees_perfectly(in_process, labeled):
     bench, _ = in_process
     oracle = next(j for j in bench["judges"] if j["name"] == "oracle")
     assert oracle["status"] == "ok"
@@ -416,6 +416,8 @@ def test_a_judge_that_answers_as_the_labelers_agrees_perfectly(in_process):
         scores = oracle["metrics"][metric]["scores"]
         assert scores["spearman"] == pytest.approx(1.0) and scores["mae"] == pytest.approx(0.0)
         assert scores["samples"] == 4 and scores["null"] == 0
+        human = [item.human_score(metric) for item in labeled]
+        assert scores["human_untied"] == 4 - max(human.count(h) for h in human)  # those off people's commonest
         if metric != "response_relevancy":
             sentences = oracle["metrics"][metric]["sentences"]
             assert sentences["accuracy"] == sentences["balanced_accuracy"] == 1.0
@@ -932,6 +934,24 @@ def test_a_balanced_accuracy_over_one_class_of_labels_is_marked_and_explained():
     recall = table.headers.index("context_recall")
     assert all(row[recall][0].endswith(" (one class)") for row in table.rows)
     assert "(one class): people gave every sentence compared the same verdict" in table.note
+
+
+def test_a_rho_over_people_s_scores_nearly_all_tied_is_marked_and_explained():
+    """People who gave 29 of 30 samples the same score leave a ρ that says where the judge ranks one
+    sample: it stood in the table beside the others unmarked (a probe's finding)."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    main_table = tables(bench)[0]
+    assert "(rests on" not in markdown_table(main_table) and "(rests on" not in main_table.note  # written before
+    for judge in bench["judges"]:
+        if judge["status"] == "ok":
+            judge["metrics"]["context_recall"]["scores"]["human_untied"] = 1
+            judge["metrics"]["context_relevance"]["scores"]["human_untied"] = 3  # enough to rest on
+    main_table = tables(bench)[0]
+    recall, relevance = main_table.headers.index("context_recall"), main_table.headers.index("context_relevance")
+    assert all(row[recall][0].endswith(" (rests on 1)") for row in main_table.rows)
+    assert not any("rests on" in row[relevance][0] for row in main_table.rows)
+    assert "(rests on n): people gave all but n of the samples compared the same score" in main_table.note
+    assert untied([0.5, 0.5, 1.0, 0.5]) == 1 and untied([0.0, 1.0]) == 1 and untied([]) == 0
 
 
 def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path, capsys, monkeypatch):

@@ -87,7 +87,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER, ranked=_judged_afresh),
     ]
     main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
-            *(Column(m, _get("metrics", m, "scores", "spearman")) for m in metrics), *speed]
+            *(Column(m, _get("metrics", m, "scores", "spearman"), note=_few_untied_note(m)) for m in metrics), *speed]
     per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy"), note=_one_class_note(m))
                     for m in sentence_metrics]
     if sentence_metrics:
@@ -112,7 +112,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                f"samples were scored) counts as 0; (n of {len(metrics)}): "
                "how many are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
-               f"{_memory_kind(judges)}.{_cache_caveat(judges)}"),
+               f"{_memory_kind(judges)}.{_cache_caveat(judges)}{_few_untied_caveat(metrics, judges)}"),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
                   _per_sentence_note(metrics, judges))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
@@ -172,6 +172,26 @@ def _defined_share(entry: dict) -> str:
     """' (3 of 5)' when some rho is undefined and counted as 0, so the mean is not read as more than it is."""
     defined, total = entry["summary"]["spearman_defined"], len(entry["metrics"])
     return "" if defined == total else f" ({defined} of {total})"
+
+
+FEW_UNTIED = 2  # people's scores that differ from their commonest one, at most, for a ρ to be marked
+
+
+def _few_untied_note(metric: str) -> Callable[[dict], str]:
+    """' (rests on 2)' where people gave all but one or two of the samples compared the same score."""
+    def note(entry: dict) -> str:
+        scores = entry.get("metrics", {}).get(metric, {}).get("scores", {})
+        untied = scores.get("human_untied")  # absent from a bench.json written before it was counted
+        return f" (rests on {untied})" if scores.get("spearman") is not None and untied and untied <= FEW_UNTIED else ""
+
+    return note
+
+
+def _few_untied_caveat(metrics: list[str], judges: list[dict]) -> str:
+    if not any(_few_untied_note(m)(entry) for m in metrics for entry in judges):
+        return ""
+    return (" (rests on n): people gave all but n of the samples compared the same score, so that ρ says only "
+            "where the judge ranks those n: the luck of a sample or two, however many were compared.")
 
 
 def _memory_kind(judges: list[dict]) -> str:
