@@ -81,16 +81,11 @@ def run_command(args) -> int:
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), RUN_OUTPUTS)  # a user's own results.jsonl is never replaced
         log = to_stderr
-        # Imported only now: the engine brings torch and transformers (seconds), and a mistyped option
-        # or a bad file should be answered at once.
-        from .pipeline import PipelineRecipe, build_scoring
-        from .scaleout import cluster_for
-
-        recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
-                                BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,
-                                args.language, args.window)
-        cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
-        pipeline, score = build_scoring(recipe, cluster, log)  # models found, not loaded
+        try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
+            cluster, pipeline, score = _scoring_for(args, metrics, log)
+        except KeyboardInterrupt:
+            log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
+            return EXIT_INTERRUPTED
         # thresholds fitted on other weights than the judge's are refused before anything is written
         misfits = fit_warnings(calibration, pipeline.judge, settings_used(metrics))
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
@@ -128,6 +123,20 @@ def run_command(args) -> int:
         if args.json:
             print(json.dumps(document, ensure_ascii=False))
         return _gate(summary, gates)
+
+
+def _scoring_for(args, metrics, log):
+    """The cluster (None: this process), the pipeline with its models found, not loaded, and the
+    scoring. Imported only now: the engine brings torch and transformers (seconds), and a mistyped
+    option or a bad file should be answered at once."""
+    from .pipeline import PipelineRecipe, build_scoring
+    from .scaleout import cluster_for
+
+    recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
+                            BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,
+                            args.language, args.window)
+    cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
+    return (cluster, *build_scoring(recipe, cluster, log))
 
 
 def _load(path: str) -> tuple[list, list[str]]:
