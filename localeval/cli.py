@@ -318,6 +318,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
     _closed_streams_to_devnull()
+    _unencodable_replaced()
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
     if unknown:  # said by the command's own parser, so that its --help, which lists them, is named
@@ -427,6 +428,15 @@ def _closed_streams_to_devnull() -> None:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the process's life)
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+
+
+def _unencodable_replaced() -> None:
+    """A terminal or pipe whose encoding lacks a character localeval prints (ρ, …, a Chinese sample's
+    text; a Windows console, LANG=C, PYTHONIOENCODING=ascii) shows '?' for it: it was a UnicodeEncodeError,
+    a traceback and exit 1 after a bench had written its files."""
+    for stream in (sys.stdout, sys.stderr):
+        if callable(getattr(stream, "reconfigure", None)):
+            stream.reconfigure(errors="replace")
 
 
 def _command(args) -> int:

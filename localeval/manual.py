@@ -29,12 +29,15 @@ def topics() -> dict[str, str]:
     return found
 
 
-def text(topic: str) -> str:
+def text(asked: str) -> str:
+    """The document `asked` names: its topic, or the path the documents link it by (docs/judges.md, README.md)."""
+    topic = asked.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md")
+    topic = README if topic.lower() == README else topic
     if topic == README:
         return _readme()
     path = _folder() / f"{topic}.md"
     if not path.is_file():
-        raise UserError(f"no document named {topic!r}; `localeval docs` lists them: {', '.join(topics())}")
+        raise UserError(f"no document named {asked!r}; `localeval docs` lists them: {', '.join(topics())}")
     return path.read_text(encoding="utf-8")
 
 

@@ -62,8 +62,20 @@ def test_every_document_the_help_names_is_one_that_docs_prints(capsys):
     assert "docs/" not in "".join(helps)
     assert main(["docs", "judges"]) == EXIT_OK
     assert capsys.readouterr().out == (Path(manual.__file__).parent.parent / "docs/judges.md").read_text("utf-8")
-    assert main(["docs", "judges.md"]) == EXIT_USER
-    assert "no document named 'judges.md'; `localeval docs` lists them: readme," in capsys.readouterr().err
+    assert main(["docs", "judges"]) == EXIT_OK
+    judges = capsys.readouterr().out
+    for linked in ("docs/judges.md", "judges.md"):  # as the documents link each other
+        assert main(["docs", linked]) == EXIT_OK and capsys.readouterr().out == judges
+    assert main(["docs", "judge"]) == EXIT_USER
+    assert "no document named 'judge'; `localeval docs` lists them: readme," in capsys.readouterr().err
+
+
+def test_a_terminal_that_cannot_show_rho_gets_a_question_mark_not_a_traceback():
+    """PYTHONIOENCODING=ascii (LANG=C, a Windows console): printing ρ was a UnicodeEncodeError, exit 1."""
+    result = subprocess.run([sys.executable, "-m", "localeval", "docs", "judges"], capture_output=True, timeout=300,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.returncode == EXIT_OK and result.stderr == b""
+    assert "mean Spearman ?" in result.stdout.decode("ascii")
 
 
 @pytest.mark.parametrize(
