@@ -160,7 +160,12 @@ def evaluate(
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
     chosen = resolve_metrics(metrics, settings)
-    human = human_scores(labels, samples, [m.name for m in chosen]) if labels is not None else None
+    if labels is not None:
+        human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
+                                              caller_level=3)
+        said.extend(label_warnings)
+    else:
+        human = None
     if ray is not None and any(isinstance(model, LOADED_HERE) for model in (judge, embedder)):
         raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
                         "Ray's workers; give its name or folder, and each worker loads its own")
@@ -171,7 +176,7 @@ def evaluate(
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
     labeled = [sample for sample in samples if human and sample.id in human]
     for misfit in [*fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                   scoring_overridden(calibration_applied, scoring), seen_in_fitting(calibration_applied, labeled, labels)]:
+                   scoring_overridden(calibration_applied, scoring), seen_in_fitting(calibration_applied, labeled, labels, len(samples))]:
         if misfit:
             warnings.warn(CalibrationWarning(misfit), stacklevel=3)
             said.append(kept_warning(misfit))

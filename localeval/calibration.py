@@ -186,19 +186,21 @@ def _digests(recorded: Any) -> frozenset[str]:
     return frozenset(d for d in recorded if isinstance(d, str)) if isinstance(recorded, list) else frozenset()
 
 
-def seen_in_fitting(calibration: dict[str, Any] | None, labeled: list[Sample], path: Any) -> str | None:
+def seen_in_fitting(calibration: dict[str, Any] | None, labeled: list[Sample], path: Any, scored: int) -> str | None:
     """The warning for labels (`labeled`, from `path`) that correct a judge whose thresholds were fitted on
     the same samples: on them the calibrated judge agrees with people better than elsewhere, so the bias
-    they measure is too small and the corrected means lean towards the judge's, with intervals too narrow."""
-    if not calibration or not calibration["thresholds"]:
+    they measure is too small and the corrected means lean towards the judge's, with intervals too narrow.
+    None where every one of the `scored` samples is labeled: the corrected mean is then people's own."""
+    if not calibration or not calibration["thresholds"] or len(labeled) >= scored:
         return None
     seen = sum(sample.texts_digest() in calibration[FITTED_ON_SAMPLES] for sample in labeled)
     if not seen:
         return None
     return (f"{given('labels', path)}: {seen} of its {len(labeled)} labeled samples are ones the thresholds of "
             f"{given('calibration', calibration['path'])} were fitted on (bench --calibrate): on them the calibrated "
-            "judge agrees with people better than elsewhere, so the corrected means lean towards the judge's and "
-            "their intervals are too narrow; correct with labels the calibration did not see")
+            "judge agrees with people better than elsewhere, so the corrected means of "
+            f"{', '.join(calibration['thresholds'])} lean towards the judge's and their intervals are too narrow; "
+            "correct with labels the calibration did not see")
 
 
 def _read_small_file(path: Path) -> bytes:

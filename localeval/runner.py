@@ -73,7 +73,9 @@ def run_command(args) -> int:
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
-    human = human_scores(args.labels, samples, [m.name for m in metrics], left_out) if args.labels is not None else None
+    # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
+    human, label_warnings = (said_and_kept(lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
+                             if args.labels is not None else (None, []))
     if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
         check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
@@ -102,7 +104,7 @@ def run_command(args) -> int:
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
-        details["warnings"] = [w for w in [*data_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
+        details["warnings"] = [w for w in [*data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
                                            *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)),
                                            _few_labels(summary), _warning(_seen_in_fitting(calibration, samples, human, args))]
                                 if w]
@@ -114,7 +116,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        said = set(data_warnings)  # on stderr as the data was read: once is enough
+        said = {*data_warnings, *label_warnings}  # on stderr as the files were read: once is enough
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
@@ -233,7 +235,7 @@ def _asked(args, metrics) -> dict:
 def _seen_in_fitting(calibration, samples, human, args) -> str | None:
     if not human:
         return None
-    return seen_in_fitting(calibration, [sample for sample in samples if sample.id in human], args.labels)
+    return seen_in_fitting(calibration, [sample for sample in samples if sample.id in human], args.labels, len(samples))
 
 
 def _warning(message: str | None) -> str | None:

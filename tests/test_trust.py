@@ -315,11 +315,13 @@ def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, 
 
     labeled = [item.sample for item in read_labeled(LABELED, ["context_recall"])]
     entry = {str(tiny_judge): {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}}
+    data = tmp_path / "data.jsonl"  # the labeled samples and one more, unlabeled: their means are estimated
+    data.write_text(LABELED.read_text(encoding="utf-8") + json.dumps(UNLABELED) + "\n", encoding="utf-8")
 
-    def warnings_of_a_run(fitted_on: list) -> list[str]:
+    def warnings_of_a_run(fitted_on: list, data: Path = data) -> list[str]:
         calibration, out = tmp_path / f"calibration-{len(fitted_on)}.json", tmp_path / f"out-{len(fitted_on)}"
         write_calibration(calibration, entry, "labeled.jsonl", fitted_on, {str(tiny_judge): fitted_with(None, None, {})})
-        assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+        assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                      "--metrics", "context_recall", "--calibration", str(calibration), "--labels", str(LABELED)]) == 0
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
         assert "fitted_on_samples" not in summary["calibration"]  # kept in the file, not repeated in every summary
@@ -328,11 +330,26 @@ def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, 
     seen = [w for w in warnings_of_a_run(labeled[:3]) if "were fitted on" in w]
     assert seen == [f"warning: --labels {LABELED}: 3 of its {len(labeled)} labeled samples are ones the thresholds of "
                     f"--calibration {tmp_path / 'calibration-3.json'} were fitted on (bench --calibrate): on them the "
-                    "calibrated judge agrees with people better than elsewhere, so the corrected means lean towards the "
-                    "judge's and their intervals are too narrow; correct with labels the calibration did not see"]
+                    "calibrated judge agrees with people better than elsewhere, so the corrected means of context_recall lean "
+                    "towards the judge's and their intervals are too narrow; correct with labels the calibration did "
+                    "not see"]
     assert seen[0] in capsys.readouterr().out
     other = [Sample("1", "Another question?", ("Another passage.",), "Another answer.", "Another reference.")]
     assert not [w for w in warnings_of_a_run(other) if "were fitted on" in w]  # known by texts, not by id
+    # every sample labeled: the corrected mean is people's own, whatever the judge was fitted on (a probe's finding)
+    assert not [w for w in warnings_of_a_run(labeled, data=LABELED) if "were fitted on" in w]
+
+
+def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_judge, capsys):
+    """The terminal said the corrected means rest on fewer labels; summary.json, which a CI job reads, did not."""
+    from localeval.cli import main
+
+    out = tmp_path / "out"
+    assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                 "--metrics", "context_recall", "--labels", str(LABELED), "--limit", "2"]) == 0
+    said = f"--labels {LABELED}: 2 of its 4 labeled samples are beyond --limit and not used; the corrected means rest on 2"
+    assert capsys.readouterr().err.count(said) == 1  # as the labels were read, and not again under the table
+    assert f"warning: {said}" in json.loads((out / "summary.json").read_text(encoding="utf-8"))["warnings"]
 
 
 def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
@@ -347,10 +364,14 @@ def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
                       "labeled.jsonl", labeled, {"scripted": fitted_with(None, None, {})})
     script = ScriptedJudge(lambda request: {"verdicts": []})  # its answers do not matter here
     with pytest.warns(CalibrationWarning, match=f"{len(labeled)} of its {len(labeled)} labeled samples are ones"):
-        result = localeval.evaluate(str(LABELED), ["context_recall"], judge=script, progress=False,
+        result = localeval.evaluate([*labeled, Sample(**UNLABELED)], ["context_recall"], judge=script, progress=False,
                                     calibration=calibration, labels=LABELED)
     assert any("were fitted on (bench --calibrate)" in warning for warning in result.details["warnings"])
     assert "fitted_on_samples" not in result.details["calibration"]
+
+
+UNLABELED = {"id": "unlabeled", "user_input": "When did the bridge open?", "retrieved_contexts": ["It opened in 1932."],
+             "response": "In 1932.", "reference": "It opened in 1932."}
 
 
 # --- the weak judge's warning --------------------------------------------------------------------
