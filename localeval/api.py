@@ -174,9 +174,9 @@ def evaluate(
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
-    labeled = [sample for sample in samples if human and sample.id in human]
     for misfit in [*fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                   scoring_overridden(calibration_applied, scoring), seen_in_fitting(calibration_applied, labeled, labels, len(samples))]:
+                   scoring_overridden(calibration_applied, scoring),
+                   seen_in_fitting(calibration_applied, samples, human, labels)]:
         if misfit:
             warnings.warn(CalibrationWarning(misfit), stacklevel=3)
             said.append(kept_warning(misfit))

@@ -186,12 +186,14 @@ def _digests(recorded: Any) -> frozenset[str]:
     return frozenset(d for d in recorded if isinstance(d, str)) if isinstance(recorded, list) else frozenset()
 
 
-def seen_in_fitting(calibration: dict[str, Any] | None, labeled: list[Sample], path: Any, scored: int) -> str | None:
-    """The warning for labels (`labeled`, from `path`) that correct a judge whose thresholds were fitted on
-    the same samples: on them the calibrated judge agrees with people better than elsewhere, so the bias
-    they measure is too small and the corrected means lean towards the judge's, with intervals too narrow.
-    None where every one of the `scored` samples is labeled: the corrected mean is then people's own."""
-    if not calibration or not calibration["thresholds"] or len(labeled) >= scored:
+def seen_in_fitting(calibration: dict[str, Any] | None, samples: list[Sample], human: dict[str, Any] | None,
+                    path: Any) -> str | None:
+    """The warning for labels (`human`, by sample id, from `path`) that correct a judge whose thresholds were
+    fitted on the same samples: on them the calibrated judge agrees with people better than elsewhere, so the
+    bias they measure is too small and the corrected means lean towards the judge's, with intervals too narrow.
+    None where every one of the scored `samples` is labeled: the corrected mean is then people's own."""
+    labeled = [sample for sample in samples if human and sample.id in human]
+    if not calibration or not calibration["thresholds"] or not labeled or len(labeled) == len(samples):
         return None
     seen = sum(sample.texts_digest() in calibration[FITTED_ON_SAMPLES] for sample in labeled)
     if not seen:

@@ -172,8 +172,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
                      "threshold; summary.json names the file. Refused for a judge whose weights changed since")
     run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
-                     help=f"human labels for some of the samples, in bench's format ({manual.see('labeled-data')}), matched "
-                     "by id: the summary then adds the judge's bias on them and each metric's mean corrected for "
+                     help="human labels for some of the samples, in bench's format "
+                     f"({manual.see('labeled-data')}), matched by id: the summary then adds the judge's bias on them and each metric's mean corrected for "
                      "it, with a 95%% interval (prediction-powered inference)")
     run.add_argument("--questions", type=int, default=3, help="questions generated per response for "
                      "response_relevancy (default: %(default)s)")
@@ -214,7 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
         "docs", help="print a document: the README, the labeled format, the judges' measurements",
         description="Print one of localeval's documents, from the installed package: no web needed. Without "
                     "a TOPIC, list them.", epilog="examples:\n  python -m localeval docs\n"
-                    "  python -m localeval docs labeled-data | less", formatter_class=argparse.RawDescriptionHelpFormatter)
+                    "  python -m localeval docs labeled-data | less",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a document `localeval docs` lists")
     parser.commands = commands.choices  # {name: its parser}, for errors that name the right --help
     return parser

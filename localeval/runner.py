@@ -74,8 +74,8 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
-    human, label_warnings = (said_and_kept(lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
-                             if args.labels is not None else (None, []))
+    human, label_warnings = (None, []) if args.labels is None else said_and_kept(
+        lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
     if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
         check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
@@ -104,10 +104,10 @@ def run_command(args) -> int:
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         weak = weak_judge_warning(judge_name)
-        details["warnings"] = [w for w in [*data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
-                                           *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)),
-                                           _few_labels(summary), _warning(_seen_in_fitting(calibration, samples, human, args))]
-                                if w]
+        details["warnings"] = [w for w in [
+            *data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
+            *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)), _few_labels(summary),
+            _warning(seen_in_fitting(calibration, samples, human, args.labels))] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -230,12 +230,6 @@ def run_identity(args, pipeline) -> dict:
 def _asked(args, metrics) -> dict:
     """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
-
-
-def _seen_in_fitting(calibration, samples, human, args) -> str | None:
-    if not human:
-        return None
-    return seen_in_fitting(calibration, [sample for sample in samples if sample.id in human], args.labels, len(samples))
 
 
 def _warning(message: str | None) -> str | None:
