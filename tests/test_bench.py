@@ -22,7 +22,8 @@ import pytest
 
 from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
-from localeval.bench.compare import compare, untied
+from localeval.bench.agreement import untied
+from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from localeval.bench.report import headline, markdown_table, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
@@ -952,6 +953,7 @@ def test_a_rho_over_people_s_scores_nearly_all_tied_is_marked_and_explained():
     assert not any("rests on" in row[relevance][0] for row in main_table.rows)
     assert "(rests on n): people gave all but n of the samples compared the same score" in main_table.note
     assert untied([0.5, 0.5, 1.0, 0.5]) == 1 and untied([0.0, 1.0]) == 1 and untied([]) == 0
+    assert untied([0.3] * 28 + [0.1 + 0.2, 1.0]) == 1  # float noise is a tie, as ρ's ranks count it (a review's case)
 
 
 def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path, capsys, monkeypatch):

@@ -56,6 +56,15 @@ def average_ranks(values: Sequence[float]) -> np.ndarray:
     return sums[group] / counts[group]
 
 
+def untied(values: Sequence[float]) -> int:
+    """How many values differ from their commonest one, tied as average_ranks ties them: a ρ rests on
+    those alone, and over one or two of them it is a sample or two of luck, however many were compared."""
+    if not len(values):
+        return 0
+    _, counts = np.unique(np.round(np.asarray(values, dtype=float), TIE_DECIMALS), return_counts=True)
+    return int(len(values) - counts.max())
+
+
 def spearman(x: Scores, y: Scores) -> float | None:
     """Spearman's rank correlation: Pearson's of the average ranks. Undefined below two pairs or for a constant side."""
     return _paired_spearman(*paired(x, y))

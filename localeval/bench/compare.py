@@ -12,8 +12,6 @@ from __future__ import annotations
 from statistics import fmean
 from typing import Any
 
-import numpy as np
-
 from ..errors import UserError
 from ..metrics import METRICS, JudgeSettings
 from ..metrics.evidence import Verdict
@@ -149,7 +147,7 @@ def score_agreement(labeled: list[LabeledSample], judge: list[float | None], met
     paired_human = agreement.paired(judge, human)[1]
     return {
         "samples": len(paired_human),
-        "human_untied": untied(paired_human),
+        "human_untied": agreement.untied(paired_human),
         "null": sum(j is None and h is not None for j, h in zip(judge, human)),
         "by_rule": sum(decided_by_rule(item, metric) for item in labeled),
         "spearman": agreement.spearman(judge, human),
@@ -157,15 +155,6 @@ def score_agreement(labeled: list[LabeledSample], judge: list[float | None], met
         "judge_mean": _mean(judge),
         "human_mean": _mean(human),
     }
-
-
-def untied(scores) -> int:
-    """How many of people's scores differ from their commonest one: a ρ rests on those alone, and over
-    one or two of them it is a sample or two of luck, however many samples were compared."""
-    if not len(scores):
-        return 0
-    _, counts = np.unique(scores, return_counts=True)
-    return int(len(scores) - counts.max())
 
 
 def compared_scores(labeled: list[LabeledSample], judge: list[float | None], metric: str
