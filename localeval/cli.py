@@ -432,12 +432,12 @@ def _closed_streams_to_devnull() -> None:
 
 
 def _unencodable_replaced() -> None:
-    """A terminal or pipe whose encoding lacks a character localeval prints (ρ, …, a Chinese sample's
-    text; a Windows console, LANG=C, PYTHONIOENCODING=ascii) shows '?' for it: it was a UnicodeEncodeError,
-    a traceback and exit 1 after a bench had written its files."""
-    for stream in (sys.stdout, sys.stderr):
-        if callable(getattr(stream, "reconfigure", None)):
-            stream.reconfigure(errors="replace")
+    """A stdout whose encoding lacks a character localeval prints (ρ, …, a Chinese sample's text; a
+    pipe on Windows, PYTHONIOENCODING=ascii) shows '?' for it: it was a UnicodeEncodeError, a traceback
+    and exit 1 after a bench had written its files. stderr already shows it escaped (Python's
+    backslashreplace), and --json escapes what it prints, so that no text is lost where it matters."""
+    if callable(getattr(sys.stdout, "reconfigure", None)):
+        sys.stdout.reconfigure(errors="replace")
 
 
 def _command(args) -> int:

@@ -123,7 +123,7 @@ def run_command(args) -> int:
         say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
             f"results in {writer.path}, report in {report}")
         if args.json:
-            print(json.dumps(document, ensure_ascii=False))
+            print(json.dumps(document))  # escaped: a stdout that cannot encode an id would print '?' for it
         return _gate(summary, gates)
 
 

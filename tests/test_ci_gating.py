@@ -132,6 +132,21 @@ def test_a_bad_gate_is_refused_before_anything_runs(tmp_path, data, capsys, gate
     assert not (tmp_path / "out").exists()
 
 
+def test_json_on_a_stdout_that_cannot_encode_a_path_loses_no_character(tmp_path, data, tiny_judge):
+    """With a '?' in place of what an ASCII stdout cannot encode, --json printed valid JSON that was wrong."""
+    import os
+    import subprocess
+    import sys
+
+    named = tmp_path / "données-ρ.jsonl"
+    named.write_bytes(data.read_bytes())
+    result = subprocess.run([sys.executable, "-m", "localeval", "run", str(named), "--judge", str(tiny_judge), "--out",
+                             str(tmp_path / "out"), "--quiet", "--no-cache", "--metrics", "context_recall", "--json"],
+                            capture_output=True, timeout=600, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.returncode == EXIT_OK
+    assert json.loads(result.stdout.decode("ascii"))["data"] == str(named)
+
+
 def test_json_prints_the_summary_alone_on_stdout(tmp_path, data, tiny_judge, capsys):
     assert run(tmp_path, data, tiny_judge, "--json") == EXIT_OK
     captured = capsys.readouterr()

@@ -76,6 +76,10 @@ def test_a_terminal_that_cannot_show_rho_gets_a_question_mark_not_a_traceback():
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert result.returncode == EXIT_OK and result.stderr == b""
     assert "mean Spearman ?" in result.stdout.decode("ascii")
+    refused = subprocess.run([sys.executable, "-m", "localeval", "docs", "ρ"], capture_output=True, timeout=300,
+                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert refused.returncode == EXIT_USER  # stderr keeps Python's escapes: a '?' would lose what was typed
+    assert b"no document named '\\u03c1'" in refused.stderr
 
 
 @pytest.mark.parametrize(

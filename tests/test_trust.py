@@ -352,6 +352,13 @@ def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_jud
     assert f"warning: {said}" in json.loads((out / "summary.json").read_text(encoding="utf-8"))["warnings"]
 
 
+def test_a_sample_is_known_by_its_texts_whatever_they_hold():
+    """json.loads accepts a lone surrogate ("\\ud83d"); digesting it as UTF-8 raised, ending bench --calibrate."""
+    odd = Sample("1", "Half an emoji: \ud83d?", ("A passage.",), "An answer.")
+    assert odd.texts_digest() != Sample("1", "Half an emoji: ?", ("A passage.",), "An answer.").texts_digest()
+    assert Sample("7", "Same?").texts_digest() == Sample("8", "Same?").texts_digest()  # the id is no part of it
+
+
 def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
     import localeval
     from localeval.bench.labels import read_labeled
