@@ -433,14 +433,14 @@ def _check_whole(gguf: Path, shown_as: Any) -> None:
     size = gguf.stat().st_size
     try:
         header = GgufHeader.from_file(str(gguf))
-    except (struct.error, IndexError):  # a field read past the end of the file
+    except (struct.error, IndexError, UnicodeDecodeError):  # a field read past the end (a name cut mid-character)
         raise UserError(f"{shown_as} is cut short: the file ends inside its header ({size:,} bytes); "
                         "download or copy it again") from None
     except ValueError:  # not cut short, but a kind the loader says it cannot read, in its words
         return
     needed = header.data_start + max((t.offset + t.nbytes for t in header.tensors), default=0)
     if needed > size:
-        raise UserError(f"{shown_as} is cut short: its header lists {needed:,} bytes of weights, the file holds "
+        raise UserError(f"{shown_as} is cut short: its header and weights take {needed:,} bytes, the file holds "
                         f"{size:,}; download or copy it again")
 
 

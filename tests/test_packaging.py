@@ -482,7 +482,7 @@ def _written_gguf(path: Path) -> Path:
 
 
 @pytest.mark.parametrize("kept, said", [
-    (600, "its header lists 640 bytes of weights, the file holds 600;"),  # a download that stopped in the weights
+    (600, "its header and weights take 640 bytes, the file holds 600;"),  # a download that stopped in the weights
     (40, "the file ends inside its header (40 bytes);"),  # numpy's "cannot reshape", or a traceback, before
 ])
 def test_a_gguf_cut_short_is_said_to_be_cut_short_before_its_weights_are_read(tmp_path, capsys, kept, said):
@@ -492,6 +492,26 @@ def test_a_gguf_cut_short_is_said_to_be_cut_short_before_its_weights_are_read(tm
     assert main(["models", "convert", str(cut), str(tmp_path / "out")]) == EXIT_USER
     assert f"{cut} is cut short: {said} download or copy it again" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_gguf_cut_inside_a_character_of_its_header_is_said_to_be_cut_short(tmp_path, capsys):
+    """Cut inside a name's multi-byte character, the header read raised UnicodeDecodeError, a ValueError taken
+    for "a kind the loader cannot read"; the loader then failed in its own words (a review's finding)."""
+    import gguf
+
+    path = tmp_path / "named.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    writer.add_string("general.name", "modèle-ρ")
+    writer.add_tensor("token_embd.weight", np.ones((4, 4), dtype=np.float32))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    whole = path.read_bytes()
+    kept = whole.index("ρ".encode()) + 1
+    path.write_bytes(whole[:kept])
+    assert main(["models", "convert", str(path), str(tmp_path / "out")]) == EXIT_USER
+    assert f"{path} is cut short: the file ends inside its header ({kept:,} bytes);" in capsys.readouterr().err
 
 
 def test_a_whole_gguf_passes_the_length_check(tmp_path):
