@@ -30,8 +30,9 @@ def topics() -> dict[str, str]:
 
 
 def text(asked: str) -> str:
-    """The document `asked` names: its topic, or the path the documents link it by (docs/judges.md, README.md)."""
-    topic = asked.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".md")
+    """The document `asked` names: its topic, or the link the documents give it (docs/judges.md#a-section,
+    README.md), the section dropped."""
+    topic = asked.split("#", 1)[0].replace("\\", "/").removeprefix("docs/").removesuffix(".md")
     topic = README if topic.lower() == README else topic
     if topic == README:
         return _readme()

@@ -64,8 +64,10 @@ def test_every_document_the_help_names_is_one_that_docs_prints(capsys):
     assert capsys.readouterr().out == (Path(manual.__file__).parent.parent / "docs/judges.md").read_text("utf-8")
     assert main(["docs", "judges"]) == EXIT_OK
     judges = capsys.readouterr().out
-    for linked in ("docs/judges.md", "judges.md"):  # as the documents link each other
+    for linked in ("docs/judges.md", "judges.md", "judges.md#choosing-a-judge"):  # as the documents link each other
         assert main(["docs", linked]) == EXIT_OK and capsys.readouterr().out == judges
+    assert main(["docs", "docs/judges/labeled-data.md"]) == EXIT_USER  # no such page, though its last part is one
+    capsys.readouterr()
     assert main(["docs", "judge"]) == EXIT_USER
     assert "no document named 'judge'; `localeval docs` lists them: readme," in capsys.readouterr().err
 
