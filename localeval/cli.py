@@ -55,8 +55,9 @@ EXAMPLES = """examples:
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
 
-exit status: 0 done, 2 a mistake in what was asked, 3 the machine stopped it (full disk, out of memory),
-4 a --fail-under gate failed, 130 interrupted; `localeval run --help` says more.
+exit status: 0 done, 1 a bug (or, for bench, a judge that failed), 2 a mistake in what was asked,
+3 the machine stopped it (full disk, out of memory), 4 a --fail-under gate failed, 130 interrupted,
+141 what it printed was read no further (`| head`); `localeval run --help` says more.
 """
 
 MODELS_EXAMPLES = f"""examples:
@@ -68,7 +69,8 @@ MODELS_EXAMPLES = f"""examples:
 
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
 exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no GGUF of an instruct model a
-transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full.
+transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full, {EXIT_INTERRUPTED} interrupted,
+{EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
 BENCH_DESCRIPTION = f"""Benchmark judge models against human labels: run each judge over a labeled dataset
@@ -107,7 +109,17 @@ BENCH_EXAMPLES = """examples:
 exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
 2 a usage or data error (missing file, record without labels, labels that do not line up),
 3 the machine stopped it (a full disk, an --out that cannot be written),
-130 interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any.
+130 interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any,
+141 what it printed was read no further (`| head`).
+"""
+
+
+DOCS_EPILOG = f"""examples:
+  python -m localeval docs
+  python -m localeval docs labeled-data | less
+
+exit status: {EXIT_OK} printed, {EXIT_USER} a topic it does not have, {EXIT_BROKEN_PIPE} what it printed was read no
+further (`| head`, or less quit before the end).
 """
 
 
@@ -168,7 +180,8 @@ def build_parser() -> argparse.ArgumentParser:
                      help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
     add_judge_settings_options(run)
     run.add_argument("--calibration", default=None, metavar="FILE",
-                     help="verdict thresholds fitted against people by `bench --calibrate` (its calibration.json): "
+                     help="verdict thresholds fitted against people by `bench --calibrate` (its calibration.json, "
+                     "or the bench's --out folder that holds it): "
                      "each calibrated metric then counts a verdict as 1 when the judge's probability reaches its "
                      "threshold; summary.json names the file. Refused for a judge whose weights changed since")
     run.add_argument("--labels", default=None, metavar="LABELED.jsonl",
@@ -213,8 +226,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs = commands.add_parser(
         "docs", help="print a document: the README, the labeled format, the judges' measurements",
         description="Print one of localeval's documents, from the installed package: no web needed. Without "
-                    "a TOPIC, list them.", epilog="examples:\n  python -m localeval docs\n"
-                    "  python -m localeval docs labeled-data | less",
+                    "a TOPIC, list them.", epilog=DOCS_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a document `localeval docs` lists")
     parser.commands = commands.choices  # {name: its parser}, for errors that name the right --help

@@ -282,7 +282,7 @@ def write_section(path: Path, title: str, body: str) -> bool:
     whether one was replaced."""
     begin, end = f"<!-- bench: {title} -->", f"<!-- /bench: {title} -->"
     block = f"{begin}\n### {title}\n\n{body}{end}"
-    text = path.read_text() if path.exists() else "# Benchmarks\n\n"
+    text = path.read_text() if path.exists() else "# Benchmarks: how fast the judges score, on a CPU and on a GPU\n\n"
     replaced = begin in text
     if replaced:
         text = text[:text.index(begin)] + block + text[text.index(end) + len(end):]

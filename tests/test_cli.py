@@ -51,6 +51,19 @@ def test_help_lists_commands_metrics_and_examples():
         assert metric in run_help.stdout
 
 
+def test_every_help_gives_the_exit_statuses_of_its_command():
+    """docs --help gave none, and the top-level one left out 1 (a bug; bench: a judge failed) and 141 (`| head`)."""
+    helps = {" ".join(command) or "localeval": " ".join(run_cli(*command, "--help").stdout.split())
+             for command in ([], ["run"], ["bench"], ["models"], ["docs"])}
+    for command, text in helps.items():
+        statuses = text.partition("exit status")[2]
+        assert statuses, f"{command} --help gives no exit status"
+        assert re.search(r"\b0 (done|printed|every judge ran)", statuses) and "2 a" in statuses, command
+        assert "141 what it printed was read no further" in statuses, command  # every command prints: `| head` stops it
+    assert "1 a bug" in helps["localeval"] and "130 interrupted" in helps["localeval"]
+    assert "2 a topic it does not have" in helps["docs"]
+
+
 def test_every_document_the_help_names_is_one_that_docs_prints(capsys):
     """--help said docs/NAME.md, which a wheel does not carry: it names `localeval docs NAME` now."""
     from localeval import manual
