@@ -127,7 +127,7 @@ def evaluate(
     JudgeSettings for every metric or one per metric name (a metric left out: the judge's measured
     settings for it); None: the judge's measured settings
     (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds
-    that `calibration` (a `bench --calibrate` file) gives the judge. `labels`: a labeled file in
+    that `calibration` (a `bench --calibrate` file, or the folder it is in) gives the judge. `labels`: a labeled file in
     bench's format for some of the samples; `summary()` then corrects each mean with them.
 
     `ray`: score on a Ray cluster ("local", or a running cluster's address) with `workers` Ray

@@ -5,7 +5,9 @@ systematically too lenient or too strict, and then a different threshold separat
 sentences people call true from the rest far better. `fit_threshold` picks the threshold with
 the highest balanced accuracy on labeled verdicts. Thirty samples are few, so the fit is also
 checked out of sample: fitted on one half of the samples and scored on the other, both ways. A
-threshold that does not beat 0.5 on both held-out halves is noise: it is recorded, not applied.
+threshold is applied only where that check holds on both held-out halves (it beats 0.5 there, and
+chance) and the halves' thresholds lean the same way as the whole's (_why_not_applied). The rest
+is noise: recorded with the reason, not applied.
 
 The file names each judge's thresholds per metric, those `run --calibration` applies under
 "judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
@@ -110,15 +112,40 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
             "test_balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p[test], y[test]),
             "test_balanced_accuracy_fitted": balanced_accuracy_at(fitted, p[test], y[test]),
         })
+    one_class = not (_both_classes(y) and all(_both_classes(y[samples % 2 == parity]) for parity in (0, 1)))
+    why_not = ONE_CLASS if one_class else _why_not_applied(threshold, halves)
     return {
         "threshold": threshold,
         "verdicts": len(y),
         "balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p, y),
         "balanced_accuracy_fitted": balanced_accuracy_at(threshold, p, y),
         "halves": halves,
-        "helps_both_halves": _both_classes(y) and all(_both_classes(y[samples % 2 == parity]) for parity in (0, 1))
-        and all((h["test_balanced_accuracy_fitted"] or 0) > (h["test_balanced_accuracy_at_0.5"] or 0) for h in halves),
+        "helps_both_halves": why_not is None,
+        "not_applied_because": why_not,
     }
+
+
+ONE_CLASS = "one kind of label in a half"  # balanced accuracy needs true and false labels to compare the judge on
+
+
+def _why_not_applied(threshold: float, halves: list[dict[str, Any]]) -> str | None:
+    """Why a threshold fitted on all the samples is not one to apply; None when it is.
+
+    Fitting on one half and testing on the other checks the fitting, so the number applied must be
+    what the halves found: a judge too strict (threshold below 0.5) or too lenient (above) in all
+    three fits. And on each held-out half the fitted threshold must beat both 0.5 and chance: lifting
+    a judge that is worse than a coin to a coin's 0.5 makes its verdicts one constant, not right."""
+    tested = [(h["test_balanced_accuracy_fitted"] or 0, h["test_balanced_accuracy_at_0.5"] or 0) for h in halves]
+    if any(fitted <= at_half for fitted, at_half in tested):
+        return "no gain on a held-out half"
+    if any(fitted <= CHANCE for fitted, _ in tested):
+        return "no better than chance on a held-out half"
+    if len({np.sign(t - 0.5) for t in (threshold, *(h["threshold"] for h in halves))}) > 1:
+        return "the halves lean another way"
+    return None
+
+
+CHANCE = 0.5  # balanced accuracy of a coin, or of one verdict for every sentence
 
 
 def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: list[Sample],
@@ -148,7 +175,7 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
     in a summary (its path and digest). A judge that is a folder (`folder`, resolved) is also found by
     that folder, however it was typed in either command."""
-    path = Path(path).expanduser()
+    path = _file_in(Path(path).expanduser())
     try:
         raw = _read_small_file(path)
         payload = json.loads(raw)
@@ -205,10 +232,20 @@ def seen_in_fitting(calibration: dict[str, Any] | None, samples: list[Sample], h
             "correct with labels the calibration did not see")
 
 
+def _file_in(path: Path) -> Path:
+    """A bench's --out folder stands for the calibration.json in it: the folder is what a user has at hand."""
+    if not path.is_dir():
+        return path
+    if (path / CALIBRATION_FILE).is_file():
+        return path / CALIBRATION_FILE
+    raise UserError(f"{given('calibration', path)}: a folder with no {CALIBRATION_FILE} in it; give the file that "
+                    "`bench --calibrate` writes in its --out folder (bench without --calibrate writes none)")
+
+
 def _read_small_file(path: Path) -> bytes:
     """The file's bytes; a pipe or a device (reading one would block, or never end) and a file too large
     to be a calibration are refused before it is opened."""
-    if path.exists() and not path.is_file() and not path.is_dir():  # a folder: read_bytes says so
+    if path.exists() and not path.is_file():
         raise UserError(f"{given('calibration', path)}: not a regular file (a pipe, device or socket); give the "
                         "calibration.json of `bench --calibrate`")
     if path.is_file() and path.stat().st_size > MAX_FILE_BYTES:

@@ -76,6 +76,10 @@ def run_command(args) -> int:
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
+    # said before minutes of scoring, so that a user can stop and label other samples
+    overlap = _warning(seen_in_fitting(calibration, samples, human, args.labels))
+    if overlap:
+        to_stderr(overlap)
     if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
         check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
@@ -89,7 +93,9 @@ def run_command(args) -> int:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
             return EXIT_INTERRUPTED
         # thresholds fitted on other weights than the judge's are refused before anything is written
-        misfits = fit_warnings(calibration, pipeline.judge, settings_used(metrics))
+        misfits = [_warning(misfit) for misfit in fit_warnings(calibration, pipeline.judge, settings_used(metrics))]
+        for misfit in misfits:  # said now, as the overlap is: the run's scores are what they warn of
+            log(misfit)
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -106,8 +112,7 @@ def run_command(args) -> int:
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [
             *data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
-            *map(_warning, misfits), _warning(scoring_overridden(calibration, args.scoring)), _few_labels(summary),
-            _warning(seen_in_fitting(calibration, samples, human, args.labels))] if w]
+            *misfits, _warning(scoring_overridden(calibration, args.scoring)), _few_labels(summary), overlap] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -116,7 +121,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        said = {*data_warnings, *label_warnings}  # on stderr as the files were read: once is enough
+        said = {*data_warnings, *label_warnings, *misfits, overlap}  # on stderr before the scoring: once is enough
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
@@ -244,7 +249,7 @@ def _unused_calibration(calibration: dict | None, in_file: dict[str, float]) -> 
     if calibration is None or calibration["thresholds"]:
         return None
     why = (f"its thresholds, for {', '.join(in_file)}, are for none of this run's metrics" if in_file else
-           "none helped on both halves of the labeled samples")
+           "none passed the check on held-out halves of the labeled samples")
     return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} ({why}); every metric is "
             "scored as --scoring says")
 

@@ -193,7 +193,7 @@ def test_calibration_is_checked_on_each_half_of_the_samples():
     assert fitted["balanced_accuracy_at_0.5"] == 0.5
     assert [h["fit_on"] for h in fitted["halves"]] == ["even", "odd"]
     assert all(h["test_balanced_accuracy_fitted"] == 1.0 for h in fitted["halves"])
-    assert fitted["helps_both_halves"] is True
+    assert fitted["helps_both_halves"] is True and fitted["not_applied_because"] is None
 
 
 def test_labels_of_one_class_fit_nothing_and_apply_nothing():
@@ -203,7 +203,32 @@ def test_labels_of_one_class_fit_nothing_and_apply_nothing():
     assert fitted["threshold"] == 0.5 and fitted["helps_both_halves"] is False
     # both classes overall, but one half has only true labels: it cannot check the threshold
     lopsided = [(s, 0.3, True) for s in range(6)] + [(0, 0.1, False), (2, 0.1, False)]
-    assert calibrate({"context_recall": lopsided})["context_recall"]["helps_both_halves"] is False
+    assert calibrate({"context_recall": lopsided})["context_recall"]["not_applied_because"] == "one kind of label in a half"
+
+
+def test_a_threshold_that_only_makes_the_verdicts_constant_is_not_applied():
+    # people's true sentences get 0.4, their false ones 0.8: at 0.5 every verdict is wrong (balanced
+    # accuracy 0); the best threshold calls everything true, which is chance, not a judge made right
+    triples = [(s, 0.4, True) for s in range(6)] + [(s, 0.8, False) for s in range(6)]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert all(h["test_balanced_accuracy_fitted"] == 0.5 > h["test_balanced_accuracy_at_0.5"] for h in fitted["halves"])
+    assert fitted["helps_both_halves"] is False
+    assert fitted["not_applied_because"] == "no better than chance on a held-out half"
+
+
+def test_a_threshold_the_halves_lean_against_is_not_applied():
+    # both halves gain on the other, but one half's fit calls the judge too strict (0.3) and the
+    # other's, like the whole's (0.7), too lenient: the check did not check the number applied
+    triples = [(0, 0.95, True), (0, 0.4, True), (1, 0.6, False), (1, 0.95, False), (2, 0.05, False),
+               (2, 0.6, False), (3, 0.2, False), (3, 0.95, True), (4, 0.8, False), (4, 0.8, True),
+               (5, 0.4, False), (5, 0.4, True)]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert fitted["threshold"] == pytest.approx(0.7)
+    assert [h["threshold"] for h in fitted["halves"]] == pytest.approx([0.7, 0.3])
+    assert all(h["test_balanced_accuracy_fitted"] > max(0.5, h["test_balanced_accuracy_at_0.5"])
+               for h in fitted["halves"])
+    assert fitted["helps_both_halves"] is False
+    assert fitted["not_applied_because"] == "the halves lean another way"
 
 
 def test_calibration_file_round_trip_and_its_errors(tmp_path):
@@ -251,6 +276,18 @@ def test_a_calibrations_thresholds_are_probabilities_of_known_metrics(tmp_path, 
         load_thresholds(path, "judge-a")
 
 
+def test_a_bench_folder_stands_for_the_calibration_in_it(tmp_path):
+    """--calibration localeval-bench/ said "cannot read it (Is a directory)"; the folder is what a user has at hand."""
+    bench_out = tmp_path / "localeval-bench"
+    bench_out.mkdir()
+    with pytest.raises(UserError, match="a folder with no calibration.json in it; give the file that `bench --calibrate`"):
+        load_thresholds(bench_out, "judge-a")  # a bench without --calibrate
+    write_calibration(bench_out / "calibration.json", {"judge-a": {"context_recall": {"threshold": 0.3,
+                      "helps_both_halves": True}}}, "dev.jsonl", [], {"judge-a": fitted_with(None, None, {})})
+    thresholds, named = load_thresholds(bench_out, "judge-a")
+    assert thresholds == {"context_recall": 0.3} and named["path"] == str(bench_out / "calibration.json")
+
+
 def test_a_calibration_that_is_no_file_or_too_large_is_refused_before_it_is_read(tmp_path):
     """A pipe hung the run; /dev/zero was read until memory ran out."""
     os.mkfifo(tmp_path / "pipe.json")
@@ -268,7 +305,7 @@ def test_what_a_calibration_applies_is_said():
     from localeval.runner import _applied_calibration, _unused_calibration
 
     named = {"path": "c.json", "judge": "j", "thresholds": {}}
-    assert "c.json applies no threshold to j (none helped on both" in _unused_calibration(named, {})
+    assert "c.json applies no threshold to j (none passed the check" in _unused_calibration(named, {})
     assert _applied_calibration(named, 1) is None
     applied = {**named, "thresholds": {"context_recall": 0.2781}}
     assert _applied_calibration(applied, 1) == "note: verdict thresholds from c.json: context_recall 0.278"
@@ -318,9 +355,14 @@ def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, 
     data = tmp_path / "data.jsonl"  # the labeled samples and one more, unlabeled: their means are estimated
     data.write_text(LABELED.read_text(encoding="utf-8") + json.dumps(UNLABELED) + "\n", encoding="utf-8")
 
-    def warnings_of_a_run(fitted_on: list, data: Path = data) -> list[str]:
-        calibration, out = tmp_path / f"calibration-{len(fitted_on)}.json", tmp_path / f"out-{len(fitted_on)}"
+    def warnings_of_a_run(fitted_on: list, data: Path = data, digests_kept: bool = True) -> list[str]:
+        name = f"{len(fitted_on)}{'' if digests_kept else '-old'}"
+        calibration, out = tmp_path / f"calibration-{name}.json", tmp_path / f"out-{name}"
         write_calibration(calibration, entry, "labeled.jsonl", fitted_on, {str(tiny_judge): fitted_with(None, None, {})})
+        if not digests_kept:  # as a file written before they were
+            payload = json.loads(calibration.read_text(encoding="utf-8"))
+            del payload["fitted_on_samples"]
+            calibration.write_text(json.dumps(payload), encoding="utf-8")
         assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                      "--metrics", "context_recall", "--calibration", str(calibration), "--labels", str(LABELED)]) == 0
         summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
@@ -333,11 +375,17 @@ def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, 
                     "calibrated judge agrees with people better than elsewhere, so the corrected means of context_recall lean "
                     "towards the judge's and their intervals are too narrow; correct with labels the calibration did "
                     "not see"]
-    assert seen[0] in capsys.readouterr().out
+    said = capsys.readouterr()  # on stderr, before the scoring (a user can stop it), and once
+    assert said.err.count(seen[0]) == 1 and "were fitted on" not in said.out
     other = [Sample("1", "Another question?", ("Another passage.",), "Another answer.", "Another reference.")]
     assert not [w for w in warnings_of_a_run(other) if "were fitted on" in w]  # known by texts, not by id
     # every sample labeled: the corrected mean is people's own, whatever the judge was fitted on (a probe's finding)
     assert not [w for w in warnings_of_a_run(labeled, data=LABELED) if "were fitted on" in w]
+    # a file from before the digests were kept is applied as it was, with nothing it could warn of
+    old = warnings_of_a_run(labeled[:3], digests_kept=False)
+    assert not [w for w in old if "were fitted on" in w]
+    summary = json.loads((tmp_path / "out-3-old" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["calibration"]["thresholds"] == {"context_recall": 0.3}
 
 
 def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_judge, capsys):

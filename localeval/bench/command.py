@@ -121,8 +121,8 @@ def _write_calibration(out_dir: Path, bench: dict, args, samples: list) -> str:
     write_calibration(path, fitted, str(args.data), samples, belongs_to)
     applied = sum(entry["helps_both_halves"] for metrics in fitted.values() for entry in metrics.values())
     if not applied:
-        return f"; no threshold helped on both halves, so {path} applies none"
-    return f"; {count_of(applied, 'threshold')} that helped on both halves in {path} (use with run --calibration)"
+        return f"; no threshold passed the check on held-out halves, so {path} applies none"
+    return f"; {count_of(applied, 'threshold')} that passed the check on held-out halves in {path} (use with run --calibration)"
 
 
 RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl

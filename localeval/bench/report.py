@@ -157,15 +157,17 @@ def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
             return NO_VALUE
         halves = ", ".join(f"{_plain(h['test_balanced_accuracy_at_0.5'])} → {_plain(h['test_balanced_accuracy_fitted'])}"
                            for h in entry["halves"])
-        applied = "applied" if entry["helps_both_halves"] else "not applied"
+        applied = "applied" if entry["helps_both_halves"] else f"not applied: {entry.get('not_applied_because') or 'no gain'}"
         return f"{entry['threshold']:.2f}: {halves} ({applied})"
 
     rows = [[(j["name"], False)] + [(cell((j.get("calibration") or {}).get(m)), False) for m in metrics]
             for j in bench["judges"] if j["status"] == "ok"]
     return Table("Calibration (bench --calibrate): fitted threshold, and balanced accuracy at 0.5 → at the threshold "
                  "on each half of the samples when fitted on the other", ["judge", *metrics], rows,
-                 "A threshold is applied by run --calibration only where it raised balanced accuracy on both "
-                 "held-out halves.")
+                 "A threshold is applied by run --calibration only where, on both held-out halves, it beat the "
+                 "verdicts at 0.5 and chance (a balanced accuracy of 0.5), and where both halves' thresholds lean the "
+                 "same way as the one fitted on all the samples: below 0.5 for a judge too strict, above for one too "
+                 "lenient.")
 
 
 def _defined_share(entry: dict) -> str:
