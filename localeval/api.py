@@ -11,8 +11,8 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, scoring_overridden,
-                          seen_in_fitting)
+from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
+                          scoring_overridden, seen_in_fitting)
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import choose_device
@@ -174,7 +174,8 @@ def evaluate(
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
-    for misfit in [*fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
+    for misfit in [outdated_thresholds(calibration_applied),
+                   *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
                    scoring_overridden(calibration_applied, scoring),
                    seen_in_fitting(calibration_applied, samples, human, labels)]:
         if misfit:

@@ -48,8 +48,13 @@ from .samples import Sample
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
 # Fewest labeled samples a calibration is fitted on: each half holds five, and with fewer a threshold
-# "helps both halves" by the luck of two or three sentences (a probe's 4-sample bench fitted one).
+# passes the check on held-out halves by the luck of two or three sentences (a probe's 4-sample bench fitted one).
 MIN_SAMPLES = 10
+CHANCE = 0.5  # balanced accuracy of a coin, or of one verdict for every sentence
+# why a threshold is not applied (not_applied_because); balanced accuracy needs true and false labels
+# to compare the judge on, in all the samples and in each half
+ONE_CLASS = "a half without both kinds of label"
+NOTHING_TO_CORRECT = "fitted on all the samples it is 0.5"
 # A calibration file holds a few numbers per judge (a few kilobytes): a larger file is some other file,
 # and is not read whole (/dev/zero was, until memory ran out)
 MAX_FILE_BYTES = 1 << 24
@@ -102,9 +107,10 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     samples = np.array([t[0] for t in triples])
     p, y = np.array([t[1] for t in triples]), np.array([t[2] for t in triples], dtype=bool)
     threshold = fit_threshold(p, y) if _both_classes(y) else 0.5
-    halves = []
+    halves, checkable = [], _both_classes(y)
     for fit_parity in (0, 1):  # samples at even positions, then odd: fit on one, test on the other
         fit, test = samples % 2 == fit_parity, samples % 2 != fit_parity
+        checkable = checkable and _both_classes(y[fit])
         fitted = fit_threshold(p[fit], y[fit]) if _both_classes(y[fit]) else 0.5
         halves.append({
             "fit_on": "even" if fit_parity == 0 else "odd",
@@ -112,8 +118,7 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
             "test_balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p[test], y[test]),
             "test_balanced_accuracy_fitted": balanced_accuracy_at(fitted, p[test], y[test]),
         })
-    one_class = not (_both_classes(y) and all(_both_classes(y[samples % 2 == parity]) for parity in (0, 1)))
-    why_not = ONE_CLASS if one_class else _why_not_applied(threshold, halves)
+    why_not = _why_not_applied(threshold, halves) if checkable else ONE_CLASS
     return {
         "threshold": threshold,
         "verdicts": len(y),
@@ -125,32 +130,31 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     }
 
 
-ONE_CLASS = "one kind of label in a half"  # balanced accuracy needs true and false labels to compare the judge on
-
 
 def _why_not_applied(threshold: float, halves: list[dict[str, Any]]) -> str | None:
     """Why a threshold fitted on all the samples is not one to apply; None when it is.
 
     Fitting on one half and testing on the other checks the fitting, so the number applied must be
     what the halves found: a judge too strict (threshold below 0.5) or too lenient (above) in all
-    three fits. And on each held-out half the fitted threshold must beat both 0.5 and chance: lifting
-    a judge that is worse than a coin to a coin's 0.5 makes its verdicts one constant, not right."""
+    three fits. And on each held-out half the fitted threshold must beat both 0.5 and chance (as
+    measured on that half: a point estimate): a threshold that lifts a judge worse than a coin no
+    further than a coin's 0.5 (often by giving every sentence one verdict) has not made it right."""
     tested = [(h["test_balanced_accuracy_fitted"] or 0, h["test_balanced_accuracy_at_0.5"] or 0) for h in halves]
+    if threshold == 0.5:  # applied, it would only turn a soft-scored metric to hard verdicts
+        return NOTHING_TO_CORRECT
     if any(fitted <= at_half for fitted, at_half in tested):
         return "no gain on a held-out half"
     if any(fitted <= CHANCE for fitted, _ in tested):
         return "no better than chance on a held-out half"
-    if len({np.sign(t - 0.5) for t in (threshold, *(h["threshold"] for h in halves))}) > 1:
+    if len({threshold > 0.5, *(h["threshold"] > 0.5 for h in halves)}) > 1:
         return "the halves lean another way"
     return None
 
 
-CHANCE = 0.5  # balanced accuracy of a coin, or of one verdict for every sentence
-
 
 def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: list[Sample],
                       belongs_to: dict[str, dict[str, Any]]) -> None:
-    """`judges`: {judge: calibrate(...)}; the thresholds that help both halves are the ones applied.
+    """`judges`: {judge: calibrate(...)}; the thresholds that pass the check (helps_both_halves) are the ones applied.
     `samples`: the labeled samples they were fitted on. `belongs_to`: {judge: fitted_with(...)}, what
     each judge's thresholds belong to."""
     applied = {judge: {m: e for m, e in fitted.items() if e["helps_both_halves"]} for judge, fitted in judges.items()}
@@ -175,8 +179,9 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     """The thresholds a calibration file gives `judge` ({metric: threshold}), and how to name the file
     in a summary (its path and digest). A judge that is a folder (`folder`, resolved) is also found by
     that folder, however it was typed in either command."""
-    path = _file_in(Path(path).expanduser())
+    path = Path(path).expanduser()
     try:
+        path = _file_in(path)  # inside: a folder that cannot be searched is "cannot read it", as a file is
         raw = _read_small_file(path)
         payload = json.loads(raw)
     except OSError as error:
@@ -192,8 +197,9 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
         how = " (a folder is found by its path, or a copy of one by its weights)" if folder else ""
         raise UserError(f"{given('calibration', path)} has no thresholds for judge '{judge}'{how}; it calibrates: "
                         f"{', '.join(judges) or 'no judge'}")
+    entries, outdated = _rechecked(judges.get(key, {}))
     try:
-        written = {metric: entry["threshold"] for metric, entry in judges.get(key, {}).items()}
+        written = {metric: entry["threshold"] for metric, entry in entries.items()}
     except (AttributeError, KeyError, TypeError):
         raise UserError(f"{given('calibration', path)}: the entry of judge '{key}' is not a map of metric to "
                         "{\"threshold\": number}") from None
@@ -201,8 +207,39 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
     named = {"path": str(path), "sha256": hashlib.sha256(raw).hexdigest(), "judge": key,
              "fitted_on": payload.get("data"), "thresholds": thresholds,
              "fitted_with": recorded.get(key) if isinstance(recorded.get(key), dict) else None,
-             FITTED_ON_SAMPLES: _digests(payload.get("fitted_on_samples"))}
+             OUTDATED: outdated, FITTED_ON_SAMPLES: _digests(payload.get("fitted_on_samples"))}
     return thresholds, named
+
+
+OUTDATED = "not_applied_now"  # {metric: why}: a file's thresholds that today's check refuses (_rechecked)
+
+
+def _rechecked(entries: Any) -> tuple[Any, dict[str, str]]:
+    """A judge's applied entries as today's check takes them, and {metric: why} for those it refuses.
+
+    A file written before a threshold had to beat chance and lean the way its halves do (entries without
+    "not_applied_because") would apply thresholds `bench --calibrate` now refuses; each entry keeps its
+    halves, so it is checked again here. Entries of another shape are left to the checks that follow."""
+    if not isinstance(entries, dict):
+        return entries, {}
+    outdated = {}
+    for metric, entry in entries.items():
+        try:
+            if "not_applied_because" not in entry and (why := _why_not_applied(entry["threshold"], entry["halves"])):
+                outdated[metric] = why
+        except (KeyError, TypeError, AttributeError):  # no halves (a file edited by hand): applied as written
+            continue
+    return {metric: entry for metric, entry in entries.items() if metric not in outdated}, outdated
+
+
+def outdated_thresholds(calibration: dict[str, Any] | None) -> str | None:
+    """The warning for thresholds an older file applied and today's check refuses (_rechecked)."""
+    outdated = (calibration or {}).get(OUTDATED)
+    if not outdated:
+        return None
+    return (f"{calibration['path']} was written by an older `bench --calibrate`, whose check was looser: its "
+            f"thresholds for {', '.join(f'{metric} ({why})' for metric, why in outdated.items())} are not applied; "
+            "run bench --calibrate again to write the file anew")
 
 
 FITTED_ON_SAMPLES = "fitted_on_samples"  # kept in load_thresholds' naming for seen_in_fitting, not in a summary
@@ -236,7 +273,7 @@ def _file_in(path: Path) -> Path:
     """A bench's --out folder stands for the calibration.json in it: the folder is what a user has at hand."""
     if not path.is_dir():
         return path
-    if (path / CALIBRATION_FILE).is_file():
+    if (path / CALIBRATION_FILE).exists():  # not a regular file: _read_small_file says so
         return path / CALIBRATION_FILE
     raise UserError(f"{given('calibration', path)}: a folder with no {CALIBRATION_FILE} in it; give the file that "
                     "`bench --calibrate` writes in its --out folder (bench without --calibrate writes none)")
@@ -270,7 +307,8 @@ def _checked_thresholds(path: Path, judge: str, written: dict[str, Any]) -> dict
 def applied(named: dict[str, Any], thresholds: dict[str, float], metrics: list[str]) -> dict[str, Any]:
     """`load_thresholds`' naming of the file, its thresholds narrowed to the metrics a run scores: what
     `run`'s summary and `evaluate()`'s result say was applied."""
-    return {**named, "thresholds": {name: thresholds[name] for name in metrics if name in thresholds}}
+    return {**named, "thresholds": {name: thresholds[name] for name in metrics if name in thresholds},
+            OUTDATED: {name: why for name, why in named.get(OUTDATED, {}).items() if name in metrics}}
 
 
 def described(calibration: dict[str, Any] | None) -> dict[str, Any] | None:

@@ -44,7 +44,7 @@ EXIT_CODES = f"""exit status:
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
 """
 
-EXAMPLES = """examples:
+EXAMPLES = f"""examples:
   python -m localeval run data.jsonl                    # the embedded default judge and embedder
   python -m localeval run data.csv --metrics context_recall,answer_supported_precision --out results/
   python -m localeval run data.jsonl --judge qwen2.5-coder-0.5b-instruct --resume
@@ -55,9 +55,9 @@ EXAMPLES = """examples:
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
 
-exit status: 0 done, 1 a bug (or, for bench, a judge that failed), 2 a mistake in what was asked,
-3 the machine stopped it (full disk, out of memory), 4 a --fail-under gate failed, 130 interrupted,
-141 what it printed was read no further (`| head`); `localeval run --help` says more.
+exit status: {EXIT_OK} done, 1 a bug (or, for bench, a judge that failed), {EXIT_USER} a mistake in what was asked,
+{EXIT_ENVIRONMENT} the machine stopped it (full disk, out of memory), {EXIT_BELOW_THRESHOLD} a --fail-under gate failed,
+{EXIT_INTERRUPTED} interrupted, {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`); `localeval run --help` says more.
 """
 
 MODELS_EXAMPLES = f"""examples:
@@ -92,7 +92,7 @@ Each judge runs in its own process, so its load time and peak memory are its own
 that fails (not installed, out of memory) is reported as failed while the others still run.
 The judge-answer cache is off (speeds must be real) unless --cache is given."""
 
-BENCH_EXAMPLES = """examples:
+BENCH_EXAMPLES = f"""examples:
   # the default judge on a labeled set; bench.json, bench.md and bench.html in localeval-bench/
   python -m localeval bench --data labeled.jsonl
 
@@ -106,11 +106,11 @@ BENCH_EXAMPLES = """examples:
   # on a GPU, bigger batches
   python -m localeval bench --data labeled.jsonl --device cuda --batch-size 64
 
-exit status: 0 every judge ran, 1 some judge failed (the others are still reported),
-2 a usage or data error (missing file, record without labels, labels that do not line up),
-3 the machine stopped it (a full disk, an --out that cannot be written),
-130 interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any,
-141 what it printed was read no further (`| head`).
+exit status: {EXIT_OK} every judge ran, 1 some judge failed (the others are still reported),
+{EXIT_USER} a usage or data error (missing file, record without labels, labels that do not line up),
+{EXIT_ENVIRONMENT} the machine stopped it (a full disk, an --out that cannot be written),
+{EXIT_INTERRUPTED} interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any,
+{EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
 
@@ -118,8 +118,8 @@ DOCS_EPILOG = f"""examples:
   python -m localeval docs
   python -m localeval docs labeled-data | less
 
-exit status: {EXIT_OK} printed, {EXIT_USER} a topic it does not have, {EXIT_BROKEN_PIPE} what it printed was read no
-further (`| head`, or less quit before the end).
+exit status: {EXIT_OK} printed, {EXIT_USER} a topic it does not have, {EXIT_ENVIRONMENT} standard output cannot be written
+(a full disk), {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`, or less quit before the end).
 """
 
 

@@ -6,13 +6,15 @@ import json
 import platform
 import sys
 import time
+import warnings
 from contextlib import closing, redirect_stdout
 from pathlib import Path
 
 from . import __version__
 from . import manual, models
 from .bench.labels import human_scores
-from .calibration import applied, described, fit_warnings, load_thresholds, scoring_overridden, seen_in_fitting
+from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
+                          scoring_overridden, seen_in_fitting)
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
@@ -76,10 +78,9 @@ def run_command(args) -> int:
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
-    # said before minutes of scoring, so that a user can stop and label other samples
-    overlap = _warning(seen_in_fitting(calibration, samples, human, args.labels))
-    if overlap:
-        to_stderr(overlap)
+    # said before minutes of scoring, so that a user can stop and label other samples or refit
+    calibration_warnings = _said_now([outdated_thresholds(calibration),
+                                      seen_in_fitting(calibration, samples, human, args.labels)])
     if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
         check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
@@ -93,9 +94,7 @@ def run_command(args) -> int:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
             return EXIT_INTERRUPTED
         # thresholds fitted on other weights than the judge's are refused before anything is written
-        misfits = [_warning(misfit) for misfit in fit_warnings(calibration, pipeline.judge, settings_used(metrics))]
-        for misfit in misfits:  # said now, as the overlap is: the run's scores are what they warn of
-            log(misfit)
+        misfits = _said_now(fit_warnings(calibration, pipeline.judge, settings_used(metrics)))
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -112,7 +111,8 @@ def run_command(args) -> int:
         weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [
             *data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
-            *misfits, _warning(scoring_overridden(calibration, args.scoring)), _few_labels(summary), overlap] if w]
+            *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
+            _few_labels(summary)] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -121,7 +121,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        said = {*data_warnings, *label_warnings, *misfits, overlap}  # on stderr before the scoring: once is enough
+        said = {*data_warnings, *label_warnings, *calibration_warnings, *misfits}  # on stderr before the scoring
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
@@ -235,6 +235,14 @@ def run_identity(args, pipeline) -> dict:
 def _asked(args, metrics) -> dict:
     """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
+
+
+def _said_now(messages: list[str | None]) -> list[str]:
+    """Calibration warnings shown as they arise, as reading the files shows theirs, and kept for summary.json."""
+    def warn() -> None:
+        for message in filter(None, messages):
+            warnings.warn(CalibrationWarning(message), stacklevel=2)
+    return said_and_kept(warn)[1]
 
 
 def _warning(message: str | None) -> str | None:

@@ -568,6 +568,9 @@ def test_bench_measures_both_scorings_and_calibrates_a_judge_that_hedges(labeled
     assert per_sample["dev-029"]["context_relevance"]["soft"] == pytest.approx(0.1 + 0.3 * 2 / 3)
     page = (tmp_path / "bench.md").read_text(encoding="utf-8")
     assert "Spearman ρ soft" in page and "Calibration (bench --calibrate)" in page
+    for fitted in judge["calibration"].values():  # each cell says whether run --calibration applies it, or why not
+        said = "applied" if fitted["helps_both_halves"] else f"not applied: {fitted['not_applied_because']}"
+        assert f"{fitted['threshold']:.2f}: " in page and f"({said})" in page
 
 
 def test_calibration_leaves_out_metrics_whose_human_scores_are_derived(labeled):

@@ -13,8 +13,8 @@ import numpy as np
 import pytest
 
 from localeval import models
-from localeval.calibration import (MAX_FILE_BYTES, balanced_accuracy_at, calibrate, fit_threshold, fit_warnings,
-                                   fitted_with, load_thresholds, write_calibration)
+from localeval.calibration import (MAX_FILE_BYTES, NOTHING_TO_CORRECT, ONE_CLASS, balanced_accuracy_at, calibrate,
+                                   fit_threshold, fit_warnings, fitted_with, load_thresholds, write_calibration)
 from localeval.errors import UserError
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.results import format_table, summarize
@@ -203,7 +203,7 @@ def test_labels_of_one_class_fit_nothing_and_apply_nothing():
     assert fitted["threshold"] == 0.5 and fitted["helps_both_halves"] is False
     # both classes overall, but one half has only true labels: it cannot check the threshold
     lopsided = [(s, 0.3, True) for s in range(6)] + [(0, 0.1, False), (2, 0.1, False)]
-    assert calibrate({"context_recall": lopsided})["context_recall"]["not_applied_because"] == "one kind of label in a half"
+    assert calibrate({"context_recall": lopsided})["context_recall"]["not_applied_because"] == ONE_CLASS
 
 
 def test_a_threshold_that_only_makes_the_verdicts_constant_is_not_applied():
@@ -229,6 +229,17 @@ def test_a_threshold_the_halves_lean_against_is_not_applied():
                for h in fitted["halves"])
     assert fitted["helps_both_halves"] is False
     assert fitted["not_applied_because"] == "the halves lean another way"
+
+
+def test_a_whole_fit_of_one_half_is_not_applied_and_says_why():
+    # fitted on all the samples nothing beats 0.5, though each half fits lower: 0.5 applied would only
+    # turn a soft-scored metric into hard verdicts, and "the halves lean another way" would be untrue
+    triples = [(0, 0.2, False), (0, 0.6, False), (1, 0.4, False), (1, 0.6, False), (2, 0.6, True), (2, 0.4, True),
+               (3, 0.4, True), (3, 0.4, False), (4, 0.6, True), (4, 0.6, True), (5, 0.2, False), (5, 0.4, False)]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert fitted["threshold"] == 0.5 and [h["threshold"] for h in fitted["halves"]] == pytest.approx([0.3, 0.3])
+    assert all(h["test_balanced_accuracy_fitted"] > max(0.5, h["test_balanced_accuracy_at_0.5"]) for h in fitted["halves"])
+    assert fitted["helps_both_halves"] is False and fitted["not_applied_because"] == NOTHING_TO_CORRECT
 
 
 def test_calibration_file_round_trip_and_its_errors(tmp_path):
@@ -386,6 +397,44 @@ def test_labels_that_correct_a_judge_calibrated_on_them_are_warned_of(tmp_path, 
     assert not [w for w in old if "were fitted on" in w]
     summary = json.loads((tmp_path / "out-3-old" / "summary.json").read_text(encoding="utf-8"))
     assert summary["calibration"]["thresholds"] == {"context_recall": 0.3}
+
+
+def test_an_older_files_thresholds_are_checked_again_and_those_refused_now_are_not_applied(tmp_path, tiny_judge, capsys,
+                                                                                            monkeypatch):
+    """A calibration.json from before a threshold had to beat chance applied SmolLM2's noncommittal flag at 0.752:
+    0.46 -> 0.50 on each held-out half, every flag one value. Its entries keep their halves: checked again."""
+    from localeval.cli import main
+
+    def halves(*tests):
+        return [{"fit_on": side, "threshold": threshold, "test_balanced_accuracy_at_0.5": at_half,
+                 "test_balanced_accuracy_fitted": fitted} for side, (threshold, at_half, fitted) in zip(("even", "odd"), tests)]
+    old = {"context_recall": {"threshold": 0.651, "helps_both_halves": True,  # Qwen-0.5B's, which passes today too
+                              "halves": halves((0.666, 0.5, 0.792), (0.648, 0.5, 0.7))},
+           "response_relevancy": {"threshold": 0.752, "helps_both_halves": True,
+                                  "halves": halves((0.751, 0.462, 0.5), (0.752, 0.458, 0.5))}}
+    path = tmp_path / "calibration.json"  # as bench wrote it then: no not_applied_because, no digests
+    path.write_text(json.dumps({"localeval_calibration": 1, "data": "dev.jsonl", "judges": {str(tiny_judge): old}}))
+    thresholds, named = load_thresholds(path, str(tiny_judge))
+    assert thresholds == {"context_recall": 0.651}
+    assert named["not_applied_now"] == {"response_relevancy": "no better than chance on a held-out half"}
+    from localeval import runner
+    said_before_scoring = []
+
+    def scored_after_looking(*args, **kwargs):
+        said_before_scoring.append(capsys.readouterr().err)
+        return score(*args, **kwargs)
+
+    score, out = runner._score, tmp_path / "out"
+    monkeypatch.setattr(runner, "_score", scored_after_looking)
+    assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                 "--metrics", "context_recall,response_relevancy", "--calibration", str(path)]) == 0
+    warning = (f"{path} was written by an older `bench --calibrate`, whose check was looser: its thresholds for "
+               "response_relevancy (no better than chance on a held-out half) are not applied; run bench --calibrate "
+               "again to write the file anew")
+    assert said_before_scoring[0].count(warning) == 1 and warning not in capsys.readouterr().err  # before, and once
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["calibration"]["thresholds"] == {"context_recall": 0.651}
+    assert f"warning: {warning}" in summary["warnings"]
 
 
 def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_judge, capsys):

@@ -157,7 +157,8 @@ def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
             return NO_VALUE
         halves = ", ".join(f"{_plain(h['test_balanced_accuracy_at_0.5'])} → {_plain(h['test_balanced_accuracy_fitted'])}"
                            for h in entry["halves"])
-        applied = "applied" if entry["helps_both_halves"] else f"not applied: {entry.get('not_applied_because') or 'no gain'}"
+        why = entry.get("not_applied_because")  # none in a bench.json from before the reasons were kept
+        applied = "applied" if entry["helps_both_halves"] else f"not applied: {why}" if why else "not applied"
         return f"{entry['threshold']:.2f}: {halves} ({applied})"
 
     rows = [[(j["name"], False)] + [(cell((j.get("calibration") or {}).get(m)), False) for m in metrics]
