@@ -299,6 +299,18 @@ def test_a_bench_folder_stands_for_the_calibration_in_it(tmp_path):
     assert thresholds == {"context_recall": 0.3} and named["path"] == str(bench_out / "calibration.json")
 
 
+def test_a_calibration_in_a_folder_that_cannot_be_searched_is_one_line(tmp_path, monkeypatch):
+    """As another user, Path.is_dir() raised PermissionError past the error handling: a traceback, exit 1."""
+    import pathlib
+
+    def denied(self):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(pathlib.Path, "is_dir", denied)
+    with pytest.raises(UserError, match=r"calibration.json: cannot read it \(Permission denied\)"):
+        load_thresholds(tmp_path / "locked" / "calibration.json", "judge-a")
+
+
 def test_a_calibration_that_is_no_file_or_too_large_is_refused_before_it_is_read(tmp_path):
     """A pipe hung the run; /dev/zero was read until memory ran out."""
     os.mkfifo(tmp_path / "pipe.json")
