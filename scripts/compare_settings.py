@@ -4,7 +4,9 @@
 runs on the same samples, and on 30 samples a difference in Spearman ρ can be noise. For every
 judge and metric that both runs scored, this prints ρ under A and under B, ρ on each half of the
 samples (odd and even positions: does the change help on both?), and the share of paired
-bootstrap resamples of the samples in which B's ρ beats A's.
+bootstrap resamples of the samples in which B's ρ beats A's, and the share in which the two are
+equal (a metric whose scores differ on few samples ties often: "beats in 40%" with 55% ties is
+not "loses in 60%").
 
     python scripts/compare_settings.py runs/reasons-on/bench.json runs/reasons-off/bench.json
 
@@ -37,8 +39,8 @@ def main() -> None:
     args = parser.parse_args()
     a, b = load(args.a), load(args.b)
     rng = np.random.default_rng(args.seed)
-    print("| judge | metric | ρ A | ρ B | halves A | halves B | B beats A in |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print("| judge | metric | ρ A | ρ B | halves A | halves B | B beats A in | ties |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     for judge in sorted(a.keys() & b.keys()):
         for metric in [m for m in a[judge] if m in b[judge]]:
             print(row(judge, metric, a[judge][metric], b[judge][metric], rng))
@@ -68,23 +70,26 @@ def row(judge: str, metric: str, a: dict, b: dict, rng: np.random.Generator) -> 
     human = np.array([a[i][1] for i in ids])
     score_a, score_b = np.array([a[i][0] for i in ids]), np.array([b[i][0] for i in ids])
     if spearman(score_a, human) is None and spearman(score_b, human) is None:  # constant under both
-        return f"| {judge} | {metric} | — | — | — | — | — |"
+        return f"| {judge} | {metric} | — | — | — | — | — | — |"
     halves = [np.arange(len(ids)) % 2 == parity for parity in (0, 1)]
-    same = np.array_equal(score_a, score_b)
+    wins, ties = (None, None) if np.array_equal(score_a, score_b) else b_wins(score_a, score_b, human, rng)
     return (f"| {judge} | {metric} | {fmt(spearman(score_a, human))} | {fmt(spearman(score_b, human))} | "
             f"{' / '.join(fmt(spearman(score_a[h], human[h])) for h in halves)} | "
             f"{' / '.join(fmt(spearman(score_b[h], human[h])) for h in halves)} | "
-            f"{'same scores' if same else f'{100 * b_wins(score_a, score_b, human, rng):.0f}%'} |")
+            f"{'same scores' if wins is None else f'{100 * wins:.0f}%'} | {'—' if ties is None else f'{100 * ties:.0f}%'} |")
 
 
-def b_wins(score_a: np.ndarray, score_b: np.ndarray, human: np.ndarray, rng: np.random.Generator) -> float:
-    """Share of paired bootstrap resamples in which B's ρ beats A's (an undefined ρ counts as 0)."""
-    wins = 0
+def b_wins(score_a: np.ndarray, score_b: np.ndarray, human: np.ndarray,
+           rng: np.random.Generator) -> tuple[float, float]:
+    """Shares of paired bootstrap resamples in which B's ρ beats A's, and in which they are equal
+    (an undefined ρ counts as 0)."""
+    wins = ties = 0
     for _ in range(RESAMPLES):
         pick = rng.integers(0, len(human), len(human))
         rho_a, rho_b = (spearman(s[pick], human[pick]) or 0.0 for s in (score_a, score_b))
         wins += rho_b > rho_a
-    return wins / RESAMPLES
+        ties += rho_b == rho_a
+    return wins / RESAMPLES, ties / RESAMPLES
 
 
 def fmt(value: float | None) -> str:
