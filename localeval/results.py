@@ -177,7 +177,11 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     """--resume continues the run recorded in out_dir's run.json, and no other."""
     recorded_path = out_dir / RUN_FILE
     if not recorded_path.exists():
-        return  # results written before runs were recorded: nothing to check against
+        if count_lines(out_dir / RESULTS_FILE):  # a run writes run.json before its first result: removed since
+            raise UserError(f"--resume: {out_dir} holds a {RESULTS_FILE} without its {RUN_FILE} (kept apart, or "
+                            "removed), so it cannot be checked to be this run, and it may be another's; keep the "
+                            f"two files together, or score into another --out")
+        return
     try:
         recorded = json.loads(recorded_path.read_text(encoding="utf-8"))
     except (OSError, ValueError):

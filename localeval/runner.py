@@ -156,8 +156,10 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     """Score the samples not yet in results.jsonl, a line each as they finish; how many were scored
     now, or None if interrupted (what was scored is kept)."""
     todo = [s for s in samples if s.id not in writer.done_ids]
-    if args.resume:
+    if writer.resuming:
         log(f"resuming: {len(samples) - len(todo)} of {count_of(len(samples), 'sample')} already scored in {writer.path}")
+    elif args.resume:  # a CI job's first run, with --resume on every run: said so, not "0 already scored"
+        log(f"--resume: nothing to resume in {writer.out_dir} (no {writer.path.name}); scoring from the start")
     elif writer.replacing:  # said before the models load, while Ctrl-C still loses nothing
         them = "it" if writer.replacing == 1 else "them"
         log(f"note: {writer.path} holds {count_of(writer.replacing, 'scored sample')} of an earlier run; this run "
@@ -320,8 +322,12 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
 
 
 def _saved(writer) -> str:
-    """What a stopped run kept, for its last message."""
-    return f"{count_of(writer.written, 'sample')} saved in {writer.path}" if writer.written else "no sample scored yet"
+    """What a stopped run kept, for its last message: a resumed run's earlier samples too."""
+    kept = writer.written + len(writer.done_ids)
+    if not kept:
+        return "no sample scored yet"
+    now = "" if not writer.done_ids else f", {writer.written} of them now" if writer.written else ", none of them now"
+    return f"{count_of(kept, 'sample')} saved in {writer.path}{now}"
 
 
 def _rerun(writer) -> str:

@@ -82,6 +82,10 @@ DATA_CASES = {
     "csv duplicate column": ("d.csv", b"user_input,user_input\nq,q\n", "column 'user_input' appears twice"),
     "csv alias and name": ("d.csv", b"question,user_input\nq,q\n", "both 'question' and 'user_input'"),
     "csv too many cells": ("d.csv", b"user_input,response\nq,a,extra\n", "row has 3 cells"),
+    # a line break in an unquoted cell cuts a row in two: it was read as two samples missing fields
+    "csv too few cells": ("d.csv", b"user_input,response,reference\nq,a first line\nsecond line,r\n",
+                          "line 2: row has 2 cells but the header has 3; a cell that holds the separator "
+                          "or a line break must be in double quotes"),
     "csv contexts not JSON": ("d.csv", b"user_input,retrieved_contexts\nq,plain text\n", "expected a JSON array"),
     "csv contexts an object": ("d.csv", b'user_input,retrieved_contexts\nq,"{""a"": 1}"\n', "got an object"),
     "parquet garbage": ("d.parquet", b"PAR1 this is not parquet", "not a readable Parquet file"),
@@ -304,6 +308,42 @@ def test_resume_into_another_runs_folder_is_refused(capsys, finished, tiny_judge
     other.write_bytes(jsonl({**GOOD, "response": "changed"}))
     fails(capsys, ["run", str(other), *argv[2:]], EXIT_USER, "holds another run (data_sha256:")
     assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_resume_into_a_folder_whose_run_json_is_gone_is_refused(capsys, finished, tiny_judge):
+    """A CI job that kept only results.jsonl resumed into it with other data: one results.jsonl held two runs."""
+    data, out, before = finished
+    (out / "run.json").unlink()
+    other = data.with_name("other.jsonl")
+    other.write_bytes(jsonl({**GOOD, "id": "other-1"}))
+    capsys.readouterr()
+    fails(capsys, ["run", str(other), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"],
+          EXIT_USER, f"--resume: {out} holds a results.jsonl without its run.json (kept apart, or removed)")
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
+def test_resume_with_nothing_to_resume_says_so_and_scores_from_the_start(capsys, tmp_path, tiny_judge):
+    """A CI job that passes --resume on every run said "resuming: 0 of 1 samples already scored" on its first."""
+    argv = one_sample_run(tmp_path, tiny_judge, "--resume", "--no-cache", "--quiet")
+    assert main(argv) == EXIT_OK
+    assert f"--resume: nothing to resume in {tmp_path / 'out'} (no results.jsonl); scoring from the start" in \
+        capsys.readouterr().err
+
+
+def test_a_resumed_run_interrupted_before_a_new_result_counts_what_it_kept(capsys, finished, tiny_judge, monkeypatch):
+    """It said "no sample scored yet", with the earlier samples saved in the folder it resumed."""
+    from localeval.engine.judge import TransformersJudge
+
+    data, out, _ = finished
+    first = (out / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)[0]
+    (out / "results.jsonl").write_text(first, encoding="utf-8")  # killed after its first sample
+    monkeypatch.setattr(TransformersJudge, "generate", raising(KeyboardInterrupt()))
+    capsys.readouterr()
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"]) == \
+        EXIT_INTERRUPTED
+    assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'}, "
+                                                        "none of them now; rerun with --resume to continue")
+    assert (out / "results.jsonl").read_text(encoding="utf-8") == first
 
 
 def test_resume_takes_the_same_metrics_named_in_another_order(capsys, finished, tiny_judge):
