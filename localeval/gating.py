@@ -86,11 +86,28 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
     for metric, lowest in gates.items():
         row = summary.get(metric, {})
         value, called = gated_value(row) if row else (None, "mean")
-        found[metric] = {"at_least": lowest, "compared": called, "value": value,
+        interval = row["corrected"]["interval"] if called == "corrected mean" else None
+        found[metric] = {"at_least": lowest, "compared": called, "value": value, "interval": interval,
                          "passed": value is not None and value >= lowest - ROUNDING,
                          # how many samples the value rests on: a mean of the few scored passes as well
                          "scored": row.get("scored"), "null": row.get("null")}
     return found
+
+
+def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
+    """One line per gate on a corrected mean whose interval holds values on both sides of the gate: with
+    3 labels a corrected mean of 0.5 in [0.0, 1.0] passed a gate at 0.5, and nothing said that the labels
+    could not tell. The outcome stands (it compares the best estimate); the line says how little it rests on."""
+    lines = []
+    for metric, outcome in outcomes(summary, gates).items():
+        low_high, lowest = outcome["interval"], outcome["at_least"]
+        if low_high is None or not low_high[0] < lowest <= low_high[1]:
+            continue
+        labeled = summary[metric]["corrected"]["labeled"]
+        lines.append(f"{metric}: its corrected mean {outcome['value']:.3f} {'passed' if outcome['passed'] else 'failed'} "
+                     f"{_as_given(lowest)}, but its 95% interval, {low_high[0]:.3f} to {low_high[1]:.3f} from "
+                     f"{labeled} labels, holds values on both sides of it: more labels narrow it")
+    return lines
 
 
 def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:

@@ -14,7 +14,7 @@ import pytest
 
 from localeval.cli import main
 from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
-from localeval.gating import corrected_but_not_gated, failures, gated_value, outcomes, parse_gates
+from localeval.gating import corrected_but_not_gated, failures, gated_value, outcomes, parse_gates, undecided
 from localeval.progress import LineProgress, progress_for
 from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
 from localeval.testing import assert_scores
@@ -59,9 +59,9 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     relevance, recall = (document["metrics"][m]["mean"] for m in ("context_relevance", "context_recall"))
     assert relevance < 1  # as the test above found: the gate that fails
     assert document["gates"] == {
-        "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "passed": False,
-                              "scored": 3, "null": 0},
-        "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "passed": True,
+        "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "interval": None,
+                              "passed": False, "scored": 3, "null": 0},
+        "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "interval": None, "passed": True,
                            "scored": 2, "null": 1}}  # the sample without a reference
 
 
@@ -186,11 +186,27 @@ def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
     summary = summarize(rows, ["context_recall"], {"0": {"context_recall": 1.0}})
     assert summary["context_recall"]["corrected"]["mean"] == 1.0
     assert outcomes(summary, {"context_recall": 0.9})["context_recall"] == {
-        "at_least": 0.9, "compared": "mean", "value": 0.0, "passed": False, "scored": 4, "null": 0}
+        "at_least": 0.9, "compared": "mean", "value": 0.0, "interval": None, "passed": False, "scored": 4, "null": 0}
     assert corrected_but_not_gated(summary, ["context_recall"]) == ["context_recall"]
     # every sample labeled: people's mean is known, however few
     alone = summarize(rows[:1], ["context_recall"], {"0": {"context_recall": 1.0}})
     assert gated_value(alone["context_recall"]) == (1.0, "corrected mean")
+
+
+def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_labels():
+    """With 3 labels a corrected mean of 0.5 in [0, 1] passed a gate at 0.5, and nothing said the labels could not tell."""
+    rows = [{"id": str(i), "context_recall": 0.9} for i in range(6)]
+    scattered = summarize(rows, ["context_recall"], {str(i): {"context_recall": h} for i, h in enumerate((0.2, 1.0, 0.6))})
+    low, high = scattered["context_recall"]["corrected"]["interval"]
+    assert low < 0.5 < high and scattered["context_recall"]["corrected"]["mean"] == pytest.approx(0.6)
+    assert outcomes(scattered, {"context_recall": 0.5})["context_recall"]["interval"] == (low, high)  # in the JSON
+    assert undecided(scattered, {"context_recall": 0.5}) == [
+        f"context_recall: its corrected mean 0.600 passed 0.5, but its 95% interval, {low:.3f} to {high:.3f} from 3 "
+        "labels, holds values on both sides of it: more labels narrow it"]
+    # the same bias on every label: a narrow interval that decides the gate, nothing to say
+    steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
+    assert undecided(steady, {"context_recall": 0.5}) == [] and not failures(steady, {"context_recall": 0.5})
+    assert undecided(summarize(rows, ["context_recall"]), {"context_recall": 0.5}) == []  # no labels: no interval
 
 
 def test_a_metric_gated_twice_is_refused():

@@ -461,6 +461,26 @@ def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_jud
     assert f"warning: {said}" in json.loads((out / "summary.json").read_text(encoding="utf-8"))["warnings"]
 
 
+def test_a_gate_the_labels_cannot_decide_is_said_on_stderr(tmp_path, tiny_judge, capsys):
+    """A CI log showed "1 gate passed" for a corrected mean whose interval held the gate's value."""
+    from localeval.cli import main
+    from localeval.gating import undecided
+
+    data = tmp_path / "data.jsonl"  # the labeled samples and one more: the corrected mean is estimated
+    data.write_text(LABELED.read_text(encoding="utf-8") + json.dumps(UNLABELED) + "\n", encoding="utf-8")
+    argv = ["run", str(data), "--judge", str(tiny_judge), "--quiet", "--no-cache", "--metrics", "context_recall",
+            "--labels", str(LABELED)]
+    assert main([*argv, "--out", str(tmp_path / "first")]) == 0
+    corrected = json.loads((tmp_path / "first" / "summary.json").read_text("utf-8"))["metrics"]["context_recall"]["corrected"]
+    gate = round(corrected["mean"], 3)  # inside its own interval, wherever the tiny judge puts it
+    capsys.readouterr()
+    status = main([*argv, "--out", str(tmp_path / "gated"), "--fail-under", f"context_recall={gate}"])
+    summary = json.loads((tmp_path / "gated" / "summary.json").read_text(encoding="utf-8"))
+    lines = undecided(summary["metrics"], {"context_recall": gate})
+    assert len(lines) == 1 and summary["gates"]["context_recall"]["interval"] == corrected["interval"]
+    assert f"fail-under: {lines[0]}" in capsys.readouterr().err and status in (0, 4)
+
+
 def test_a_sample_is_known_by_its_texts_whatever_they_hold():
     """json.loads accepts a lone surrogate ("\\ud83d"); digesting it as UTF-8 raised, ending bench --calibrate."""
     odd = Sample("1", "Half an emoji: \ud83d?", ("A passage.",), "An answer.")
