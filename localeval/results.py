@@ -61,11 +61,12 @@ class ResultWriter:
         self._file = None
         self.resuming = resume and self.path.exists()
         self.done_ids: set[str] = set()
+        self.cut_short = False  # the last line a crash left unfinished, dropped: its sample is scored again
         # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
-            cut_torn_tail(self.path)
+            self.cut_short = cut_torn_tail(self.path)
             self.done_ids = read_done_ids(self.path)
 
     def write(self, row: dict[str, Any]) -> None:
@@ -207,19 +208,20 @@ def _metrics_in_any_order(run: dict[str, Any]) -> dict[str, Any]:
     return {**run, "metrics": sorted(run["metrics"])} if isinstance(run.get("metrics"), list) else run
 
 
-def cut_torn_tail(path: Path) -> None:
-    """Drop a last line a crash left without its newline: it was never a whole result."""
+def cut_torn_tail(path: Path) -> bool:
+    """Drop a last line a crash left without its newline: it was never a whole result. Whether there was one."""
     with path.open("rb+") as results:
         size = results.seek(0, os.SEEK_END)
         if size == 0:
-            return
+            return False
         results.seek(max(0, size - (1 << 20)))
         tail = results.read()
         if tail.endswith(b"\n"):
-            return
+            return False
         cut = tail.rfind(b"\n")
         keep = size - len(tail) + cut + 1 if cut >= 0 else _last_newline_before(results, size - len(tail))
         results.truncate(keep)
+        return True
 
 
 def _last_newline_before(results, position: int) -> int:

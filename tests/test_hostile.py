@@ -892,8 +892,8 @@ def test_killed_at_random_moments_then_resumed_scores_every_sample_once_as_an_un
 
 
 @pytest.mark.parametrize("cut", [1, 17, 0.5, -2, -1])
-def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge, cut):
-    """A crash in the middle of a write leaves part of a line: --resume drops it and scores that
+def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge, cut, capsys):
+    """A crash in the middle of a write leaves part of a line: --resume drops it, says so, scores that
     sample again, and never appends to the fragment."""
     data, out = tmp_path / "d.jsonl", tmp_path / "out"
     kill_data(data, 3)
@@ -906,8 +906,11 @@ def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge,
     length = len(results) - last_start
     keep = last_start + (int(cut * length) if isinstance(cut, float) else cut % length)
     (out / "results.jsonl").write_bytes(results[:keep])
+    capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
     assert scores_by_id(out) == whole
+    assert (f"resuming: 2 of 3 samples already scored in {out / 'results.jsonl'} (its last line, cut short when the "
+            "run stopped, was dropped: that sample is scored again)") in capsys.readouterr().err
 
 
 def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_judge):
