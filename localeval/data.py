@@ -323,9 +323,13 @@ def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
                 continue
             record_count += 1
             where = _Where(where_line, "line", str(record_count))
-            if len(row) != len(columns):  # fewer too: a cell left out shifts no other, but is a broken export
+            if len(row) > len(columns):
                 raise where.error(path, f"row has {len(row)} cells but the header has {len(columns)}; a cell that "
-                                        "holds the separator or a line break must be in double quotes")
+                                        "holds the separator must be in double quotes")
+            if len(row) < len(columns):  # a cell left out shifts no other, but is a broken export or a cut row
+                raise where.error(path, f"row has {len(row)} cell{'s' * (len(row) != 1)} but the header has {len(columns)}; "
+                                        "end a row with a separator for each empty field (q,a,), and put a cell that "
+                                        "holds a line break in double quotes")
             yield where, _csv_record(path, dict(zip(columns, row)), where)
     except csv.Error as exc:
         raise DataError(path, f"malformed CSV: {exc}", line=reader.line_num) from None

@@ -101,12 +101,13 @@ def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, floa
     lines = []
     for metric, outcome in outcomes(summary, gates).items():
         low_high, lowest = outcome["interval"], outcome["at_least"]
-        if low_high is None or not low_high[0] < lowest <= low_high[1]:
+        if low_high is None or not low_high[0] < lowest - ROUNDING <= low_high[1]:  # as `passed` compares
             continue
-        labeled = summary[metric]["corrected"]["labeled"]
-        lines.append(f"{metric}: its corrected mean {outcome['value']:.3f} {'passed' if outcome['passed'] else 'failed'} "
-                     f"{_as_given(lowest)}, but its 95% interval, {low_high[0]:.3f} to {low_high[1]:.3f} from "
-                     f"{labeled} labels, holds values on both sides of it: more labels narrow it")
+        value, low, high = outcome["value"], *low_high
+        mean = f"{value:.3f} passed" if outcome["passed"] else f"{_short_below(value, lowest)} failed"
+        interval = f"{_short_below(low, lowest)} to {high:.3f}, from {summary[metric]['corrected']['labeled']} labels"
+        lines.append(f"{metric}: its corrected mean {mean} {_as_given(lowest)}, but its 95% interval ({interval}) "
+                     "holds values that pass it and values that fail it: more labels narrow it")
     return lines
 
 

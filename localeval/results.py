@@ -59,7 +59,7 @@ class ResultWriter:
         self.out_dir, self.path, self.identity = out_dir, out_dir / RESULTS_FILE, identity
         self.written = 0
         self._file = None
-        self.resuming = resume and self.path.exists()
+        self.resuming = resume and count_lines(self.path) > 0  # an empty file holds nothing to resume
         self.done_ids: set[str] = set()
         self.cut_short = False  # the last line a crash left unfinished, dropped: its sample is scored again
         # An earlier run's scored samples, which a fresh run replaces at its first result.
@@ -86,8 +86,10 @@ class ResultWriter:
         if not self.resuming:
             for name in REPLACED_BY_A_FRESH_RUN:
                 (self.out_dir / name).unlink(missing_ok=True)
-        write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
+        # results opened (a fresh run's emptied) before run.json names this run: a failure between the two
+        # must not leave this run's run.json beside an earlier run's results, which --resume would continue
         self._file = self.path.open("a" if self.resuming else "w", encoding="utf-8")
+        write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
 
     def close(self) -> None:
         if self._file is not None:
@@ -181,7 +183,8 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
         if count_lines(out_dir / RESULTS_FILE):  # a run writes run.json before its first result: removed since
             raise UserError(f"--resume: {out_dir} holds a {RESULTS_FILE} without its {RUN_FILE} (kept apart, or "
                             "removed), so it cannot be checked to be this run, and it may be another's; keep the "
-                            f"two files together, or score into another --out")
+                            "two files together, run without --resume to score afresh here (replacing them), or "
+                            "score into another --out")
         return
     try:
         recorded = json.loads(recorded_path.read_text(encoding="utf-8"))

@@ -328,8 +328,10 @@ def _saved(writer) -> str:
     kept = writer.written + len(writer.done_ids)
     if not kept:
         return "no sample scored yet"
-    now = "" if not writer.done_ids else f", {writer.written} of them now" if writer.written else ", none of them now"
-    return f"{count_of(kept, 'sample')} saved in {writer.path}{now}"
+    if not writer.done_ids:
+        return f"{count_of(kept, 'sample')} saved in {writer.path}"
+    before = "all from before this run" if not writer.written else f"{len(writer.done_ids)} from before this run"
+    return f"{count_of(kept, 'sample')} saved in {writer.path} ({before})"
 
 
 def _rerun(writer) -> str:

@@ -201,8 +201,17 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
     assert low < 0.5 < high and scattered["context_recall"]["corrected"]["mean"] == pytest.approx(0.6)
     assert outcomes(scattered, {"context_recall": 0.5})["context_recall"]["interval"] == (low, high)  # in the JSON
     assert undecided(scattered, {"context_recall": 0.5}) == [
-        f"context_recall: its corrected mean 0.600 passed 0.5, but its 95% interval, {low:.3f} to {high:.3f} from 3 "
-        "labels, holds values on both sides of it: more labels narrow it"]
+        f"context_recall: its corrected mean 0.600 passed 0.5, but its 95% interval ({low:.3f} to {high:.3f}, from 3 "
+        "labels) holds values that pass it and values that fail it: more labels narrow it"]
+    # the interval's low end at the gate, give or take float rounding: all of it passes, nothing to say
+    at_gate = {"context_recall": {**scattered["context_recall"], "corrected": {
+        **scattered["context_recall"]["corrected"], "interval": (0.6999999999999998, 0.9)}}}
+    assert undecided(at_gate, {"context_recall": 0.7}) == []
+    # shown to as many decimals as put the mean and the low end below the gate they fail
+    near = {"context_recall": {**scattered["context_recall"], "corrected": {
+        **scattered["context_recall"]["corrected"], "mean": 0.4996, "interval": (0.4996, 0.9)}}}
+    assert "its corrected mean 0.4996 failed 0.5, but its 95% interval (0.4996 to 0.900" in \
+        undecided(near, {"context_recall": 0.5})[0]
     # the same bias on every label: a narrow interval that decides the gate, nothing to say
     steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
     assert undecided(steady, {"context_recall": 0.5}) == [] and not failures(steady, {"context_recall": 0.5})

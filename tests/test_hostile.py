@@ -84,8 +84,8 @@ DATA_CASES = {
     "csv too many cells": ("d.csv", b"user_input,response\nq,a,extra\n", "row has 3 cells"),
     # a line break in an unquoted cell cuts a row in two: it was read as two samples missing fields
     "csv too few cells": ("d.csv", b"user_input,response,reference\nq,a first line\nsecond line,r\n",
-                          "line 2: row has 2 cells but the header has 3; a cell that holds the separator "
-                          "or a line break must be in double quotes"),
+                          "line 2: row has 2 cells but the header has 3; end a row with a separator for each "
+                          "empty field (q,a,), and put a cell that holds a line break in double quotes"),
     "csv contexts not JSON": ("d.csv", b"user_input,retrieved_contexts\nq,plain text\n", "expected a JSON array"),
     "csv contexts an object": ("d.csv", b'user_input,retrieved_contexts\nq,"{""a"": 1}"\n', "got an object"),
     "parquet garbage": ("d.parquet", b"PAR1 this is not parquet", "not a readable Parquet file"),
@@ -322,6 +322,34 @@ def test_resume_into_a_folder_whose_run_json_is_gone_is_refused(capsys, finished
     assert {name: (out / name).read_bytes() for name in before} == before
 
 
+def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_own(finished, monkeypatch):
+    """run.json was written before results.jsonl was opened: a failure between the two left this run's
+    run.json beside the earlier run's results, and --resume then took that run's samples as its own."""
+    import pathlib
+
+    from localeval.errors import EnvironmentFailure, UserError
+    from localeval.results import ResultWriter, check_same_run
+
+    _, out, _ = finished
+    opened = pathlib.Path.open
+
+    def results_refused(self, *args, **kwargs):
+        if self.name == "results.jsonl":
+            raise OSError(5, "Input/output error")
+        return opened(self, *args, **kwargs)
+
+    identity, earlier = {"data_sha256": "another run's"}, (out / "run.json").read_bytes()
+    writer = ResultWriter(out, False, identity)
+    monkeypatch.setattr(pathlib.Path, "open", results_refused)
+    with pytest.raises(EnvironmentFailure, match="Input/output error"):
+        writer.write({"id": "x"})
+    monkeypatch.undo()
+    assert (out / "run.json").read_bytes() == earlier  # still the earlier run's, beside its results
+    assert json.loads((out / "results.jsonl").read_text().splitlines()[0])["id"] == "s1"
+    with pytest.raises(UserError, match="holds another run"):  # so --resume does not take them as this run's
+        check_same_run(out, identity)
+
+
 def test_resume_with_nothing_to_resume_says_so_and_scores_from_the_start(capsys, tmp_path, tiny_judge):
     """A CI job that passes --resume on every run said "resuming: 0 of 1 samples already scored" on its first."""
     argv = one_sample_run(tmp_path, tiny_judge, "--resume", "--no-cache", "--quiet")
@@ -341,8 +369,8 @@ def test_a_resumed_run_interrupted_before_a_new_result_counts_what_it_kept(capsy
     capsys.readouterr()
     assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache"]) == \
         EXIT_INTERRUPTED
-    assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'}, "
-                                                        "none of them now; rerun with --resume to continue")
+    assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'} "
+                                                        "(all from before this run); rerun with --resume to continue")
     assert (out / "results.jsonl").read_text(encoding="utf-8") == first
 
 
