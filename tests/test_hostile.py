@@ -341,7 +341,8 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
     identity, earlier = {"data_sha256": "another run's"}, (out / "run.json").read_bytes()
     writer = ResultWriter(out, False, identity)
     monkeypatch.setattr(pathlib.Path, "open", results_refused)
-    with pytest.raises(EnvironmentFailure, match="Input/output error"):
+    with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: make room and "
+                                                  "rerun the same command"):  # not --resume: that is another run's
         writer.write({"id": "x"})
     monkeypatch.undo()
     assert (out / "run.json").read_bytes() == earlier  # still the earlier run's, beside its results
