@@ -110,8 +110,9 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
     halves, checkable = [], _both_classes(y)
     for fit_parity in (0, 1):  # samples at even positions, then odd: fit on one, test on the other
         fit, test = samples % 2 == fit_parity, samples % 2 != fit_parity
-        checkable = checkable and _both_classes(y[fit])
-        fitted = fit_threshold(p[fit], y[fit]) if _both_classes(y[fit]) else 0.5
+        fittable = _both_classes(y[fit])
+        checkable = checkable and fittable
+        fitted = fit_threshold(p[fit], y[fit]) if fittable else 0.5
         halves.append({
             "fit_on": "even" if fit_parity == 0 else "odd",
             "threshold": fitted,
@@ -128,7 +129,6 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
         "helps_both_halves": why_not is None,
         "not_applied_because": why_not,
     }
-
 
 
 def _why_not_applied(threshold: float, halves: list[dict[str, Any]]) -> str | None:
@@ -149,7 +149,6 @@ def _why_not_applied(threshold: float, halves: list[dict[str, Any]]) -> str | No
     if len({threshold > 0.5, *(h["threshold"] > 0.5 for h in halves)}) > 1:
         return "the halves lean another way"
     return None
-
 
 
 def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, samples: list[Sample],

@@ -77,13 +77,17 @@ class ResultWriter:
             self._file.write(line)
             self._file.flush()  # on disk now: an interrupted run keeps every finished sample
         except OSError as error:
-            kept = self.written + len(self.done_ids)  # a resumed run's earlier samples stay too
-            if not kept:  # nothing of this run is in the folder: --resume would continue (or refuse) another's
+            if not self.kept:  # nothing of this run is in the folder: --resume would continue (or refuse) another's
                 raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); nothing was scored into it: "
                                          "make room and rerun the same command") from None
-            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(kept, 'sample')} "
+            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(self.kept, 'sample')} "
                                      "scored before it stay saved: make room and rerun with --resume") from None
         self.written += 1
+
+    @property
+    def kept(self) -> int:
+        """The samples in results.jsonl: this run's and, resumed, the earlier ones it continues."""
+        return self.written + len(self.done_ids)
 
     def _start(self) -> None:
         """The first result: only now is a previous run replaced (a fresh run) or continued."""

@@ -325,13 +325,12 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
 
 def _saved(writer) -> str:
     """What a stopped run kept, for its last message: a resumed run's earlier samples too."""
-    kept = writer.written + len(writer.done_ids)
-    if not kept:
+    if not writer.kept:
         return "no sample scored yet"
     if not writer.done_ids:
-        return f"{count_of(kept, 'sample')} saved in {writer.path}"
+        return f"{count_of(writer.kept, 'sample')} saved in {writer.path}"
     before = "all from before this run" if not writer.written else f"{len(writer.done_ids)} from before this run"
-    return f"{count_of(kept, 'sample')} saved in {writer.path} ({before})"
+    return f"{count_of(writer.kept, 'sample')} saved in {writer.path} ({before})"
 
 
 def _rerun(writer) -> str:
