@@ -7,7 +7,8 @@ scored, and `--resume` skips those ids. What survives a crash, and why:
   (A hidden lock file, .localeval.lock, is made at the start: while a run holds it, a second run
   aimed at the same folder is refused instead of interleaving its lines with the first's.)
 - Each result is one write of one whole line; a crash in the middle of it leaves a torn last line,
-  which `--resume` cuts off before appending (that sample is scored again).
+  which `--resume` cuts off before appending (that sample is scored again); a last line whole but
+  for its newline is kept, and ended.
 - summary.json and report.html are written to a temporary file and renamed over the old one, so
   each is either the old file or the new one, never half of one.
 - run.json records what the run is (data digest, judge, embedder, metrics, settings); `--resume`
@@ -61,13 +62,20 @@ class ResultWriter:
         self._file = None
         self.resuming = resume and count_lines(self.path) > 0  # an empty file holds nothing to resume
         self.done_ids: set[str] = set()
-        self.cut_short = False  # the last line a crash left unfinished, dropped: its sample is scored again
+        # What the earlier run's last line needs before this run appends (a crash may have left it without
+        # its newline): done at the first result, as everything else in the folder, so that a run refused or
+        # stopped before it leaves the file as it found it.
+        self._ending = KEPT_WHOLE
         # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
-            self.cut_short = cut_torn_tail(self.path)
-            self.done_ids = read_done_ids(self.path)
+            self.done_ids, self._ending = read_done_ids(self.path)
+
+    @property
+    def cut_short(self) -> bool:
+        """Whether the earlier run's last line was cut short by a crash: dropped, its sample scored again."""
+        return isinstance(self._ending, int)
 
     def write(self, row: dict[str, Any]) -> None:
         line = json.dumps({"schema_version": SCHEMA_VERSION, **row}, ensure_ascii=False, allow_nan=False) + "\n"
@@ -96,7 +104,11 @@ class ResultWriter:
                 (self.out_dir / name).unlink(missing_ok=True)
         # results opened (a fresh run's emptied) before run.json names this run: a failure between the two
         # must not leave this run's run.json beside an earlier run's results, which --resume would continue
+        if self.cut_short:
+            os.truncate(self.path, self._ending)
         self._file = self.path.open("a" if self.resuming else "w", encoding="utf-8")
+        if self._ending == ENDED_NOW:
+            self._file.write("\n")
         write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
 
     def close(self) -> None:
@@ -219,29 +231,6 @@ def _metrics_in_any_order(run: dict[str, Any]) -> dict[str, Any]:
     return {**run, "metrics": sorted(run["metrics"])} if isinstance(run.get("metrics"), list) else run
 
 
-def cut_torn_tail(path: Path) -> bool:
-    """Drop a last line a crash left without its newline: it was never a whole result. Whether there was one."""
-    with path.open("rb+") as results:
-        size = results.seek(0, os.SEEK_END)
-        if size == 0:
-            return False
-        results.seek(max(0, size - (1 << 20)))
-        tail = results.read()
-        if tail.endswith(b"\n"):
-            return False
-        cut = tail.rfind(b"\n")
-        keep = size - len(tail) + cut + 1 if cut >= 0 else _last_newline_before(results, size - len(tail))
-        results.truncate(keep)
-        return True
-
-
-def _last_newline_before(results, position: int) -> int:
-    """The length to keep when a torn line is longer than the tail read: up to its line's start."""
-    results.seek(0)
-    data = results.read(position)
-    return data.rfind(b"\n") + 1
-
-
 # What a run that could not write its summary or report says to do: its scores are all saved.
 RESUME_AFTER_ROOM = "results.jsonl has every scored sample: make room and rerun with --resume"
 
@@ -317,23 +306,35 @@ def _short(value: Any) -> str:
     return shortened(text, 60)
 
 
-def read_done_ids(path: Path) -> set[str]:
-    if not path.exists():
-        return set()
-    done = set()
-    with path.open(encoding="utf-8") as lines:
+# How the last line of results.jsonl is to end before a resumed run appends (read_done_ids): as it is
+# (KEPT_WHOLE); given the newline a crash kept it from writing (ENDED_NOW: the result itself is whole);
+# or, as an int, cut back to that many bytes (a result the crash cut short, scored again).
+KEPT_WHOLE, ENDED_NOW = "kept whole", "ended now"
+
+
+def read_done_ids(path: Path) -> tuple[set[str], str | int]:
+    """The ids results.jsonl holds, and how its last line is to end before more are appended."""
+    done, start, ending = set(), 0, KEPT_WHOLE
+    with path.open("rb") as lines:  # bytes: a line cut inside a character is no result, not an error
         for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                row = None
-            if not a_result(row):
+            row = _json_or_none(line)
+            unended = not line.endswith(b"\n")  # only the last line can be
+            if unended:
+                ending = ENDED_NOW if a_result(row) else start
+            elif line.strip() and not a_result(row):
                 raise UserError(f"{path}, line {number}: not a localeval result; delete that line to resume, or "
                                 "score into another --out")
-            done.add(str(row["id"]))
-    return done
+            if a_result(row):
+                done.add(str(row["id"]))
+            start += len(line)
+    return done, ending
+
+
+def _json_or_none(line: bytes) -> Any:
+    try:
+        return json.loads(line)
+    except ValueError:  # not JSON, or not UTF-8
+        return None
 
 
 def count_lines(path: Path) -> int:
@@ -352,16 +353,11 @@ def sample_inputs(sample: Sample) -> dict[str, Any]:
 
 
 def read_results(path: Path) -> list[dict[str, Any]]:
-    rows = []
     if not path.exists():  # nothing scored yet
-        return rows
-    with path.open(encoding="utf-8") as lines:
-        for line in lines:
-            try:
-                rows.append(json.loads(line))
-            except json.JSONDecodeError:
-                continue  # a line cut short by an interruption
-    return rows
+        return []
+    with path.open("rb") as lines:
+        # a line cut short by an interruption (perhaps inside a character) is no result
+        return [row for row in map(_json_or_none, lines) if a_result(row)]
 
 
 def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],

@@ -157,7 +157,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     now, or None if interrupted (what was scored is kept)."""
     todo = [s for s in samples if s.id not in writer.done_ids]
     if writer.resuming:
-        torn = " (its last line, cut short when the run stopped, was dropped: that sample is scored again)"
+        torn = " (its last line, cut short when the run stopped, is dropped: that sample is scored again)"
         log(f"resuming: {len(samples) - len(todo)} of {count_of(len(samples), 'sample')} already scored in "
             f"{writer.path}{torn if writer.cut_short else ''}")
     elif args.resume:  # a CI job's first run, with --resume on every run: said so, not "0 already scored"

@@ -920,10 +920,9 @@ def test_killed_at_random_moments_then_resumed_scores_every_sample_once_as_an_un
     assert scores_by_id(out) == expected
 
 
-@pytest.mark.parametrize("cut", [1, 17, 0.5, -2, -1])
-def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge, cut, capsys):
-    """A crash in the middle of a write leaves part of a line: --resume drops it, says so, scores that
-    sample again, and never appends to the fragment."""
+def _scored_then_cut(tmp_path, tiny_judge, cut):
+    """A run of 3 samples whose results.jsonl is then cut inside its last line (`cut`: bytes kept of
+    that line, a fraction of it, or counted from its end); the run's argv, and its scores uncut."""
     data, out = tmp_path / "d.jsonl", tmp_path / "out"
     kill_data(data, 3)
     argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
@@ -935,11 +934,48 @@ def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge,
     length = len(results) - last_start
     keep = last_start + (int(cut * length) if isinstance(cut, float) else cut % length)
     (out / "results.jsonl").write_bytes(results[:keep])
+    return argv, whole
+
+
+@pytest.mark.parametrize("cut", [1, 17, 0.5, -2])
+def test_a_line_torn_by_a_crash_is_cut_off_before_resuming(tmp_path, tiny_judge, cut, capsys):
+    """A crash in the middle of a write leaves part of a line: --resume drops it, says so, scores that
+    sample again, and never appends to the fragment."""
+    argv, whole = _scored_then_cut(tmp_path, tiny_judge, cut)
     capsys.readouterr()
     assert main([*argv, "--resume"]) == 0
+    out = tmp_path / "out"
     assert scores_by_id(out) == whole
     assert (f"resuming: 2 of 3 samples already scored in {out / 'results.jsonl'} (its last line, cut short when the "
-            "run stopped, was dropped: that sample is scored again)") in capsys.readouterr().err
+            "run stopped, is dropped: that sample is scored again)") in capsys.readouterr().err
+
+
+def test_a_last_line_whole_but_for_its_newline_is_kept_and_ended(tmp_path, tiny_judge, capsys):
+    """A result whose newline alone is missing (a crash between the two, or an editor) was dropped as
+    torn and scored again: it is a whole result, kept, and the next one starts on a line of its own."""
+    argv, whole = _scored_then_cut(tmp_path, tiny_judge, -1)
+    results = tmp_path / "out" / "results.jsonl"
+    first, second, _ = results.read_bytes().split(b"\n")
+    results.write_bytes(first + b"\n" + second)  # the third sample unscored, the second without its newline
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert "resuming: 2 of 3 samples already scored" in capsys.readouterr().err
+    assert results.read_bytes().startswith(first + b"\n" + second + b"\n")
+    assert scores_by_id(tmp_path / "out") == whole
+
+
+def test_a_refused_resume_leaves_a_torn_last_line_as_it_found_it(tmp_path, tiny_judge, capsys):
+    """--resume cut a torn last line before it read the rest of the file, and then refused a line it could
+    not read: the file it refused was no longer the file it was given."""
+    argv, _ = _scored_then_cut(tmp_path, tiny_judge, 0.5)
+    results = tmp_path / "out" / "results.jsonl"
+    lines = results.read_bytes().split(b"\n")
+    results.write_bytes(b"\n".join([lines[0], b"not a result", *lines[1:]]))
+    before = results.read_bytes()
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 2
+    assert "line 2: not a localeval result" in capsys.readouterr().err
+    assert results.read_bytes() == before
 
 
 def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_judge):
