@@ -89,6 +89,7 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         interval = row["corrected"]["interval"] if called == "corrected mean" else None
         found[metric] = {"at_least": lowest, "compared": called, "value": value, "interval": interval,
                          "passed": value is not None and value >= lowest - ROUNDING,
+                         "undecided": _both_sides(interval, lowest),
                          # how many samples the value rests on: a mean of the few scored passes as well
                          "scored": row.get("scored"), "null": row.get("null")}
     return found
@@ -100,15 +101,19 @@ def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, floa
     could not tell. The outcome stands (it compares the best estimate); the line says how little it rests on."""
     lines = []
     for metric, outcome in outcomes(summary, gates).items():
-        low_high, lowest = outcome["interval"], outcome["at_least"]
-        if low_high is None or not low_high[0] < lowest - ROUNDING <= low_high[1]:  # as `passed` compares
+        if not outcome["undecided"]:
             continue
-        value, low, high = outcome["value"], *low_high
+        value, lowest, (low, high) = outcome["value"], outcome["at_least"], outcome["interval"]
         mean = f"{value:.3f} passed" if outcome["passed"] else f"{_short_below(value, lowest)} failed"
         interval = f"{_short_below(low, lowest)} to {high:.3f}, from {summary[metric]['corrected']['labeled']} labels"
         lines.append(f"{metric}: its corrected mean {mean} {_as_given(lowest)}, but its 95% interval ({interval}) "
                      "holds values that pass it and values that fail it: more labels narrow it")
     return lines
+
+
+def _both_sides(interval: list[float] | None, lowest: float) -> bool:
+    """Whether a corrected mean's interval holds values that pass the gate and values that fail it."""
+    return interval is not None and interval[0] < lowest - ROUNDING <= interval[1]  # as `passed` compares
 
 
 def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench import svg
-from .gating import failures
+from .gating import failures, undecided
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
@@ -142,10 +142,12 @@ def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
     failed, in the words the terminal used."""
     if not gates:
         return ""
-    failed = failures(summary, {metric: gate["at_least"] for metric, gate in gates.items()})
+    lowest = {metric: gate["at_least"] for metric, gate in gates.items()}
+    failed = failures(summary, lowest)
     passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
               for metric, gate in gates.items() if gate["passed"]]
-    said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else [])]
+    said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else []),
+            *(f"the labels could not tell: {line}" for line in undecided(summary, lowest))]
     opening = "<p class='warning'>" if failed else "<p>"
     return f"{opening}--fail-under gates: {escape('; '.join(said))}.</p>"
 

@@ -7,9 +7,11 @@ import io
 import json
 import re
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
+
 import pytest
 
 from localeval.cli import main
@@ -60,9 +62,9 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     assert relevance < 1  # as the test above found: the gate that fails
     assert document["gates"] == {
         "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "interval": None,
-                              "passed": False, "scored": 3, "null": 0},
+                              "passed": False, "undecided": False, "scored": 3, "null": 0},
         "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "interval": None, "passed": True,
-                           "scored": 2, "null": 1}}  # the sample without a reference
+                           "undecided": False, "scored": 2, "null": 1}}  # the sample without a reference
 
 
 def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, tiny_judge, capsys):
@@ -186,7 +188,8 @@ def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
     summary = summarize(rows, ["context_recall"], {"0": {"context_recall": 1.0}})
     assert summary["context_recall"]["corrected"]["mean"] == 1.0
     assert outcomes(summary, {"context_recall": 0.9})["context_recall"] == {
-        "at_least": 0.9, "compared": "mean", "value": 0.0, "interval": None, "passed": False, "scored": 4, "null": 0}
+        "at_least": 0.9, "compared": "mean", "value": 0.0, "interval": None, "passed": False, "undecided": False,
+        "scored": 4, "null": 0}
     assert corrected_but_not_gated(summary, ["context_recall"]) == ["context_recall"]
     # every sample labeled: people's mean is known, however few
     alone = summarize(rows[:1], ["context_recall"], {"0": {"context_recall": 1.0}})
@@ -199,7 +202,8 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
     scattered = summarize(rows, ["context_recall"], {str(i): {"context_recall": h} for i, h in enumerate((0.2, 1.0, 0.6))})
     low, high = scattered["context_recall"]["corrected"]["interval"]
     assert low < 0.5 < high and scattered["context_recall"]["corrected"]["mean"] == pytest.approx(0.6)
-    assert outcomes(scattered, {"context_recall": 0.5})["context_recall"]["interval"] == (low, high)  # in the JSON
+    outcome = outcomes(scattered, {"context_recall": 0.5})["context_recall"]  # summary.json's, for a CI step
+    assert outcome["interval"] == (low, high) and outcome["undecided"] and outcome["passed"]
     assert undecided(scattered, {"context_recall": 0.5}) == [
         f"context_recall: its corrected mean 0.600 passed 0.5, but its 95% interval ({low:.3f} to {high:.3f}, from 3 "
         "labels) holds values that pass it and values that fail it: more labels narrow it"]
@@ -207,6 +211,7 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
     at_gate = {"context_recall": {**scattered["context_recall"], "corrected": {
         **scattered["context_recall"]["corrected"], "interval": (0.6999999999999998, 0.9)}}}
     assert undecided(at_gate, {"context_recall": 0.7}) == []
+    assert not outcomes(at_gate, {"context_recall": 0.7})["context_recall"]["undecided"]
     # shown to as many decimals as put the mean and the low end below the gate they fail
     near = {"context_recall": {**scattered["context_recall"], "corrected": {
         **scattered["context_recall"]["corrected"], "mean": 0.4996, "interval": (0.4996, 0.9)}}}
@@ -216,6 +221,24 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
     steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
     assert undecided(steady, {"context_recall": 0.5}) == [] and not failures(steady, {"context_recall": 0.5})
     assert undecided(summarize(rows, ["context_recall"]), {"context_recall": 0.5}) == []  # no labels: no interval
+
+
+def test_assert_scores_warns_of_a_pass_and_names_a_failure_the_labels_could_not_tell():
+    """run said it on stderr; a pytest gate passed without a word, and its failure did not say how little it
+    rested on."""
+    from localeval.testing import UndecidedGate
+
+    rows = [{"id": str(i), "context_recall": 0.9} for i in range(6)]
+    scattered = summarize(rows, ["context_recall"], {str(i): {"context_recall": h} for i, h in enumerate((0.2, 1.0, 0.6))})
+    with pytest.warns(UndecidedGate, match="assert_scores: context_recall: its corrected mean 0.600 passed 0.5"):
+        assert_scores(scattered, {"context_recall": 0.5})
+    with pytest.raises(AssertionError, match=r"(?s)below 0.65\n  the labels could not tell: context_recall: its "
+                       "corrected mean 0.600 failed 0.65"):
+        assert_scores(scattered, {"context_recall": 0.65})
+    steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert_scores(steady, {"context_recall": 0.5})  # an interval that decides: nothing to warn of
 
 
 def test_a_metric_gated_twice_is_refused():

@@ -21,7 +21,7 @@ import pytest
 from localeval import DEFAULT_METRICS, JudgeSettings, Sample, evaluate
 from localeval.bench.report import html_page
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.gating import failures, outcomes
+from localeval.gating import failures, outcomes, undecided
 from localeval.report import write_report
 from localeval.results import summarize
 
@@ -202,6 +202,21 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
     assert failed.startswith("context_recall: mean 0.500 is below 0.9")
     details["gates"] = {}
     assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
+
+
+def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
+    """stderr said it, and the page kept as the build's artifact said only "passed"."""
+    rows = [{"id": s.id, "context_recall": 0.9} for s in SAMPLES] * 2
+    rows = [{**row, "id": f"{row['id']}{i}"} for i, row in enumerate(rows)]
+    summary = summarize(rows, ["context_recall"], {rows[i]["id"]: {"context_recall": h}
+                                                   for i, h in enumerate((0.2, 1.0, 0.6))})
+    gates = {"context_recall": 0.5}
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
+    html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
+    (line,) = undecided(summary, gates)
+    assert f"passed: context_recall (corrected mean 0.600, at least 0.5); the labels could not tell: " \
+           f"{escape(line)}.</p>" in html
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
