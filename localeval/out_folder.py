@@ -9,7 +9,7 @@ earlier versions did; an empty file holds nothing to lose.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from .errors import UserError
@@ -66,9 +66,11 @@ def is_ours(path: Path, recognise: Recogniser) -> bool:
     return not text.strip() or recognise(text)
 
 
-def check_ours(folder: Path, files: Mapping[str, Recogniser]) -> None:
-    """Every one of `files` in `folder` that exists was written by localeval; else one clear error."""
+def check_ours(folder: Path, files: Mapping[str, Recogniser], appended: Collection[str] = ()) -> None:
+    """Every one of `files` in `folder` that exists was written by localeval; else one clear error.
+    `appended`: the files this command adds to rather than replaces (--resume's results.jsonl)."""
     for name, recognise in files.items():
         if not is_ours(folder / name, recognise):
-            raise UserError(f"{folder / name} was not written by localeval, and this command would replace it; "
+            would = "add its results to it" if name in appended else "replace it"
+            raise UserError(f"{folder / name} was not written by localeval, and this command would {would}; "
                             f"choose another --out (it writes {', '.join(files)} there) or move that file")

@@ -27,6 +27,7 @@ from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .results import (
+    RESULTS_FILE,
     RESUME_AFTER_ROOM,
     RUN_OUTPUTS,
     SCHEMA_VERSION,
@@ -86,7 +87,8 @@ def run_command(args) -> int:
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
     # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
     with claim_folder(Path(args.out)):
-        check_ours(Path(args.out), RUN_OUTPUTS)  # a user's own results.jsonl is never replaced
+        # a user's own results.jsonl is never replaced, nor added to
+        check_ours(Path(args.out), RUN_OUTPUTS, appended={RESULTS_FILE} if args.resume else ())
         log = to_stderr
         try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
             cluster, pipeline, score = _scoring_for(args, metrics, log)

@@ -451,7 +451,8 @@ def test_a_run_refuses_to_replace_a_file_localeval_did_not_write(tmp_path, capsy
     argv = ["run", str(tmp_path / "d.jsonl"), "--judge", str(tiny_judge), "--out", str(out), "--no-cache"]
     (tmp_path / "d.jsonl").write_bytes(jsonl(GOOD))
     err = fails(capsys, argv + ["--resume"] * resume, EXIT_USER, f"{out / name} was not written by localeval")
-    assert "choose another --out" in err
+    appended = resume and name == "results.jsonl"  # --resume adds to results.jsonl: "replace" misled
+    assert f"this command would {'add its results to' if appended else 'replace'} it; choose another --out" in err
     assert sorted(p.name for p in out.iterdir()) == sorted([name, ".localeval.lock"])
     assert (out / name).read_text() == text
 
