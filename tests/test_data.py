@@ -618,6 +618,8 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     ({"response": 5}, "field 'response': expected a string, got a number"),
     ({"id": ""}, "field 'id': expected a non-empty string or a whole number, got an empty string"),
     ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),
+    # a document pasted into the id's column: a 10 MB id made a 40 MB report
+    ({"id": "x" * 1001}, "field 'id': an id of 1,001 characters; an id names its sample on every results line"),
     ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits; choose from"),
     ({"language": "ZH"}, "field 'language': 'ZH' is not a language pysbd splits; did you mean 'zh'? choose from"),
 ])
@@ -630,3 +632,5 @@ def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields,
         as_samples([Sample(**{"id": "a", "user_input": "q?", "response": "r.", **fields})])
     good = Sample(id="a", user_input="q?", retrieved_contexts=("x",), response="r.", language="zh")
     assert as_samples([good]) == [good]
+    long_id = Sample(id="x" * 1000, user_input="q?")  # a path or a URL fits
+    assert as_samples([long_id]) == [long_id]
