@@ -44,7 +44,7 @@ from .results import (
     write_atomically,
 )
 from .text import check_language
-from .trust import weak_judge_warning
+from .trust import WeakJudgeWarning, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
@@ -75,6 +75,9 @@ def run_command(args) -> int:
     if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
+    weak = weak_judge_warning(judge_name)
+    # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
+    weak_gated = _said_now([weak and gates and f"{weak}; the --fail-under gates compare these scores"], WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
@@ -110,9 +113,8 @@ def run_command(args) -> int:
         details["calibration"] = described(calibration)
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
-        weak = weak_judge_warning(judge_name)
         details["warnings"] = [w for w in [
-            *data_warnings, *label_warnings, _warning(weak), _unused_calibration(calibration, thresholds),
+            *data_warnings, *label_warnings, *(weak_gated or [_warning(weak)]), _unused_calibration(calibration, thresholds),
             *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
             _few_labels(summary)] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
@@ -123,7 +125,7 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        said = {*data_warnings, *label_warnings, *calibration_warnings, *misfits}  # on stderr before the scoring
+        said = {*data_warnings, *label_warnings, *weak_gated, *calibration_warnings, *misfits}  # on stderr before the scoring
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")
@@ -243,11 +245,11 @@ def _asked(args, metrics) -> dict:
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
 
 
-def _said_now(messages: list[str | None]) -> list[str]:
-    """Calibration warnings shown as they arise, as reading the files shows theirs, and kept for summary.json."""
+def _said_now(messages: list[str | None], kind: type[Warning] = CalibrationWarning) -> list[str]:
+    """Warnings shown as they arise, as reading the files shows theirs, and kept for summary.json."""
     def warn() -> None:
         for message in filter(None, messages):
-            warnings.warn(CalibrationWarning(message), stacklevel=2)
+            warnings.warn(kind(message), stacklevel=2)
     return said_and_kept(warn)[1]
 
 

@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .errors import LocalevalWarning
 from .gating import SCORE_RANGE, a_score, failures, undecided
 from .results import SUMMARY_FILE
 
 
-class UndecidedGate(UserWarning):
+class UndecidedGate(LocalevalWarning):
     """A gate passed on a corrected mean whose 95% interval also holds values that fail it."""
 
 

@@ -53,6 +53,26 @@ def test_fail_under_passes_when_every_mean_reaches_its_value(tmp_path, data, tin
     assert "fail-under: 1 gate passed" in capsys.readouterr().err
 
 
+def test_gating_on_a_weak_judge_is_said_before_the_scoring(tmp_path, data, tiny_judge, capsys, monkeypatch):
+    """The default judge's context_recall was 0 on every dev sample: a CI job gating on it gated on noise,
+    and the weak-judge line came after minutes of scoring, under the table. With gates it comes first."""
+    from localeval import runner
+
+    weak = "the judge tiny agrees poorly with people (mean Spearman rho 0.23 on labeled data)"
+    monkeypatch.setattr(runner, "weak_judge_warning", lambda judge: weak)
+    assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=0", "--resume") == EXIT_OK
+    err = capsys.readouterr().err
+    said = f"localeval: warning: {weak}; the --fail-under gates compare these scores"
+    assert said in err and err.index(said) < err.index("--resume: nothing to resume")  # before the scoring
+    assert err.count(weak) == 1  # not again under the table
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert [w for w in summary["warnings"] if weak in w] == [f"warning: {weak}; the --fail-under gates compare these scores"]
+    # without gates: under the table, as before
+    assert run(tmp_path, data, tiny_judge) == EXIT_OK
+    out, err = capsys.readouterr()
+    assert weak in out and weak not in err
+
+
 def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     """A CI step reading --json had only the exit status and stderr to tell which gate failed."""
     assert run(tmp_path, data, tiny_judge, "--json", "--fail-under", "context_relevance=1",
