@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from numbers import Integral, Real
@@ -19,7 +18,7 @@ from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import UserError, kept_warning, said_and_kept
+from .errors import UserError, said_and_kept, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -174,16 +173,12 @@ def evaluate(
     pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
-    for misfit in [outdated_thresholds(calibration_applied),
-                   *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                   scoring_overridden(calibration_applied, scoring),
-                   seen_in_fitting(calibration_applied, samples, human, labels)]:
-        if misfit:
-            warnings.warn(CalibrationWarning(misfit), stacklevel=3)
-            said.append(kept_warning(misfit))
-    if weak := weak_judge_warning(models.judge_name(judge)):  # once nothing is left to refuse the call
-        warnings.warn(WeakJudgeWarning(weak), stacklevel=3)  # the caller's line: past this and its decorator
-        said.append(kept_warning(weak))
+    # at the caller's line (level 3: past this function and its decorator), once nothing is left to refuse the call
+    said += warned([outdated_thresholds(calibration_applied),
+                    *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
+                    scoring_overridden(calibration_applied, scoring),
+                    seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=3)
+    said += warned([weak_judge_warning(models.judge_name(judge))], WeakJudgeWarning, caller_level=3)
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)

@@ -8,7 +8,7 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -66,6 +66,16 @@ def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tup
         else:
             warnings.warn(warning.message, stacklevel=caller_level + 1)  # + this function's own frame
     return result, [kept_warning(w.message) for w in caught if issubclass(w.category, LocalevalWarning)]
+
+
+def warned(messages: Iterable[str | None], kind: type[LocalevalWarning],
+           caller_level: int | None = None) -> list[str]:
+    """Each message (None: nothing to say) warned as `kind` and kept, as said_and_kept shows and keeps
+    the warnings of reading a file; `caller_level` as there, from the function that calls this one."""
+    def warn() -> None:
+        for message in filter(None, messages):
+            warnings.warn(kind(message), stacklevel=2)
+    return said_and_kept(warn, None if caller_level is None else caller_level + 1)[1]  # + this function's frame
 
 
 def kept_warning(message: object) -> str:

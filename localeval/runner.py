@@ -6,7 +6,6 @@ import json
 import platform
 import sys
 import time
-import warnings
 from contextlib import closing, redirect_stdout
 from pathlib import Path
 
@@ -19,7 +18,7 @@ from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
-                     kept_warning, said_and_kept)
+                     kept_warning, said_and_kept, warned)
 from .gating import corrected_but_not_gated, failures, outcomes, parse_gates, partly_scored, undecided
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -77,14 +76,14 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     weak = weak_judge_warning(judge_name)
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
-    weak_gated = _said_now([weak and gates and f"{weak}; the --fail-under gates compare these scores"], WeakJudgeWarning)
+    weak_gated = warned([weak and gates and f"{weak}; the --fail-under gates compare these scores"], WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
     # said before minutes of scoring, so that a user can stop and label other samples or refit
-    calibration_warnings = _said_now([outdated_thresholds(calibration),
-                                      seen_in_fitting(calibration, samples, human, args.labels)])
+    calibration_warnings = warned([outdated_thresholds(calibration),
+                                   seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
         check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
@@ -99,7 +98,7 @@ def run_command(args) -> int:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
             return EXIT_INTERRUPTED
         # thresholds fitted on other weights than the judge's are refused before anything is written
-        misfits = _said_now(fit_warnings(calibration, pipeline.judge, settings_used(metrics)))
+        misfits = warned(fit_warnings(calibration, pipeline.judge, settings_used(metrics)), CalibrationWarning)
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
         scored = _score(args, samples, writer, score, cluster, pipeline, log)
         if scored is None:
@@ -243,14 +242,6 @@ def run_identity(args, pipeline) -> dict:
 def _asked(args, metrics) -> dict:
     """How each metric is asked and scored: part of a run's identity, and recorded in its summary."""
     return {**settings_used(metrics), "questions": args.questions, "language": args.language}
-
-
-def _said_now(messages: list[str | None], kind: type[Warning] = CalibrationWarning) -> list[str]:
-    """Warnings shown as they arise, as reading the files shows theirs, and kept for summary.json."""
-    def warn() -> None:
-        for message in filter(None, messages):
-            warnings.warn(kind(message), stacklevel=2)
-    return said_and_kept(warn)[1]
 
 
 def _warning(message: str | None) -> str | None:
