@@ -27,6 +27,7 @@ import math
 import os
 import signal
 import socket
+import sys
 import threading
 import warnings
 from collections.abc import Iterator
@@ -260,11 +261,13 @@ class RayScorer:
         if not (self._workers or self._started_here):
             return
         ray = _import_ray()
-        for worker in self._workers:
+        # A connection this run made ends with it, and the workers with it (an actor dies with its job).
+        # Killed one by one first, each task they held said, in Ray's words, that it would be retried.
+        for worker in self._workers if not self._started_here else ():
             ray.kill(worker)
         self._workers = []
         if self._started_here:
-            with _sigterm_kept():  # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
+            with _sigterm_kept(), _native_stderr_muted():  # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
                 ray.shutdown()
             self._started_here = False
 
@@ -286,6 +289,26 @@ def _interrupts_deferred() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
     if received:
         raise KeyboardInterrupt
+
+
+@contextmanager
+def _native_stderr_muted() -> Iterator[None]:
+    """The process's stderr (file descriptor 2) sent nowhere while Ray shuts down. Its core worker, C++ in
+    this process, logs there each task a Ctrl-C left running ("task_manager.cc: Failed to push error to
+    driver for task 32d9..."), between the progress line and the run's own word of what it kept."""
+    sys.stderr.flush()
+    try:
+        kept = os.dup(2)
+    except OSError:  # no stderr at all: nothing to mute
+        yield
+        return
+    try:
+        with open(os.devnull, "wb") as nowhere:
+            os.dup2(nowhere.fileno(), 2)
+        yield
+    finally:
+        os.dup2(kept, 2)
+        os.close(kept)
 
 
 @contextmanager

@@ -356,6 +356,37 @@ def test_a_sigterm_once_the_cluster_is_shut_down_is_still_an_interrupt():
     assert (result.returncode, result.stdout) == (0, "an interrupt\n"), result.stderr[-2000:]
 
 
+def test_ctrl_c_while_a_worker_scores_leaves_no_ray_lines_on_stderr(tmp_path):
+    """Interrupted while a worker held a window, Ray printed a line per task it held before the run's own
+    word of what it kept: "(raylet) Task ScoringWorker.score failed. There are 3 retries remaining, so the
+    task will be retried" (workers killed one by one), or its core worker's "task_manager.cc: Failed to
+    push error to driver" (the cluster shut down with the task running)."""
+    started = tmp_path / "scoring"
+    code = ("import json, os, signal, sys, threading, time\n"
+            "from localeval import evaluate\n"
+            "from localeval.engine.scripted import LookupEmbedder, ScriptedJudge\n"
+            "def slow(request, started=sys.argv[2]):  # bound here: a worker has argv of its own\n"
+            "    open(started, 'w').close()  # a window is being scored\n"
+            "    time.sleep(120)\n"
+            "def interrupt_once_scoring():\n"
+            "    while not os.path.exists(sys.argv[2]):\n"
+            "        time.sleep(0.1)\n"
+            "    time.sleep(1)\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "threading.Thread(target=interrupt_once_scoring, daemon=True).start()\n"
+            "samples = [json.loads(line) for line in open(sys.argv[1], encoding='utf-8') if line.strip()][:2]\n"
+            "try:\n"
+            "    evaluate(samples, ['context_recall'], ScriptedJudge(slow), LookupEmbedder({}), cache=False,\n"
+            "             ray='local', workers=1, progress=False)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n")
+    result = subprocess.run([sys.executable, "-c", code, str(EXAMPLES), str(started)], capture_output=True,
+                            text=True, cwd=ROOT, timeout=300)
+    assert (result.returncode, result.stdout) == (0, "interrupted\n"), result.stderr[-2000:]
+    assert started.exists()  # interrupted while the worker scored, not before
+    assert "raylet" not in result.stderr and "task_manager" not in result.stderr, result.stderr[-2000:]
+
+
 def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its_caller(monkeypatch):
     """Ray's restarts used up: what failed, and no advice to --resume (evaluate() keeps nothing, and a
     fresh run may have nothing to resume; run adds what it kept, tests/test_hostile.py)."""
