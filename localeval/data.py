@@ -23,13 +23,12 @@ import json
 import os
 import re
 import sys
-import warnings
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened
+from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
@@ -239,7 +238,7 @@ def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
     """A missing id (an empty cell, a NaN) takes its record's number: a label or a join that expects
     the others' kind of id would not find it."""
     first = without_id[0]
-    warnings.warn(MissingIdsWarning(
+    warn(MissingIdsWarning(
         f"{path}: {len(without_id)} of {total} records have no id, so each is given one from where it stands "
         f"({first.unit} {first.number} gets the id '{first.default_id}'); give every record an id, or none"))
 
@@ -254,7 +253,7 @@ def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]
         places = first_few([f"{where.unit} {where.number}" for where in only_ignored], shown=3)
         unscorable = (f"; {len(only_ignored)} of {total} records have no field localeval reads, so every score of "
                       f"theirs will be null ({places})")
-    warnings.warn(IgnoredFieldsWarning(
+    warn(IgnoredFieldsWarning(
         f"{path}: ignored fields, which localeval does not read: {fields}; it reads {', '.join(READ_FIELDS)} "
         f"and the ragas names {', '.join(FIELD_ALIASES)}{unscorable}"))
 

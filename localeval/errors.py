@@ -7,6 +7,7 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 
 from __future__ import annotations
 
+import threading
 import warnings
 from collections.abc import Callable, Iterable
 from typing import TypeVar
@@ -50,32 +51,51 @@ class LocalevalWarning(UserWarning):
     """Something the user should know that does not stop the run; the CLI shows it as one line."""
 
 
+# The warnings the said_and_kept running in this thread collects (None: none runs). Per thread, not
+# warnings.catch_warnings, which swaps process-wide state: two threads' evaluate() calls swapped each
+# other's warnings, and the last to end left Python's warnings recorded into a list, shown no more.
+_collected_here = threading.local()
+
+
+def warn(warning: LocalevalWarning, stacklevel: int = 1) -> None:
+    """How localeval warns: collected by the said_and_kept this thread runs inside, else warned as Python
+    warns, `stacklevel` counted from the caller as warnings.warn counts it."""
+    collected = getattr(_collected_here, "warnings", None)
+    if collected is not None:
+        collected.append(warning)
+    else:
+        warnings.warn(warning, stacklevel=stacklevel + 1)  # + this function's own frame
+
+
 def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tuple[T, list[str]]:
     """What `read()` returns, and the LocalevalWarnings it gave: shown now, as any warning is, and kept
     as "warning: ..." lines for the files a reader of the output looks in (summary.json, bench.json).
 
-    A command shows each as it was raised. A library function gives its `caller_level` (the stack
-    level, from it, of the code that called it): each is then warned again at the caller's line,
+    A command shows each, whatever the warning filters say. A library function gives its `caller_level`
+    (the stack level, from it, of the code that called it): each is then warned at the caller's line,
     where the caller's own warning filters decide whether it shows."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LocalevalWarning)  # others as the process's filters say
+    outer = getattr(_collected_here, "warnings", None)
+    _collected_here.warnings = collected = []
+    try:
         result = read()
-    for warning in caught:
+    finally:
+        _collected_here.warnings = outer
+    for warning in collected:
         if caller_level is None:
-            warnings.showwarning(warning.message, warning.category, warning.filename, warning.lineno)
+            warnings.showwarning(warning, type(warning), "localeval", 0)
         else:
-            warnings.warn(warning.message, stacklevel=caller_level + 1)  # + this function's own frame
-    return result, [kept_warning(w.message) for w in caught if issubclass(w.category, LocalevalWarning)]
+            warnings.warn(warning, stacklevel=caller_level + 1)  # + this function's own frame
+    return result, [kept_warning(warning) for warning in collected]
 
 
 def warned(messages: Iterable[str | None], kind: type[LocalevalWarning],
            caller_level: int | None = None) -> list[str]:
     """Each message (None: nothing to say) warned as `kind` and kept, as said_and_kept shows and keeps
     the warnings of reading a file; `caller_level` as there, from the function that calls this one."""
-    def warn() -> None:
+    def warn_each() -> None:
         for message in filter(None, messages):
-            warnings.warn(kind(message), stacklevel=2)
-    return said_and_kept(warn, None if caller_level is None else caller_level + 1)[1]  # + this function's frame
+            warn(kind(message))
+    return said_and_kept(warn_each, None if caller_level is None else caller_level + 1)[1]  # + this function's frame
 
 
 def kept_warning(message: object) -> str:

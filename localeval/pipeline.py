@@ -19,7 +19,7 @@ from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .engine.scheduler import JudgeEngine
-from .errors import LocalevalWarning
+from .errors import LocalevalWarning, warn
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics.base import Metric
 from .options import given, option
@@ -121,7 +121,7 @@ def build_judge(judge: str | Judge | None, device: str, dtype: str, log: Log = p
     resolved = models.resolve(models.judge_name(judge), "judge", log)
     chosen = dtype_name(device, dtype, models.cpu_dtype(resolved.name))
     if emulated_on_this_cpu(device, DTYPES[chosen]):  # said before the run starts, not across its progress bar
-        warnings.warn(EmulatedArithmeticWarning(emulated_message(chosen)))
+        warn(EmulatedArithmeticWarning(emulated_message(chosen)))
     return TransformersJudge(resolved.path, resolved.name, device, DTYPES[chosen], resolved.fingerprint(),
                              int8_weights=chosen == INT8)
 

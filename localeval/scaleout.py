@@ -29,7 +29,6 @@ import signal
 import socket
 import sys
 import threading
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -38,7 +37,7 @@ from typing import Any
 import torch
 
 from .device import dtype_name
-from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError
+from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
 from .evaluation import SampleResult, Timings
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Pipeline, PipelineRecipe
@@ -122,7 +121,7 @@ class Cluster:
         (the local cluster is given as many as they ask), and they run slower side by side."""
         needed = self.workers * self.cpus_per_worker
         if needed > cores:
-            warnings.warn(LocalevalWarning(
+            warn(LocalevalWarning(
                 f"{count_of(self.workers, 'worker')} of {self.cpus_per_worker:g} CPU each need {needed:g} cores and "
                 f"this machine has {cores}: they will share cores, each slower; ask for fewer ({option('workers')}) "
                 f"or less each ({option('cpus_per_worker')})"))

@@ -993,6 +993,33 @@ def test_evaluate_called_from_two_threads_at_once_scores_as_it_does_alone(tiny_j
     assert together == [alone, alone]
 
 
+def test_warnings_of_calls_in_two_threads_stay_each_with_its_call_and_leave_python_warning():
+    """Each call swapped Python's process-wide warning state (warnings.catch_warnings) while it read its
+    data: two threads at once got each other's warnings in their results, and the last to end left every
+    later warning of the process, the user's own included, recorded into a list and never shown (a probe)."""
+    import warnings
+    from concurrent.futures import ThreadPoolExecutor
+
+    from localeval.api import as_samples
+    from localeval.errors import said_and_kept
+
+    extra = [{**GOOD, "id": f"x{i}", "notes": "kept by the team"} for i in range(1500)]  # read for a while
+    clean = [{**GOOD, "id": f"c{i}"} for i in range(1500)]
+    shown_before, filters_before = warnings.showwarning, list(warnings.filters)
+
+    def read(records):
+        return said_and_kept(lambda: as_samples(records))[1]  # shown on stderr, as a command shows them
+
+    with ThreadPoolExecutor(2) as pool:
+        for _ in range(4):
+            from_extra, from_clean = pool.map(read, [extra, clean])
+            assert [w.split(":")[1].strip() for w in from_extra] == ["samples"] and "ignored fields" in from_extra[0]
+            assert from_clean == []
+    assert warnings.showwarning is shown_before and warnings.filters == filters_before
+    with pytest.warns(UserWarning, match="still shown"):
+        warnings.warn("still shown")
+
+
 def test_a_judge_shared_by_threads_decodes_for_one_caller_at_a_time(monkeypatch):
     """load_judge's judge given to evaluate() from a thread pool: two calls decoding at once would
     interleave its prefix cache and counters, so each waits for the one before it to end."""

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 import json
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 
 from .. import manual
 from ..data import RecordError, load_samples
-from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened
+from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
 from ..metrics import METRICS
 from ..options import given
 from ..samples import Sample
@@ -123,15 +122,15 @@ def warn_of_samples_left_out(path: str | Path, labeled: list[LabeledSample], met
             continue
         unscored = [item.sample.id for item in labeled if item.human_score(metric) is None]
         if unscored:
-            warnings.warn(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no sentence "
-                          f"to judge ({first_few(unscored)}): no human score, left out of its agreement with people",
-                          LocalevalWarning, stacklevel=2)
+            warn(LocalevalWarning(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no "
+                                  f"sentence to judge ({first_few(unscored)}): no human score, left out of its "
+                                  "agreement with people"), stacklevel=2)
         rule = METRICS[metric]().decided_by_rule
         by_rule = [item.sample.id for item in labeled if item.human_score(metric) is not None and rule(item.sample)]
         if by_rule:
-            warnings.warn(f"{path}: {metric}: {len(by_rule)} of {len(labeled)} labeled samples retrieved nothing "
-                          f"({first_few(by_rule)}): their verdicts are 0 by rule, not the judge's, so they are left "
-                          "out of its agreement with people", LocalevalWarning, stacklevel=2)
+            warn(LocalevalWarning(f"{path}: {metric}: {len(by_rule)} of {len(labeled)} labeled samples retrieved "
+                                  f"nothing ({first_few(by_rule)}): their verdicts are 0 by rule, not the judge's, so "
+                                  "they are left out of its agreement with people"), stacklevel=2)
 
 
 def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
@@ -148,8 +147,9 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
         raise UserError(f"{given('labels', path)}: none of its labeled samples is among the {len(samples)} scored "
                         "(--limit left them out); score more samples or label some of these")
     if len(labeled) < len(every):  # allowed (a quick check with --limit), but the corrections rest on fewer
-        warnings.warn(f"{given('labels', path)}: {len(every) - len(labeled)} of its {len(every)} labeled samples are beyond "
-                      f"--limit and not used; the corrected means rest on {len(labeled)}", LocalevalWarning, stacklevel=2)
+        warn(LocalevalWarning(f"{given('labels', path)}: {len(every) - len(labeled)} of its {len(every)} labeled "
+                              f"samples are beyond --limit and not used; the corrected means rest on {len(labeled)}"),
+             stacklevel=2)
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
     if strangers:
