@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, NamedTuple
 
 from filelock import FileLock, Timeout
 
@@ -63,19 +63,14 @@ class ResultWriter:
         self.resuming = resume and count_lines(self.path) > 0  # an empty file holds nothing to resume
         self.done_ids: set[str] = set()
         # What the earlier run's last line needs before this run appends (a crash may have left it without
-        # its newline): done at the first result, as everything else in the folder, so that a run refused or
-        # stopped before it leaves the file as it found it.
-        self._ending = KEPT_WHOLE
+        # its newline): mended at the first result, as everything else in the folder is changed only then,
+        # so that a run refused or stopped before it leaves the file as it found it.
+        self.last_line = LastLine()
         # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
             check_same_run(out_dir, identity)
-            self.done_ids, self._ending = read_done_ids(self.path)
-
-    @property
-    def cut_short(self) -> bool:
-        """Whether the earlier run's last line was cut short by a crash: dropped, its sample scored again."""
-        return isinstance(self._ending, int)
+            self.done_ids, self.last_line = read_done_ids(self.path)
 
     def write(self, row: dict[str, Any]) -> None:
         line = json.dumps({"schema_version": SCHEMA_VERSION, **row}, ensure_ascii=False, allow_nan=False) + "\n"
@@ -85,12 +80,23 @@ class ResultWriter:
             self._file.write(line)
             self._file.flush()  # on disk now: an interrupted run keeps every finished sample
         except OSError as error:
-            if not self.kept:  # nothing of this run is in the folder: --resume would continue (or refuse) another's
-                raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); nothing was scored into it: "
-                                         "make room and rerun the same command") from None
-            raise EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(self.kept, 'sample')} "
-                                     "scored before it stay saved: make room and rerun with --resume") from None
+            raise self._failed(error) from None
         self.written += 1
+
+    def mend(self) -> None:
+        """The earlier run's last line cut off or ended now, where a resumed run has nothing left to score
+        (every sample asked for is done: a --limit under the first run's), so no first result does it."""
+        try:
+            self._mend_last_line()
+        except OSError as error:
+            raise self._failed(error) from None
+
+    def _failed(self, error: OSError) -> EnvironmentFailure:
+        if not self.kept:  # nothing of this run is in the folder: --resume would continue (or refuse) another's
+            return EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); nothing was scored into it: "
+                                      "make room and rerun the same command")
+        return EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(self.kept, 'sample')} "
+                                  "scored before it stay saved: make room and rerun with --resume")
 
     @property
     def kept(self) -> int:
@@ -104,12 +110,17 @@ class ResultWriter:
                 (self.out_dir / name).unlink(missing_ok=True)
         # results opened (a fresh run's emptied) before run.json names this run: a failure between the two
         # must not leave this run's run.json beside an earlier run's results, which --resume would continue
-        if self.cut_short:
-            os.truncate(self.path, self._ending)
+        self._mend_last_line()
         self._file = self.path.open("a" if self.resuming else "w", encoding="utf-8")
-        if self._ending == ENDED_NOW:
-            self._file.write("\n")
         write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
+
+    def _mend_last_line(self) -> None:
+        if self.last_line.cut_at is not None:
+            os.truncate(self.path, self.last_line.cut_at)
+        elif self.last_line.unended:
+            with self.path.open("ab") as results:
+                results.write(b"\n")
+        self.last_line = LastLine()  # whole now
 
     def close(self) -> None:
         if self._file is not None:
@@ -306,28 +317,30 @@ def _short(value: Any) -> str:
     return shortened(text, 60)
 
 
-# How the last line of results.jsonl is to end before a resumed run appends (read_done_ids): as it is
-# (KEPT_WHOLE); given the newline a crash kept it from writing (ENDED_NOW: the result itself is whole);
-# or, as an int, cut back to that many bytes (a result the crash cut short, scored again).
-KEPT_WHOLE, ENDED_NOW = "kept whole", "ended now"
+class LastLine(NamedTuple):
+    """The last line of results.jsonl where a crash left it without its newline, as read_done_ids found it."""
+
+    cut_at: int | None = None  # where it starts, when it is no whole result: cut off there
+    torn: bool = False  # it held part of a result, dropped (its sample scored again), not just blanks
+    unended: bool = False  # a whole result lacking only its newline: ended, and kept
 
 
-def read_done_ids(path: Path) -> tuple[set[str], str | int]:
-    """The ids results.jsonl holds, and how its last line is to end before more are appended."""
-    done, start, ending = set(), 0, KEPT_WHOLE
+def read_done_ids(path: Path) -> tuple[set[str], LastLine]:
+    """The ids results.jsonl holds, and what its last line needs before more are appended."""
+    done, offset, last = set(), 0, LastLine()
     with path.open("rb") as lines:  # bytes: a line cut inside a character is no result, not an error
         for number, line in enumerate(lines, 1):
             row = _json_or_none(line)
-            unended = not line.endswith(b"\n")  # only the last line can be
-            if unended:
-                ending = ENDED_NOW if a_result(row) else start
-            elif line.strip() and not a_result(row):
+            whole = a_result(row)
+            if not line.endswith(b"\n"):  # only the last line can lack it
+                last = LastLine(unended=True) if whole else LastLine(cut_at=offset, torn=bool(line.strip()))
+            elif line.strip() and not whole:
                 raise UserError(f"{path}, line {number}: not a localeval result; delete that line to resume, or "
                                 "score into another --out")
-            if a_result(row):
+            if whole:
                 done.add(str(row["id"]))
-            start += len(line)
-    return done, ending
+            offset += len(line)
+    return done, last
 
 
 def _json_or_none(line: bytes) -> Any:

@@ -160,9 +160,12 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
     now, or None if interrupted (what was scored is kept)."""
     todo = [s for s in samples if s.id not in writer.done_ids]
     if writer.resuming:
-        torn = " (its last line, cut short when the run stopped, is dropped: that sample is scored again)"
+        again = ": that sample is scored again" if todo else ""  # else it is not among those asked for (--limit)
+        torn = f" (its last line, cut short when the run stopped, is dropped{again})" if writer.last_line.torn else ""
         log(f"resuming: {len(samples) - len(todo)} of {count_of(len(samples), 'sample')} already scored in "
-            f"{writer.path}{torn if writer.cut_short else ''}")
+            f"{writer.path}{torn}")
+        if not todo:  # no first result to mend the last line before: mended now, and the file whole
+            writer.mend()
     elif args.resume:  # a CI job's first run, with --resume on every run: said so, not "0 already scored"
         log(f"--resume: nothing to resume in {writer.out_dir} (no {writer.path.name}); scoring from the start")
     elif writer.replacing:  # said before the models load, while Ctrl-C still loses nothing

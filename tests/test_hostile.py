@@ -965,6 +965,34 @@ def test_a_last_line_whole_but_for_its_newline_is_kept_and_ended(tmp_path, tiny_
     assert scores_by_id(tmp_path / "out") == whole
 
 
+@pytest.mark.parametrize("cut", [0.5, -1])
+def test_a_resume_with_nothing_left_to_score_still_mends_the_last_line(tmp_path, tiny_judge, cut, capsys):
+    """The last line is mended at the first new result; a resume that has none to write (--limit under
+    the crashed run's samples) left a torn fragment, or a result without its newline, while it said the
+    line was dropped: a file of JSON lines that a reader line by line could not parse."""
+    argv, whole = _scored_then_cut(tmp_path, tiny_judge, cut)
+    results = tmp_path / "out" / "results.jsonl"
+    capsys.readouterr()
+    assert main([*argv, "--limit", "2", "--resume"]) == 0
+    rows = [json.loads(line) for line in results.read_bytes().splitlines(keepends=True) if line.endswith(b"\n")]
+    assert results.read_bytes().endswith(b"\n") and len(rows) == len(results.read_bytes().splitlines())
+    torn = cut == 0.5
+    assert {row["id"] for row in rows} == ({"k00", "k01"} if torn else set(whole))
+    said = capsys.readouterr().err
+    assert ("(its last line, cut short when the run stopped, is dropped)" in said) == torn  # not "scored again"
+    assert "scored again" not in said
+
+
+def test_a_last_line_of_blanks_without_its_newline_is_no_torn_result(tmp_path, tiny_judge, capsys):
+    argv, whole = _scored_then_cut(tmp_path, tiny_judge, 0)  # the last result removed whole
+    results = tmp_path / "out" / "results.jsonl"
+    results.write_bytes(results.read_bytes() + b"  ")
+    capsys.readouterr()
+    assert main([*argv, "--resume"]) == 0
+    assert "cut short" not in capsys.readouterr().err
+    assert scores_by_id(tmp_path / "out") == whole
+
+
 def test_a_refused_resume_leaves_a_torn_last_line_as_it_found_it(tmp_path, tiny_judge, capsys):
     """--resume cut a torn last line before it read the rest of the file, and then refused a line it could
     not read: the file it refused was no longer the file it was given."""
