@@ -545,15 +545,20 @@ LONGEST_ID = 1000
 def _sample_id(path: Path, value: Any, where: _Where) -> str:
     if value is None:
         return where.default_id
+    sample_id = _id_text(path, value, where)
+    if len(sample_id) > LONGEST_ID:
+        raise where.error(path, f"an id of {len(sample_id):,} characters; an id names its sample on every results "
+                                f"line and in the report, so it is at most {LONGEST_ID:,}: shorten it, or "
+                                "leave ids out to have samples numbered", "id")
+    return sample_id
+
+
+def _id_text(path: Path, value: Any, where: _Where) -> str:
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if isinstance(value, float) and value.is_integer():  # pandas stores integer ids as floats once one is missing
         return str(int(value))
     if isinstance(value, str) and value.strip():
-        if len(value) > LONGEST_ID:
-            raise where.error(path, f"an id of {len(value):,} characters; an id names its sample on every results "
-                                    f"line and in the report, so it is at most {LONGEST_ID:,}: shorten it, or "
-                                    "leave ids out to have samples numbered", "id")
         return value
     got = "an empty string" if isinstance(value, str) else _kind(value)
     raise where.error(path, f"expected a non-empty string or a whole number, got {got}", "id")

@@ -111,9 +111,12 @@ def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, floa
     return lines
 
 
-def _both_sides(interval: list[float] | None, lowest: float) -> bool:
-    """Whether a corrected mean's interval holds values that pass the gate and values that fail it."""
-    return interval is not None and interval[0] < lowest - ROUNDING <= interval[1]  # as `passed` compares
+def _both_sides(interval: list[float] | None, lowest: float) -> bool | None:
+    """Whether a corrected mean's interval holds values that pass the gate and values that fail it; None
+    where there is no such interval (a judge's own mean, or every sample labeled), so nothing to tell."""
+    if interval is None:
+        return None
+    return interval[0] < lowest - ROUNDING <= interval[1]  # as `passed` compares
 
 
 def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:

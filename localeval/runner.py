@@ -76,7 +76,8 @@ def run_command(args) -> int:
     gates = parse_gates(args.fail_under, result_names(metrics))
     weak = weak_judge_warning(judge_name)
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
-    weak_gated = warned([weak and gates and f"{weak}; the --fail-under gates compare these scores"], WeakJudgeWarning)
+    weak_gated = warned([f"{weak}; the --fail-under gates compare these scores" if weak and gates else None],
+                        WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
@@ -113,7 +114,8 @@ def run_command(args) -> int:
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
         details["warnings"] = [w for w in [
-            *data_warnings, *label_warnings, *(weak_gated or [_warning(weak)]), _unused_calibration(calibration, thresholds),
+            *data_warnings, *label_warnings, *(weak_gated or [_warning(weak)]),
+            _unused_calibration(calibration, thresholds),
             *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
             _few_labels(summary)] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
@@ -124,7 +126,8 @@ def run_command(args) -> int:
         say(format_table(summary))
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
-        said = {*data_warnings, *label_warnings, *weak_gated, *calibration_warnings, *misfits}  # on stderr before the scoring
+        # said on stderr before the scoring
+        said = {*data_warnings, *label_warnings, *weak_gated, *calibration_warnings, *misfits}
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")

@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from .errors import LocalevalWarning
-from .gating import SCORE_RANGE, a_score, failures, undecided
+from .gating import SCORE_RANGE, a_score, failures, partly_scored, undecided
 from .results import SUMMARY_FILE
 
 
-class UndecidedGate(LocalevalWarning):
-    """A gate passed on a corrected mean whose 95% interval also holds values that fail it."""
+class GateWarning(LocalevalWarning):
+    """A gate passed on less than it seems: a corrected mean whose 95% interval also holds values that
+    fail it, or the mean of a few of the samples where the others could not be scored."""
 
 
 def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
@@ -42,12 +43,13 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
         if not a_score(value):
             why = SCORE_RANGE if isinstance(value, numbers.Real) else f"expected a number, got {_kind(value)}"
             raise ValueError(f"assert_scores: {metric}={value!r}: {why}")
-    failed, unsure = failures(summary, lowest), undecided(summary, lowest)
+    failed, weak = failures(summary, lowest), [*undecided(summary, lowest), *partly_scored(summary, lowest)]
     if failed:
-        said = "scores below their thresholds:\n  " + "\n  ".join(failed)
-        raise AssertionError(said + "".join(f"\n  the labels could not tell: {line}" for line in unsure))
-    for line in unsure:  # passed on the estimate: a warning in pytest's summary, as on run's stderr
-        warnings.warn(f"assert_scores: {line}", UndecidedGate, stacklevel=2)
+        parts = {"scores below their thresholds": failed, "what the outcome rests on": weak}
+        raise AssertionError("\n".join(f"{heading}:\n  " + "\n  ".join(lines)
+                                       for heading, lines in parts.items() if lines))
+    for line in weak:  # a pass on little: a warning in pytest's summary, as run says it on stderr
+        warnings.warn(f"assert_scores: {line}", GateWarning, stacklevel=2)
 
 
 def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:

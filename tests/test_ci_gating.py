@@ -82,9 +82,9 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     assert relevance < 1  # as the test above found: the gate that fails
     assert document["gates"] == {
         "context_relevance": {"at_least": 1, "compared": "mean", "value": relevance, "interval": None,
-                              "passed": False, "undecided": False, "scored": 3, "null": 0},
+                              "passed": False, "undecided": None, "scored": 3, "null": 0},
         "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "interval": None, "passed": True,
-                           "undecided": False, "scored": 2, "null": 1}}  # the sample without a reference
+                           "undecided": None, "scored": 2, "null": 1}}  # the sample without a reference
 
 
 def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, tiny_judge, capsys):
@@ -208,7 +208,7 @@ def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
     summary = summarize(rows, ["context_recall"], {"0": {"context_recall": 1.0}})
     assert summary["context_recall"]["corrected"]["mean"] == 1.0
     assert outcomes(summary, {"context_recall": 0.9})["context_recall"] == {
-        "at_least": 0.9, "compared": "mean", "value": 0.0, "interval": None, "passed": False, "undecided": False,
+        "at_least": 0.9, "compared": "mean", "value": 0.0, "interval": None, "passed": False, "undecided": None,
         "scored": 4, "null": 0}
     assert corrected_but_not_gated(summary, ["context_recall"]) == ["context_recall"]
     # every sample labeled: people's mean is known, however few
@@ -231,7 +231,7 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
     at_gate = {"context_recall": {**scattered["context_recall"], "corrected": {
         **scattered["context_recall"]["corrected"], "interval": (0.6999999999999998, 0.9)}}}
     assert undecided(at_gate, {"context_recall": 0.7}) == []
-    assert not outcomes(at_gate, {"context_recall": 0.7})["context_recall"]["undecided"]
+    assert outcomes(at_gate, {"context_recall": 0.7})["context_recall"]["undecided"] is False
     # shown to as many decimals as put the mean and the low end below the gate they fail
     near = {"context_recall": {**scattered["context_recall"], "corrected": {
         **scattered["context_recall"]["corrected"], "mean": 0.4996, "interval": (0.4996, 0.9)}}}
@@ -246,19 +246,34 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
 def test_assert_scores_warns_of_a_pass_and_names_a_failure_the_labels_could_not_tell():
     """run said it on stderr; a pytest gate passed without a word, and its failure did not say how little it
     rested on."""
-    from localeval.testing import UndecidedGate
+    from localeval.testing import GateWarning
 
     rows = [{"id": str(i), "context_recall": 0.9} for i in range(6)]
     scattered = summarize(rows, ["context_recall"], {str(i): {"context_recall": h} for i, h in enumerate((0.2, 1.0, 0.6))})
-    with pytest.warns(UndecidedGate, match="assert_scores: context_recall: its corrected mean 0.600 passed 0.5"):
+    with pytest.warns(GateWarning, match="assert_scores: context_recall: its corrected mean 0.600 passed 0.5"):
         assert_scores(scattered, {"context_recall": 0.5})
-    with pytest.raises(AssertionError, match=r"(?s)below 0.65\n  the labels could not tell: context_recall: its "
+    with pytest.raises(AssertionError, match=r"(?s)below 0.65\nwhat the outcome rests on:\n  context_recall: its "
                        "corrected mean 0.600 failed 0.65"):
         assert_scores(scattered, {"context_recall": 0.65})
     steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_scores(steady, {"context_recall": 0.5})  # an interval that decides: nothing to warn of
+    assert outcomes(summarize(rows, ["context_recall"]), {"context_recall": 0.5})["context_recall"]["undecided"] is None
+
+
+def test_assert_scores_warns_of_a_pass_on_a_few_of_the_samples():
+    """Three of four responses empty: the mean of the one left passed a pytest gate without a word, where
+    --fail-under said what it rested on (a probe)."""
+    from localeval.testing import GateWarning
+
+    empty = {"evidence": {"answer_supported_precision": {"null_reason": "empty response"}}}
+    rows = [{"id": "a", "answer_supported_precision": 1.0},
+            *({"id": i, "answer_supported_precision": None, **empty} for i in "bcd")]
+    summary = summarize(rows, ["answer_supported_precision"])
+    with pytest.warns(GateWarning, match=r"answer_supported_precision: its mean rests on 1 of 4 samples; 3 could not "
+                                         r"be scored \(empty response\)"):
+        assert_scores(summary, {"answer_supported_precision": 0.8})
 
 
 def test_a_metric_gated_twice_is_refused():

@@ -620,6 +620,7 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),
     # a document pasted into the id's column: a 10 MB id made a 40 MB report
     ({"id": "x" * 1001}, "field 'id': an id of 1,001 characters; an id names its sample on every results line"),
+    ({"id": 10 ** 1001}, "field 'id': an id of 1,002 characters; an id names its sample on every results line"),
     ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits; choose from"),
     ({"language": "ZH"}, "field 'language': 'ZH' is not a language pysbd splits; did you mean 'zh'? choose from"),
 ])

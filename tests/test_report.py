@@ -215,8 +215,8 @@ def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
     (line,) = undecided(summary, gates)
-    assert f"passed: context_recall (corrected mean 0.600, at least 0.5); the labels could not tell: " \
-           f"{escape(line)}.</p>" in html
+    assert f"<p class='warning'>--fail-under gates: passed: context_recall (corrected mean 0.600, at least 0.5); " \
+           f"the labels could not tell: {escape(line)}.</p>" in html
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
