@@ -20,7 +20,7 @@ from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .errors import UserError, said_and_kept, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
+from .metrics import METRICS, JudgeSettings, Metric, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
@@ -158,6 +158,7 @@ def evaluate(
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
+    _check_named(metrics)
     chosen = resolve_metrics(metrics, settings)
     if labels is not None:
         human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
@@ -188,6 +189,17 @@ def evaluate(
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)
     return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
+
+
+def _check_named(metrics: Any) -> None:
+    """Metrics by name only: a Metric object carries settings of its own, so the judge's measured settings,
+    scoring= and calibration= never reached it, and it scored otherwise than its name did, silently."""
+    objects = [m for m in metrics if isinstance(m, Metric)] if isinstance(metrics, (list, tuple)) else []
+    if objects:
+        name = objects[0].name
+        raise UserError(f"metrics=: give metrics by name ({name!r}), not as objects: an object carries settings of "
+                        "its own, so the judge's measured settings, scoring= and calibration= would not apply to it; "
+                        f"settings={{{name!r}: JudgeSettings(...)}} sets how a metric is asked")
 
 
 def _index_given_back(data: Any) -> Any:

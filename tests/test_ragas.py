@@ -24,7 +24,7 @@ from localeval.data import IgnoredFieldsWarning, MissingIdsWarning
 from localeval.engine.limits import BatchLimits
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, UserError
-from localeval.metrics import JudgeSettings, resolve_metrics
+from localeval.metrics import METRICS, JudgeSettings, resolve_metrics
 from localeval.tuning import metric_settings
 from localeval.samples import Sample
 from localeval.text import split_sentences
@@ -343,6 +343,13 @@ def test_unknown_metric_with_nothing_close_lists_the_choices_only():
 def test_evaluate_refuses_a_ragas_metric_name_with_the_hint():
     with pytest.raises(UserError, match="did you mean 'response_relevancy'"):
         scripted_evaluate([RAGAS_02], ["answer_relevancy"])
+
+
+def test_evaluate_refuses_a_metric_object_whose_own_settings_would_pass_over_the_judges():
+    """METRICS[name]() (the README builds one to read verdicts) given to metrics= scored with default settings,
+    scoring='soft' unheard, and other scores than the name gave, without a word (a probe)."""
+    with pytest.raises(UserError, match=re.escape("metrics=: give metrics by name ('context_recall'), not as objects")):
+        scripted_evaluate([RAGAS_02], ["answer_supported_precision", METRICS["context_recall"]()])
 
 
 def test_ragas_headline_metrics_exist_by_their_own_names():
