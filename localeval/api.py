@@ -213,18 +213,23 @@ def _index_given_back(data: Any) -> Any:
 
 
 def _frame_ids(data: Any) -> dict[str, Any] | None:
-    """A DataFrame's integer ids (an `id` column or index), by the string each became: to_pandas() is
+    """A DataFrame's whole-number ids (an `id` column or index), by the string each became: to_pandas() is
     indexed by them, so `frame.join(result.to_pandas(), on="id")` matches integers with integers (the
-    strings raised pandas' "merge on int64 and str columns")."""
+    strings raised pandas' "merge on int64 and str columns"), and floats with floats (1.0, 2.0: an int
+    column pandas turned to floats in a merge; "merge on float64 and str columns")."""
     pandas = pandas_of_a_frame(data)
     if pandas is None or not frame_gives_ids(data):
         return None
     ids = data["id"] if "id" in data.columns else data.index.to_series()
-    # strings stay as they are; so do ids with a missing one (a float column, pandas' Int64 with <NA>),
-    # whose sample is named by its place
-    if not pandas.api.types.is_integer_dtype(ids) or ids.isna().any():
+    # strings stay as they are; so do ids with a missing one (a NaN, pandas' Int64 with <NA>), whose sample
+    # is named by its place
+    if ids.isna().any():
         return None
-    return {str(value): value for value in ids.tolist()}
+    if pandas.api.types.is_integer_dtype(ids):
+        return {str(value): value for value in ids.tolist()}
+    if pandas.api.types.is_float_dtype(ids) and all(value.is_integer() for value in ids.tolist()):
+        return {str(int(value)): value for value in ids.tolist()}  # each read as its whole number
+    return None
 
 
 @keyword_arguments()

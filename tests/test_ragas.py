@@ -296,6 +296,18 @@ def test_a_frames_integer_ids_stay_integers_so_a_join_on_them_matches(as_index):
     assert [sample.id for sample in as_samples(table.drop(columns=["context_recall"]))] == ["101", "102"]
 
 
+def test_whole_number_float_ids_come_back_as_floats_so_a_join_on_them_matches():
+    """An int column that a merge turned to floats (1.0, 2.0) is read as ids '1', '2': to_pandas() gave
+    them back as strings, and the README's join on="id" raised pandas' "merge on float64 and str" (a probe)."""
+    frame = pd.DataFrame([{**RAGAS_02, "id": 1.0}, {**RAGAS_02, "id": 2.0, "reference": None}])
+    table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
+    assert list(table.index) == [1.0, 2.0]
+    assert list(frame.join(table[["context_recall"]], on="id")["context_recall"].isna()) == [False, True]
+    halves = pd.DataFrame([{**RAGAS_02, "id": 1.5}, {**RAGAS_02, "id": 2.0}])  # not ids pandas reads as whole
+    with pytest.raises(UserError, match="expected a non-empty string or a whole number"):
+        scripted_evaluate(halves, ["context_recall"])
+
+
 def test_nullable_integer_ids_with_a_missing_one_stay_strings():
     """pandas' Int64 is an integer dtype that holds <NA>: that sample is named by its place ('2')."""
     frame = pd.DataFrame([{**RAGAS_02, "id": 101}, {**RAGAS_02, "id": None}]).astype({"id": "Int64"})
