@@ -18,7 +18,8 @@ from .device import choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import UserError, said_and_kept, warned
+from .errors import LocalevalWarning, UserError, said_and_kept, warned
+from .estimates import few_labels
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, Metric, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -188,7 +189,10 @@ def evaluate(
     details: dict[str, Any] = {"timings": pipeline.evaluator.timings, "warnings": said}
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)
-    return EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
+    result = EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
+    if human is not None:  # as run's note under its table: counted on what the labels corrected
+        said += warned([few_labels(result.summary())], LocalevalWarning, caller_level=3)
+    return result
 
 
 def _check_named(metrics: Any) -> None:

@@ -10,7 +10,7 @@ from contextlib import closing, redirect_stdout
 from pathlib import Path
 
 from . import __version__
-from . import manual, models
+from . import models
 from .bench.labels import human_scores
 from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
                           scoring_overridden, seen_in_fitting)
@@ -19,6 +19,7 @@ from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
                      kept_warning, said_and_kept, warned)
+from .estimates import few_labels
 from .gating import corrected_but_not_gated, failures, outcomes, parse_gates, partly_scored, undecided
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -46,7 +47,6 @@ from .text import check_language
 from .trust import WeakJudgeWarning, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
-FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
 
 
 def run_command(args) -> int:
@@ -113,11 +113,12 @@ def run_command(args) -> int:
         details["calibration"] = described(calibration)
         details["labels"] = args.labels
         details["gates"] = outcomes(summary, gates)
+        few = few_labels(summary)
         details["warnings"] = [w for w in [
             *data_warnings, *label_warnings, *(weak_gated or [_warning(weak)]),
             _unused_calibration(calibration, thresholds),
             *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
-            _few_labels(summary)] if w]
+            few and f"note: {few}"] if w]
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -274,19 +275,6 @@ def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None
     applied = ", ".join(f"{metric} {threshold:.3g}" for metric, threshold in calibration["thresholds"].items())
     others = "; the other metrics are scored as --scoring says" if n_metrics > len(calibration["thresholds"]) else ""
     return f"note: verdict thresholds from {calibration['path']}: {applied}{others}"
-
-
-def _few_labels(summary: dict) -> str | None:
-    """Fewer labels than the corrected intervals were checked with (docs/judges.md), counted per metric:
-    a labeled sample without a human score for one (an empty reference, say) does not correct it. None
-    needed where every sample is labeled, since people's mean is then known exactly."""
-    few = {name: row["corrected"]["labeled"] for name, row in summary.items() if "corrected" in row
-           and row["corrected"]["labeled"] < min(FEW_LABELS, row["corrected"]["samples"])}
-    if not few:
-        return None
-    return (f"note: fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
-            "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
-            f"({manual.see('labeled-data')}); label at least ten")
 
 
 def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:

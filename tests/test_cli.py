@@ -299,13 +299,13 @@ def test_trust_options_fail_with_one_clear_line_and_exit_2(tmp_path):
 def test_few_labels_are_counted_per_metric():
     """10 labeled records with no human score for one metric on one of them correct that metric with 9,
     and the note was silent, counting records (a probe's finding)."""
-    from localeval.runner import _few_labels
+    from localeval.estimates import few_labels
 
     def corrected(labeled: int, samples: int) -> dict:
         return {"mean": 0.5, "corrected": {"labeled": labeled, "samples": samples}}
 
     summary = {"context_recall": corrected(10, 30), "context_supported_precision": corrected(9, 30), "faithfulness": {}}
-    assert _few_labels(summary) == (
-        "note: fewer than ten labeled samples correct context_supported_precision (9): with so few, the corrected 95% "
+    assert few_labels(summary) == (
+        "fewer than ten labeled samples correct context_supported_precision (9): with so few, the corrected 95% "
         "intervals covered people's mean less often on the dev set (localeval docs labeled-data); label at least ten")
-    assert _few_labels({"context_recall": corrected(4, 4)}) is None  # every sample labeled: people's mean is known
+    assert few_labels({"context_recall": corrected(4, 4)}) is None  # every sample labeled: people's mean is known

@@ -506,6 +506,27 @@ def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
     assert "fitted_on_samples" not in result.details["calibration"]
 
 
+def test_evaluate_warns_of_too_few_labels_as_run_notes_them():
+    """The 4 labeled samples corrected the means with intervals as wide as [0, 1]: run said that fewer than ten
+    labels cover people's mean less often, evaluate() said nothing, and its details did not keep it (a probe)."""
+    import localeval
+    from localeval.bench.labels import read_labeled
+    from localeval.engine.scripted import ScriptedJudge
+    from localeval.errors import LocalevalWarning
+
+    def agree(request):  # a verdict of 1 for every item the request's schema asks for
+        items = json.loads(request.schema)["properties"]["verdicts"]["prefixItems"]
+        return {"verdicts": [{key: spec.get("const", 1 if "enum" in spec else "because")
+                              for key, spec in item["properties"].items()} for item in items]}
+
+    labeled = [item.sample for item in read_labeled(LABELED, ["context_recall"])]
+    script = ScriptedJudge(agree)
+    with pytest.warns(LocalevalWarning, match=rf"fewer than ten labeled samples correct context_recall \({len(labeled)}\)"):
+        result = localeval.evaluate([*labeled, Sample(**UNLABELED)], ["context_recall"], judge=script, progress=False,
+                                    labels=LABELED, cache=False)
+    assert [w for w in result.details["warnings"] if "fewer than ten" in w][0].startswith("warning: fewer than ten")
+
+
 UNLABELED = {"id": "unlabeled", "user_input": "When did the bridge open?", "retrieved_contexts": ["It opened in 1932."],
              "response": "In 1932.", "reference": "It opened in 1932."}
 
