@@ -179,6 +179,11 @@ def write_records(tmp_path: Path, edit) -> Path:
          r"line 4, field 'labels.response_relevant': sample dev-029: response_relevant and response_noncommittal are "
          r"both true, but a noncommittal response is never relevant: label it response_relevant: false"),
         (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
+        # no reference to label: the message said it was missing, not what to write (a probe)
+        (lambda r: (r[0].pop("reference"), r[0]["labels"].pop("reference_sentences_attributed")),
+         r"line 1, field 'labels.reference_sentences_attributed': sample dev-020: missing \(needed for context_recall; "
+         r"--metrics chooses the metrics that need labels\); the sample has no reference, so give it an empty list: "
+         r"\"reference_sentences_attributed\": \[\]"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
          r"answer_supported_precision; --metrics chooses the metrics that need labels\); 'response_sentence_supported' is "

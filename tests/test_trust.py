@@ -527,6 +527,20 @@ def test_evaluate_warns_of_too_few_labels_as_run_notes_them():
     assert [w for w in result.details["warnings"] if "fewer than ten" in w][0].startswith("warning: fewer than ten")
 
 
+def test_evaluate_names_its_own_keyword_in_a_labels_message(tmp_path):
+    import localeval
+    from localeval.engine.scripted import ScriptedJudge
+
+    records = [json.loads(line) for line in LABELED.read_text(encoding="utf-8").splitlines()]
+    records[0]["labels"].pop("reference_sentences_attributed")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    samples = [{k: v for k, v in r.items() if k != "labels"} for r in records]
+    with pytest.raises(UserError, match=re.escape("(needed for context_recall; metrics= chooses the metrics")):
+        localeval.evaluate(samples, ["context_recall"], judge=ScriptedJudge(lambda request: {}), labels=labels,
+                           cache=False)
+
+
 UNLABELED = {"id": "unlabeled", "user_input": "When did the bridge open?", "retrieved_contexts": ["It opened in 1932."],
              "response": "In 1932.", "reference": "It opened in 1932."}
 

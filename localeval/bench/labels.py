@@ -19,7 +19,7 @@ from .. import manual
 from ..data import RecordError, load_samples
 from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
 from ..metrics import METRICS
-from ..options import given
+from ..options import given, option
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -207,7 +207,7 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             if labels.get(spec.key) is None:
-                raise fail(_missing(spec.key, metric, labels))
+                raise fail(_missing(spec.key, metric, labels) + _nothing_to_label(spec, sample))
             sentences[metric] = _aligned(spec, labels[spec.key], sample, language, fail)
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
@@ -232,7 +232,15 @@ def _missing(key: str, metric: str, labels: dict) -> str:
     theirs = [name for name in labels if name not in LABEL_KEYS]
     close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
     typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else ""
-    return f"missing (needed for {metric}; --metrics chooses the metrics that need labels){typo}"
+    return f"missing (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"
+
+
+def _nothing_to_label(spec: SentenceLabels, sample: Sample) -> str:
+    """Where the sample has no text for the label (no reference, say): what to write for it all the same."""
+    text = getattr(sample, spec.text) if spec.text else "".join(sample.retrieved_contexts or ())
+    if text and text.strip():
+        return ""
+    return f"; the sample has no {spec.text or 'context'}, so give it an empty list: \"{spec.key}\": []"
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:
