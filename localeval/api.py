@@ -14,7 +14,7 @@ from .calibration import (CalibrationWarning, applied, described, fit_warnings, 
                           scoring_overridden, seen_in_fitting)
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
-from .device import choose_device
+from .device import DTYPES, INT8, choose_device
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
@@ -143,6 +143,7 @@ def evaluate(
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
+    _check_loaded_dtype(judge, dtype)
     frame_index, frame_ids = _index_given_back(samples), _frame_ids(samples)
     # warned at the caller's line (past this function and its decorator), and kept: what summary.json's
     # "warnings" keeps for a run, the result keeps too, whatever the caller's filters show
@@ -301,6 +302,17 @@ def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, 
         not_metrics = "is not a metric" if len(unknown) == 1 else "are not metrics"
         raise UserError(f"settings=: {', '.join(map(repr, unknown))} {not_metrics}; choose from {', '.join(METRICS)}")
     return {**metric_settings(judge), **settings}
+
+
+def _check_loaded_dtype(judge: Any, dtype: str) -> None:
+    """A judge load_judge loaded scores in the dtype it was loaded in: another asked for with dtype= was
+    passed over without a word (a probe)."""
+    if dtype == "auto" or not isinstance(judge, TransformersJudge):
+        return
+    loaded = INT8 if judge.int8_weights else next(name for name, kind in DTYPES.items() if kind == judge.dtype)
+    if dtype != loaded:
+        raise UserError(f"dtype={dtype!r}: the judge given was loaded in {loaded} and scores in it; leave dtype= "
+                        f"out, or load it in {dtype}: load_judge(..., dtype={dtype!r})")
 
 
 def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_worker: Any, cpus_per_worker: Any) -> None:

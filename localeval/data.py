@@ -129,6 +129,10 @@ def samples_in_memory(data: Any) -> list[Sample]:
     if isinstance(data, Mapping):  # iterating would read its keys as records
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")
+    pandas = sys.modules.get("pandas")
+    if pandas is not None and isinstance(data, pandas.Series):  # it has to_list(): its values read as records
+        raise UserError(f"got a pandas Series (a DataFrame's row or column); give {ACCEPTED_DATA} (one row as a "
+                        "DataFrame: frame.iloc[[0]], or frame.loc[[label]])")
     if callable(getattr(data, "to_list", None)):  # plain Python values, unlike to_pandas()
         return samples_from_records(map(_plain_record, data.to_list()), type(data).__name__)
     if pandas_of_a_frame(data) is not None:
@@ -599,6 +603,8 @@ def _kind(value: Any) -> str:
         return "null"
     if isinstance(value, bool):
         return "true/false"
+    if isinstance(value, float) and value != value:  # pandas' mark of a missing value
+        return "NaN (a missing value)"
     if isinstance(value, (int, float)):
         return "a number"
     if isinstance(value, str):

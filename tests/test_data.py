@@ -615,6 +615,8 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     # a string of contexts would be read character by character, each a chunk: silently wrong scores
     ({"retrieved_contexts": "x is y. z."}, "field 'retrieved_contexts': expected a list of strings, got a string"),
     ({"retrieved_contexts": ("x", None)}, "field 'retrieved_contexts': expected a list of strings, got null at item 2"),
+    ({"retrieved_contexts": ("x", float("nan"))},  # pandas' missing value in a list: "got a number" misled
+     "field 'retrieved_contexts': expected a list of strings, got NaN (a missing value) at item 2"),
     ({"response": 5}, "field 'response': expected a string, got a number"),
     ({"id": ""}, "field 'id': expected a non-empty string or a whole number, got an empty string"),
     ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),

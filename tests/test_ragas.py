@@ -200,6 +200,8 @@ def test_a_dataset_object_error_names_its_class():
     ("What is the capital of France?", "no data file 'What is the capital of France?'"),
     ({"question": [QUESTION], "answer": ["Paris."]}, "pandas.DataFrame(columns)"),
     (42, "cannot read samples from a number"),
+    # one row of a frame read its values as records: "expected a JSON object, got an int64" (a probe)
+    (pd.DataFrame([{**RAGAS_02, "id": 7}]).iloc[0], "got a pandas Series (a DataFrame's row or column)"),
 ])
 def test_anything_else_is_one_error_naming_what_is_accepted(data, said):
     with pytest.raises(UserError) as info:
@@ -590,6 +592,16 @@ def test_a_loaded_judge_shared_by_threads_and_kept_for_days_stays_right_and_boun
         together = list(pool.map(lambda _: localeval.evaluate(samples, **options).rows(), range(2)))
     assert together == [alone, alone]
     assert len(judge._prompt_ids) == 3
+
+
+def test_a_loaded_judge_refuses_another_dtype_than_it_was_loaded_in(tiny_judge):
+    """evaluate(judge=load_judge(...), dtype="bfloat16") scored in float32, the dtype asked for passed over
+    without a word (a probe)."""
+    judge = localeval.load_judge(tiny_judge, device="cpu", dtype="float32")
+    with pytest.raises(UserError, match=re.escape("dtype='bfloat16': the judge given was loaded in float32 and scores "
+                                                  "in it; leave dtype= out, or load it in bfloat16")):
+        localeval.evaluate([RAGAS_02], ["context_recall"], judge=judge, dtype="bfloat16", cache=False)
+    assert localeval.evaluate([RAGAS_02], ["context_recall"], judge=judge, dtype="float32", cache=False).rows()
 
 
 def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge, tmp_path, monkeypatch):
