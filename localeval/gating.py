@@ -160,7 +160,9 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
 def _as_given(lowest: float) -> str:
     """The gate's value as the user wrote it (0.6388889, 0.7, 1), not cut to 6 digits: cut, the mean
     shown beside it could read as above it."""
-    return repr(float(lowest)).removesuffix(".0")  # float(): a numpy or Fraction gate reads as a number too
+    if hasattr(lowest, "dtype"):  # numpy's float32 0.7 is 0.699999988079071 as a Python float; as itself, 0.7
+        return str(lowest).removesuffix(".0")
+    return repr(float(lowest)).removesuffix(".0")  # float(): a Fraction gate reads as a number too
 
 
 def _short_below(value: float, lowest: float) -> str:

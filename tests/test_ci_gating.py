@@ -342,6 +342,8 @@ def test_a_failed_gate_shows_the_mean_with_the_decimals_that_put_it_below():
     # the gate as given, not cut to 6 digits: "0.142857 is below 0.142857" contradicted itself
     assert failures(summary, {"context_recall": 0.1428572}) == ["context_recall: mean 0.142857 is below 0.1428572"]
     assert failures(summary, {"context_recall": np.float64(0.2)}) == ["context_recall: mean 0.143 is below 0.2"]
+    # as float32 holds 0.2 (0.20000000298...), not as a Python float prints it (a probe)
+    assert failures(summary, {"context_recall": np.float32(0.2)}) == ["context_recall: mean 0.143 is below 0.2"]
     by_hand = {"context_recall": {"mean": float("nan")}}  # assert_scores takes a summary built by hand
     assert failures(by_hand, {"context_recall": 0.5}) == ["context_recall: mean is not a number; needs at least 0.5"]
     assert parse_gates([" context_recall =0.5"], ["context_recall"]) == {"context_recall": 0.5}
