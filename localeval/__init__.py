@@ -27,6 +27,7 @@ _EXPORTS = {
     "EnvironmentFailure": "errors",
     "LocalevalWarning": "errors",
     "WeakJudgeWarning": "trust",
+    "FewLabelsWarning": "trust",
     "CalibrationWarning": "calibration",
 }
 

@@ -14,14 +14,13 @@ from .calibration import (CalibrationWarning, applied, described, fit_warnings, 
                           scoring_overridden, seen_in_fitting)
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
-from .device import DTYPES, INT8, choose_device
+from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import LocalevalWarning, UserError, said_and_kept, warned
-from .estimates import few_labels
+from .errors import UserError, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import METRICS, JudgeSettings, Metric, resolve_metrics, result_names
+from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
@@ -29,7 +28,7 @@ from .results import count_of, sample_inputs, summarize
 from .scaleout import cluster_for
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .trust import WeakJudgeWarning, weak_judge_warning
+from .trust import FewLabelsWarning, WeakJudgeWarning, few_labels, weak_judge_warning
 from .tuning import check_choice, metric_settings, settings_used
 
 
@@ -160,8 +159,7 @@ def evaluate(
         raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
     elif isinstance(settings, Mapping):
         settings = _per_metric(settings, judge)
-    _check_named(metrics)
-    chosen = resolve_metrics(metrics, settings)
+    chosen = resolve_metrics(metrics, settings, by_name_only=True)
     if labels is not None:
         human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
                                               caller_level=3)
@@ -191,20 +189,10 @@ def evaluate(
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)
     result = EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
-    if human is not None:  # as run's note under its table: counted on what the labels corrected
-        said += warned([few_labels(result.summary())], LocalevalWarning, caller_level=3)
+    if human is not None and (few := few_labels(result.summary())):  # counted on what the labels corrected
+        warn(FewLabelsWarning(few), stacklevel=3)  # at the caller's line, past this function and its decorator
+        details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
     return result
-
-
-def _check_named(metrics: Any) -> None:
-    """Metrics by name only: a Metric object carries settings of its own, so the judge's measured settings,
-    scoring= and calibration= never reached it, and it scored otherwise than its name did, silently."""
-    objects = [m for m in metrics if isinstance(m, Metric)] if isinstance(metrics, (list, tuple)) else []
-    if objects:
-        name = objects[0].name
-        raise UserError(f"metrics=: give metrics by name ({name!r}), not as objects: an object carries settings of "
-                        "its own, so the judge's measured settings, scoring= and calibration= would not apply to it; "
-                        f"settings={{{name!r}: JudgeSettings(...)}} sets how a metric is asked")
 
 
 def _index_given_back(data: Any) -> Any:
@@ -309,8 +297,9 @@ def _check_loaded_dtype(judge: Any, dtype: str) -> None:
     passed over without a word (a probe)."""
     if dtype == "auto" or not isinstance(judge, TransformersJudge):
         return
-    loaded = INT8 if judge.int8_weights else next(name for name, kind in DTYPES.items() if kind == judge.dtype)
-    if dtype != loaded:
+    dtype = dtype_name(judge.device.type, dtype)  # an unknown name said as such, not as one to load it in
+    loaded = INT8 if judge.int8_weights else next((name for name, kind in DTYPES.items() if kind == judge.dtype), None)
+    if loaded is not None and dtype != loaded:
         raise UserError(f"dtype={dtype!r}: the judge given was loaded in {loaded} and scores in it; leave dtype= "
                         f"out, or load it in {dtype}: load_judge(..., dtype={dtype!r})")
 

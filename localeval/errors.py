@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -58,13 +59,28 @@ _collected_here = threading.local()
 
 
 def warn(warning: LocalevalWarning, stacklevel: int = 1) -> None:
-    """How localeval warns: collected by the said_and_kept this thread runs inside, else warned as Python
-    warns, `stacklevel` counted from the caller as warnings.warn counts it."""
+    """How localeval warns: collected by the said_and_kept this thread runs inside (before any warning
+    filter: said_and_kept's caller decides), else warned as Python warns, `stacklevel` counted from the
+    caller as warnings.warn counts it. A kind left_unsaid in this thread is dropped."""
+    if isinstance(warning, getattr(_collected_here, "unsaid", ())):
+        return
     collected = getattr(_collected_here, "warnings", None)
     if collected is not None:
         collected.append(warning)
     else:
         warnings.warn(warning, stacklevel=stacklevel + 1)  # + this function's own frame
+
+
+@contextmanager
+def left_unsaid(kind: type[LocalevalWarning]) -> Iterator[None]:
+    """Warnings of `kind` dropped in this thread while the block runs (a filter of warnings.catch_warnings
+    would be every thread's)."""
+    before = getattr(_collected_here, "unsaid", ())
+    _collected_here.unsaid = (*before, kind)
+    try:
+        yield
+    finally:
+        _collected_here.unsaid = before
 
 
 def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tuple[T, list[str]]:
@@ -73,13 +89,18 @@ def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tup
 
     A command shows each, whatever the warning filters say. A library function gives its `caller_level`
     (the stack level, from it, of the code that called it): each is then warned at the caller's line,
-    where the caller's own warning filters decide whether it shows."""
+    where the caller's own warning filters decide whether it shows. Inside another said_and_kept, they
+    are that one's to show. Collected are the warnings of this thread: one that read() starts warns
+    as Python does."""
     outer = getattr(_collected_here, "warnings", None)
     _collected_here.warnings = collected = []
     try:
         result = read()
     finally:
         _collected_here.warnings = outer
+    if outer is not None:
+        outer.extend(collected)
+        return result, [kept_warning(warning) for warning in collected]
     for warning in collected:
         if caller_level is None:
             warnings.showwarning(warning, type(warning), "localeval", 0)

@@ -38,8 +38,6 @@ from typing import Any
 
 import numpy as np
 
-from . import manual
-
 LEVEL = 0.95
 RESAMPLES = 2000
 SEED = 0  # the same results give the same interval
@@ -116,19 +114,3 @@ def _bias_variance(rectifier: np.ndarray, prior: float) -> float:
     observed = float(rectifier.var(ddof=1))
     weight = PRIOR_WEIGHT * (1 + float(np.mean(np.isclose(rectifier, 0.0, rtol=0.0, atol=1e-9))))
     return max(observed, ((n - 1) * observed + weight * prior) / (n - 1 + weight))
-
-
-FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
-
-
-def few_labels(summary: dict[str, dict[str, Any]]) -> str | None:
-    """Fewer labels than the corrected intervals were checked with (docs/judges.md), counted per metric:
-    a labeled sample without a human score for one (an empty reference, say) does not correct it. None
-    needed where every sample is labeled, since people's mean is then known exactly."""
-    few = {name: row["corrected"]["labeled"] for name, row in summary.items() if "corrected" in row
-           and row["corrected"]["labeled"] < min(FEW_LABELS, row["corrected"]["samples"])}
-    if not few:
-        return None
-    return (f"fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
-            "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
-            f"({manual.see('labeled-data')}); label at least ten")

@@ -7,8 +7,8 @@ so what they measure and what they score is the same machinery.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
+from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
@@ -19,7 +19,7 @@ from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .engine.scheduler import JudgeEngine
-from .errors import LocalevalWarning, warn
+from .errors import LocalevalWarning, left_unsaid, warn
 from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
 from .metrics.base import Metric
 from .options import given, option
@@ -88,11 +88,10 @@ def build_scoring(recipe: PipelineRecipe, cluster: Cluster | None = None, log: L
     from .scaleout import RayScorer
 
     recipe = cluster.place(recipe)
-    with warnings.catch_warnings():
-        # The driver's pipeline is never loaded, so any device will do. Its CPU is the workers' only on
-        # a local cluster of CPU workers: only there is what it would say of emulated bfloat16 theirs.
-        if not (cluster.address == "local" and recipe.device == "cpu"):
-            warnings.simplefilter("ignore", EmulatedArithmeticWarning)
+    # The driver's pipeline is never loaded, so any device will do. Its CPU is the workers' only on a
+    # local cluster of CPU workers: only there is what it would say of emulated bfloat16 theirs.
+    theirs = cluster.address == "local" and recipe.device == "cpu"
+    with nullcontext() if theirs else left_unsaid(EmulatedArithmeticWarning):
         pipeline = replace(recipe, device="cpu").build(log)
     return pipeline, RayScorer(recipe, cluster, pipeline).run
 

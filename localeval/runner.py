@@ -19,7 +19,6 @@ from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
                      kept_warning, said_and_kept, warned)
-from .estimates import few_labels
 from .gating import corrected_but_not_gated, failures, outcomes, parse_gates, partly_scored, undecided
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -44,7 +43,7 @@ from .results import (
     write_atomically,
 )
 from .text import check_language
-from .trust import WeakJudgeWarning, weak_judge_warning
+from .trust import WeakJudgeWarning, few_labels, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 

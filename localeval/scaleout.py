@@ -30,7 +30,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -185,6 +185,7 @@ class RayScorer:
         from ray.exceptions import ActorDiedError, ActorUnavailableError
         from ray.util import ActorPool
 
+        done = False
         try:  # closed however it ends: a refused or failed start leaves no cluster or worker behind
             windows = _windows(samples, self.recipe.window, self.cluster.workers)
             # a worker with no window would load a judge for nothing: --workers 1000 on 2 samples filled memory
@@ -195,10 +196,11 @@ class RayScorer:
                 self._count(window)
                 progress.advance(len(window.results))
                 yield from window.results
+            done = True
         except (ActorDiedError, ActorUnavailableError) as error:
             raise ScoringStopped(f"a Ray worker died {RESTARTS + 1} times ({_gist(error)})") from None
         finally:
-            self.close()
+            self.close(tasks_left=not done)
 
     def _start(self, workers: int) -> None:
         ray = _import_ray()
@@ -256,17 +258,21 @@ class RayScorer:
         for name, value in window.judge_stats.items() if stats is not None else ():
             setattr(stats, name, getattr(stats, name) + value)
 
-    def close(self) -> None:
+    def close(self, tasks_left: bool = False) -> None:
+        """The workers ended, and the connection if this run made it. `tasks_left`: stopped with windows
+        still being scored (Ctrl-C, a failure), whose end Ray's core worker would log on stderr."""
         if not (self._workers or self._started_here):
             return
         ray = _import_ray()
-        # A connection this run made ends with it, and the workers with it (an actor dies with its job).
-        # Killed one by one first, each task they held said, in Ray's words, that it would be retried.
-        for worker in self._workers if not self._started_here else ():
-            ray.kill(worker)
+        if not self._started_here:  # the caller's connection lives on: its workers are ended here
+            for worker in self._workers:
+                ray.kill(worker)
+        # else they end with the connection (an actor dies with its job): killed one by one first, each
+        # task they held said, in Ray's words on stdout, that it would be retried
         self._workers = []
         if self._started_here:
-            with _sigterm_kept(), _native_stderr_muted():  # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
+            # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
+            with _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
                 ray.shutdown()
             self._started_here = False
 
@@ -295,10 +301,12 @@ def _native_stderr_muted() -> Iterator[None]:
     """The process's stderr (file descriptor 2) sent nowhere while Ray shuts down. Its core worker, C++ in
     this process, logs there each task a Ctrl-C left running ("task_manager.cc: Failed to push error to
     driver for task 32d9..."), between the progress line and the run's own word of what it kept."""
-    sys.stderr.flush()
     try:
+        sys.stderr.flush()
         kept = os.dup(2)
-    except OSError:  # no stderr at all: nothing to mute
+    except (OSError, ValueError, AttributeError):  # no stderr, or a closed one: nothing to mute
+        kept = None
+    if kept is None:
         yield
         return
     try:

@@ -1,4 +1,5 @@
-"""What is known of a judge's agreement with people, and the warning a run prints when it is weak.
+"""What is known of a judge's agreement with people, the warning a run prints when it is weak, and
+the note it prints when too few labels correct it.
 
 Each registered judge carries its measured agreement in localeval/registry.json (`bench` on the
 labeled development set, docs/judges.md):
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import models
+from . import manual, models
 from .errors import LocalevalWarning
 from .options import given, option
 
@@ -44,3 +45,23 @@ def weak_judge_warning(judge: Any) -> str | None:
     return (f"the judge {judge} agrees poorly with people (mean Spearman rho {rho:.2f} on labeled data; "
             f"`localeval models` lists each judge's), so read these scores as a check of the pipeline, not of your "
             f"RAG system{instead}")
+
+
+class FewLabelsWarning(LocalevalWarning):
+    """Fewer labels correct a metric than its corrected interval was checked with (few_labels)."""
+
+
+FEW_LABELS = 10  # labeled samples below which a corrected interval's coverage was measured to fall short
+
+
+def few_labels(summary: dict[str, dict[str, Any]]) -> str | None:
+    """Fewer labels than the corrected intervals were checked with (docs/judges.md), counted per metric:
+    a labeled sample without a human score for one (an empty reference, say) does not correct it. None
+    needed where every sample is labeled, since people's mean is then known exactly."""
+    few = {name: row["corrected"]["labeled"] for name, row in summary.items() if "corrected" in row
+           and row["corrected"]["labeled"] < min(FEW_LABELS, row["corrected"]["samples"])}
+    if not few:
+        return None
+    return (f"fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
+            "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
+            f"({manual.see('labeled-data')}); label at least ten")

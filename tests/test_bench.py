@@ -182,8 +182,13 @@ def write_records(tmp_path: Path, edit) -> Path:
         # no reference to label: the message said it was missing, not what to write (a probe)
         (lambda r: (r[0].pop("reference"), r[0]["labels"].pop("reference_sentences_attributed")),
          r"line 1, field 'labels.reference_sentences_attributed': sample dev-020: missing \(needed for context_recall; "
-         r"--metrics chooses the metrics that need labels\); the sample has no reference, so give it an empty list: "
+         r"--metrics chooses the metrics that need labels\); the sample has no reference to label, so give it "
          r"\"reference_sentences_attributed\": \[\]"),
+        # blank chunks: a list per chunk all the same, which "[]" was not
+        (lambda r: (r[1].update(retrieved_contexts=["", " ", ""]), r[1]["labels"].pop("context_sentences_relevant"),
+                    r[1]["labels"].update(context_sentences_supported_by_response=[[], [], []])),
+         r"sample dev-021: missing .*; the sample has no context to label, so give it "
+         r"\"context_sentences_relevant\": \[\[\], \[\], \[\]\]"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
          r"answer_supported_precision; --metrics chooses the metrics that need labels\); 'response_sentence_supported' is "

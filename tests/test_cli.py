@@ -299,7 +299,7 @@ def test_trust_options_fail_with_one_clear_line_and_exit_2(tmp_path):
 def test_few_labels_are_counted_per_metric():
     """10 labeled records with no human score for one metric on one of them correct that metric with 9,
     and the note was silent, counting records (a probe's finding)."""
-    from localeval.estimates import few_labels
+    from localeval.trust import few_labels
 
     def corrected(labeled: int, samples: int) -> dict:
         return {"mean": 0.5, "corrected": {"labeled": labeled, "samples": samples}}

@@ -1048,6 +1048,30 @@ def test_warnings_of_calls_in_two_threads_stay_each_with_its_call_and_leave_pyth
         warnings.warn("still shown")
 
 
+def test_a_warning_said_and_kept_inside_another_is_the_outer_ones_to_show_and_a_kind_left_unsaid_is_dropped():
+    import warnings
+
+    from localeval.errors import LocalevalWarning, left_unsaid, said_and_kept, warn
+
+    class Quiet(LocalevalWarning):
+        pass
+
+    def inner():
+        warn(LocalevalWarning("inner"))
+        with left_unsaid(Quiet):
+            warn(Quiet("dropped"))
+        return said_and_kept(lambda: warn(LocalevalWarning("nested")))[1]
+
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        nested, kept = said_and_kept(inner, caller_level=1)
+    assert nested == ["warning: nested"] and kept == ["warning: inner", "warning: nested"]
+    assert [str(w.message) for w in shown] == ["inner", "nested"]  # once each, by the outer call
+    assert all(w.filename == __file__ for w in shown)  # at its caller's line, not inside localeval
+    with pytest.warns(Quiet):  # dropped only inside the block
+        warn(Quiet("said"))
+
+
 def test_a_judge_shared_by_threads_decodes_for_one_caller_at_a_time(monkeypatch):
     """load_judge's judge given to evaluate() from a thread pool: two calls decoding at once would
     interleave its prefix cache and counters, so each waits for the one before it to end."""

@@ -364,6 +364,8 @@ def test_evaluate_refuses_a_metric_object_whose_own_settings_would_pass_over_the
     scoring='soft' unheard, and other scores than the name gave, without a word (a probe)."""
     with pytest.raises(UserError, match=re.escape("metrics=: give metrics by name ('context_recall'), not as objects")):
         scripted_evaluate([RAGAS_02], ["answer_supported_precision", METRICS["context_recall"]()])
+    with pytest.raises(UserError, match="not as objects"):  # however they are given
+        scripted_evaluate([RAGAS_02], (metric for metric in [METRICS["context_recall"]()]))
 
 
 def test_ragas_headline_metrics_exist_by_their_own_names():
@@ -602,6 +604,8 @@ def test_a_loaded_judge_refuses_another_dtype_than_it_was_loaded_in(tiny_judge):
                                                   "in it; leave dtype= out, or load it in bfloat16")):
         localeval.evaluate([RAGAS_02], ["context_recall"], judge=judge, dtype="bfloat16", cache=False)
     assert localeval.evaluate([RAGAS_02], ["context_recall"], judge=judge, dtype="float32", cache=False).rows()
+    with pytest.raises(UserError, match="unknown dtype 'fp16'"):  # not "load it in fp16"
+        localeval.evaluate([RAGAS_02], ["context_recall"], judge=judge, dtype="fp16", cache=False)
 
 
 def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge, tmp_path, monkeypatch):

@@ -356,6 +356,21 @@ def test_a_sigterm_once_the_cluster_is_shut_down_is_still_an_interrupt():
     assert (result.returncode, result.stdout) == (0, "an interrupt\n"), result.stderr[-2000:]
 
 
+def test_stderr_muted_for_rays_shutdown_comes_back_whatever_happens(capfd, monkeypatch):
+    from localeval.scaleout import _native_stderr_muted
+
+    with pytest.raises(RuntimeError), _native_stderr_muted():
+        os.write(2, b"ray's own log\n")
+        raise RuntimeError("the shutdown failed")
+    os.write(2, b"ours again\n")
+    assert capfd.readouterr().err == "ours again\n"
+    monkeypatch.setattr(sys, "stderr", None)  # a process without one: nothing to mute, and the block runs
+    ran = []
+    with _native_stderr_muted():
+        ran.append(True)
+    assert ran == [True]
+
+
 def test_ctrl_c_while_a_worker_scores_leaves_no_ray_lines_on_stderr(tmp_path):
     """Interrupted while a worker held a window, Ray printed a line per task it held before the run's own
     word of what it kept: "(raylet) Task ScoringWorker.score failed. There are 3 retries remaining, so the

@@ -512,7 +512,7 @@ def test_evaluate_warns_of_too_few_labels_as_run_notes_them():
     import localeval
     from localeval.bench.labels import read_labeled
     from localeval.engine.scripted import ScriptedJudge
-    from localeval.errors import LocalevalWarning
+    from localeval.trust import FewLabelsWarning
 
     def agree(request):  # a verdict of 1 for every item the request's schema asks for
         items = json.loads(request.schema)["properties"]["verdicts"]["prefixItems"]
@@ -521,10 +521,10 @@ def test_evaluate_warns_of_too_few_labels_as_run_notes_them():
 
     labeled = [item.sample for item in read_labeled(LABELED, ["context_recall"])]
     script = ScriptedJudge(agree)
-    with pytest.warns(LocalevalWarning, match=rf"fewer than ten labeled samples correct context_recall \({len(labeled)}\)"):
+    with pytest.warns(FewLabelsWarning, match=rf"fewer than ten labeled samples correct context_recall \({len(labeled)}\)"):
         result = localeval.evaluate([*labeled, Sample(**UNLABELED)], ["context_recall"], judge=script, progress=False,
                                     labels=LABELED, cache=False)
-    assert [w for w in result.details["warnings"] if "fewer than ten" in w][0].startswith("warning: fewer than ten")
+    assert [w for w in result.details["warnings"] if "fewer than ten" in w][0].startswith("note: fewer than ten")
 
 
 def test_evaluate_names_its_own_keyword_in_a_labels_message(tmp_path):

@@ -240,7 +240,9 @@ def _nothing_to_label(spec: SentenceLabels, sample: Sample) -> str:
     text = getattr(sample, spec.text) if spec.text else "".join(sample.retrieved_contexts or ())
     if text and text.strip():
         return ""
-    return f"; the sample has no {spec.text or 'context'}, so give it an empty list: \"{spec.key}\": []"
+    # the context's labels are a list per chunk, blank chunks included: [[], []] for two
+    empty = "[]" if spec.text else json.dumps([[]] * len(sample.retrieved_contexts or ()))
+    return f"; the sample has no {spec.text or 'context'} to label, so give it \"{spec.key}\": {empty}"
 
 
 def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fail) -> tuple[bool, ...]:

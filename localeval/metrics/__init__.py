@@ -32,11 +32,15 @@ RAGAS_EQUIVALENTS = {
 }
 
 
-def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None) -> list[Metric]:
+def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None,
+                    by_name_only: bool = False) -> list[Metric]:
     """Metric objects for `names` (names or Metric instances), in the order given; None means the
     default five, "all" every metric.
 
     `settings` is one JudgeSettings for every metric, or one per metric name (localeval/tuning.py).
+    `by_name_only`: Metric instances refused (evaluate(): an instance carries settings of its own, so the
+    judge's measured settings, scoring= and calibration= never reached it, and it scored otherwise than
+    its name did, silently).
     """
     if names is None:
         names = DEFAULT_METRICS
@@ -52,6 +56,10 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         raise UserError("metric 'all' already means every metric: give it alone")
     metrics = []
     for item in names:
+        if isinstance(item, Metric) and by_name_only:
+            raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
+                            "settings of its own, so the judge's measured settings, scoring= and calibration= would "
+                            f"not apply to it; settings={{{item.name!r}: JudgeSettings(...)}} sets how a metric is asked")
         if isinstance(item, Metric):
             metrics.append(item)
         elif item in METRICS:
