@@ -95,6 +95,14 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
     return found
 
 
+def caveats(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
+    """What the gates' outcomes rest on, where it is less than it seems, a line each: said by run on
+    stderr, by the report, and by assert_scores (warned on a pass, listed with a failure)."""
+    one_label = [f"{metric}: its corrected mean rests on 1 label, too few to correct the judge's; the judge's mean "
+                 "is compared" for metric in corrected_but_not_gated(summary, gates)]
+    return [*one_label, *partly_scored(summary, gates), *undecided(summary, gates)]
+
+
 def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
     """One line per gate on a corrected mean whose interval holds values on both sides of the gate: with
     3 labels a corrected mean of 0.5 in [0.0, 1.0] passed a gate at 0.5, and nothing said that the labels

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench import svg
-from .gating import failures, undecided
+from .gating import caveats, failures
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
@@ -143,12 +143,12 @@ def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
     if not gates:
         return ""
     lowest = {metric: gate["at_least"] for metric, gate in gates.items()}
-    failed, unsure = failures(summary, lowest), undecided(summary, lowest)
+    failed, weak = failures(summary, lowest), caveats(summary, lowest)
     passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
               for metric, gate in gates.items() if gate["passed"]]
     said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else []),
-            *(f"the labels could not tell: {line}" for line in unsure)]
-    opening = "<p class='warning'>" if failed or unsure else "<p>"
+            *(f"note: {line}" for line in weak)]
+    opening = "<p class='warning'>" if failed or weak else "<p>"
     return f"{opening}--fail-under gates: {escape('; '.join(said))}.</p>"
 
 

@@ -19,7 +19,7 @@ from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
                      kept_warning, said_and_kept, warned)
-from .gating import corrected_but_not_gated, failures, outcomes, parse_gates, partly_scored, undecided
+from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
 from .out_folder import check_ours
@@ -214,10 +214,7 @@ def _progress(todo, cluster):
 
 def _gate(summary: dict, gates: dict[str, float]) -> int:
     """On stderr, where a CI log shows it whether or not stdout is the JSON."""
-    for metric in corrected_but_not_gated(summary, gates):
-        print(f"fail-under: {metric}: its corrected mean rests on 1 label, too few to correct the judge's; the "
-              "judge's mean is compared", file=sys.stderr)
-    for line in [*partly_scored(summary, gates), *undecided(summary, gates)]:
+    for line in caveats(summary, gates):
         print(f"fail-under: {line}", file=sys.stderr)
     failed = failures(summary, gates)
     for line in failed:

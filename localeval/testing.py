@@ -18,13 +18,14 @@ from pathlib import Path
 from typing import Any
 
 from .errors import LocalevalWarning
-from .gating import SCORE_RANGE, a_score, failures, partly_scored, undecided
+from .gating import SCORE_RANGE, a_score, caveats, failures
 from .results import SUMMARY_FILE
 
 
 class GateWarning(LocalevalWarning):
-    """A gate passed on less than it seems: a corrected mean whose 95% interval also holds values that
-    fail it, or the mean of a few of the samples where the others could not be scored."""
+    """A gate passed on less than it seems (gating.caveats): a corrected mean whose 95% interval also holds
+    values that fail it, one that rests on one label, or the mean of a few of the samples where the others
+    could not be scored."""
 
 
 def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
@@ -43,7 +44,7 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
         if not a_score(value):
             why = SCORE_RANGE if isinstance(value, numbers.Real) else f"expected a number, got {_kind(value)}"
             raise ValueError(f"assert_scores: {metric}={value!r}: {why}")
-    failed, weak = failures(summary, lowest), [*undecided(summary, lowest), *partly_scored(summary, lowest)]
+    failed, weak = failures(summary, lowest), caveats(summary, lowest)
     if failed:
         parts = {"scores below their thresholds": failed, "what the outcome rests on": weak}
         raise AssertionError("\n".join(f"{heading}:\n  " + "\n  ".join(lines)

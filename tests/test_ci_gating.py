@@ -271,6 +271,10 @@ def test_assert_scores_warns_of_a_pass_on_a_few_of_the_samples():
     rows = [{"id": "a", "answer_supported_precision": 1.0},
             *({"id": i, "answer_supported_precision": None, **empty} for i in "bcd")]
     summary = summarize(rows, ["answer_supported_precision"])
+    one_label = summarize([{"id": str(i), "context_recall": 0.0} for i in range(4)], ["context_recall"],
+                          {"0": {"context_recall": 1.0}})
+    with pytest.warns(GateWarning, match="context_recall: its corrected mean rests on 1 label, too few to correct"):
+        assert_scores(one_label, {"context_recall": 0.0})  # as run says it on stderr
     with pytest.warns(GateWarning, match=r"answer_supported_precision: its mean rests on 1 of 4 samples; 3 could not "
                                          r"be scored \(empty response\)"):
         assert_scores(summary, {"answer_supported_precision": 0.8})

@@ -21,7 +21,7 @@ import pytest
 from localeval import DEFAULT_METRICS, JudgeSettings, Sample, evaluate
 from localeval.bench.report import html_page
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.gating import failures, outcomes, undecided
+from localeval.gating import caveats, failures, outcomes, undecided
 from localeval.report import write_report
 from localeval.results import summarize
 
@@ -197,8 +197,10 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
     (failed,) = failures(summary, gates)
+    (rests_on,) = caveats(summary, gates)  # "seine" has no reference: context_recall's mean is of two
+    assert rests_on.startswith("context_recall: its mean rests on 2 of 3 samples; 1 could not be scored")
     assert f"<p class='warning'>--fail-under gates: failed: {escape(failed)}; passed: answer_supported_precision " \
-           "(mean 0.667, at least 0.5).</p>" in html
+           f"(mean 0.667, at least 0.5); note: {escape(rests_on)}.</p>" in html
     assert failed.startswith("context_recall: mean 0.500 is below 0.9")
     details["gates"] = {}
     assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
@@ -216,7 +218,7 @@ def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
     html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
     (line,) = undecided(summary, gates)
     assert f"<p class='warning'>--fail-under gates: passed: context_recall (corrected mean 0.600, at least 0.5); " \
-           f"the labels could not tell: {escape(line)}.</p>" in html
+           f"note: {escape(line)}.</p>" in html
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
