@@ -170,8 +170,12 @@ def evaluate(
         raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
-    cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
-    pipeline, score = build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
+    def scoring():  # what it warns of (emulated bfloat16, Ray workers sharing cores) is kept too
+        cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
+        return cluster, *build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
+
+    (cluster, pipeline, score), set_up = said_and_kept(scoring, caller_level=3)
+    said += set_up
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
     # at the caller's line (level 3: past this function and its decorator), once nothing is left to refuse the call

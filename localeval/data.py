@@ -130,9 +130,9 @@ def samples_in_memory(data: Any) -> list[Sample]:
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")
     pandas = sys.modules.get("pandas")
-    if pandas is not None and isinstance(data, pandas.Series):  # it has to_list(): its values read as records
-        raise UserError(f"got a pandas Series (a DataFrame's row or column); give {ACCEPTED_DATA} (one row as a "
-                        "DataFrame: frame.iloc[[0]], or frame.loc[[label]])")
+    if pandas is not None and isinstance(data, (pandas.Series, pandas.Index)):  # to_list(): values read as records
+        raise UserError(f"got a pandas {type(data).__name__} (a DataFrame's row, column or index); give "
+                        f"{ACCEPTED_DATA} (one row as a DataFrame: frame.iloc[[0]], or frame.loc[[label]])")
     if callable(getattr(data, "to_list", None)):  # plain Python values, unlike to_pandas()
         return samples_from_records(map(_plain_record, data.to_list()), type(data).__name__)
     if pandas_of_a_frame(data) is not None:

@@ -93,7 +93,8 @@ def run_command(args) -> int:
         check_ours(Path(args.out), RUN_OUTPUTS, appended={RESULTS_FILE} if args.resume else ())
         log = to_stderr
         try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
-            cluster, pipeline, score = _scoring_for(args, metrics, log)
+            # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json
+            (cluster, pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, metrics, log))
         except KeyboardInterrupt:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
             return EXIT_INTERRUPTED
@@ -114,7 +115,7 @@ def run_command(args) -> int:
         details["gates"] = outcomes(summary, gates)
         few = few_labels(summary)
         details["warnings"] = [w for w in [
-            *data_warnings, *label_warnings, *(weak_gated or [_warning(weak)]),
+            *data_warnings, *label_warnings, *set_up, *(weak_gated or [_warning(weak)]),
             _unused_calibration(calibration, thresholds),
             *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
             few and f"note: {few}"] if w]
@@ -127,7 +128,7 @@ def run_command(args) -> int:
         if why_null := format_null_reasons(summary):
             say(f"\n{why_null}")
         # said on stderr before the scoring
-        said = {*data_warnings, *label_warnings, *weak_gated, *calibration_warnings, *misfits}
+        said = {*data_warnings, *label_warnings, *set_up, *weak_gated, *calibration_warnings, *misfits}
         for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
             if note:
                 say(f"\n{note}")

@@ -201,7 +201,8 @@ def test_a_dataset_object_error_names_its_class():
     ({"question": [QUESTION], "answer": ["Paris."]}, "pandas.DataFrame(columns)"),
     (42, "cannot read samples from a number"),
     # one row of a frame read its values as records: "expected a JSON object, got an int64" (a probe)
-    (pd.DataFrame([{**RAGAS_02, "id": 7}]).iloc[0], "got a pandas Series (a DataFrame's row or column)"),
+    (pd.DataFrame([{**RAGAS_02, "id": 7}]).iloc[0], "got a pandas Series (a DataFrame's row, column or index)"),
+    (pd.DataFrame([{**RAGAS_02, "id": 7}]).columns, "got a pandas Index (a DataFrame's row, column or index)"),
 ])
 def test_anything_else_is_one_error_naming_what_is_accepted(data, said):
     with pytest.raises(UserError) as info:
