@@ -149,16 +149,7 @@ def evaluate(
     samples, said = said_and_kept(lambda: as_samples(samples), caller_level=3)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
-    thresholds, calibrated = None, None
-    if settings is None:
-        check_choice("scoring", scoring)
-        if calibration is not None:
-            thresholds, calibrated = load_thresholds(calibration, models.judge_name(judge), models.judge_folder(judge))
-        settings = metric_settings(judge, scoring=scoring, thresholds=thresholds)
-    elif scoring != "auto" or calibration is not None:
-        raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
-    elif isinstance(settings, Mapping):
-        settings = _per_metric(settings, judge)
+    settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     if labels is not None:
         human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
@@ -170,11 +161,9 @@ def evaluate(
         raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
-    def scoring():  # what it warns of (emulated bfloat16, Ray workers sharing cores) is kept too
-        cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
-        return cluster, *build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
-
-    (cluster, pipeline, score), set_up = said_and_kept(scoring, caller_level=3)
+    # what setting up warns of (emulated bfloat16, Ray workers sharing cores) is kept too
+    (cluster, pipeline, score), set_up = said_and_kept(
+        lambda: _scoring_for(recipe, ray, workers, gpus_per_worker, cpus_per_worker), caller_level=3)
     said += set_up
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
@@ -197,6 +186,26 @@ def evaluate(
         warn(FewLabelsWarning(few), stacklevel=3)  # at the caller's line, past this function and its decorator
         details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
     return result
+
+
+def _settings_for(judge: Any, settings: Any, scoring: str, calibration: Any) -> tuple[Any, dict | None, dict | None]:
+    """How each metric is asked and scored: `settings` as given (completed with the judge's measured ones for
+    the metrics a dict leaves out), or the judge's measured settings, scored by `scoring` or by the thresholds
+    that `calibration` gives; with those thresholds and the calibration they came from."""
+    if settings is not None:
+        if scoring != "auto" or calibration is not None:
+            raise UserError("give either settings= (which include the scoring) or scoring= / calibration=, not both")
+        return (_per_metric(settings, judge) if isinstance(settings, Mapping) else settings), None, None
+    check_choice("scoring", scoring)
+    thresholds, calibrated = (None, None) if calibration is None else load_thresholds(
+        calibration, models.judge_name(judge), models.judge_folder(judge))
+    return metric_settings(judge, scoring=scoring, thresholds=thresholds), thresholds, calibrated
+
+
+def _scoring_for(recipe: PipelineRecipe, ray, workers, gpus_per_worker, cpus_per_worker):
+    """The cluster (None: this process), the pipeline and the scoring of one call."""
+    cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
+    return cluster, *build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
 
 
 def _index_given_back(data: Any) -> Any:
