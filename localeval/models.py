@@ -252,13 +252,25 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
     if spec is not None:
         return ResolvedModel(spec.name, spec.local_path() or prepare(spec, log))
     path = Path(name_or_path).expanduser()
+    check_folder(path, kind)
+    return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
+
+
+def check_folder(path: Path, kind: str) -> None:
+    """A model folder of this kind, as far as its files tell, without loading it: in seconds, not once
+    the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1)."""
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
         hint = (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
                 "then give DIR" if gguf and kind == "judge" else "")
         raise UserError(f"{path} is not a model directory (no config.json){hint}")
     _check_folder_kind(path, kind)
-    return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
+    if kind == "judge" and not (path / "tokenizer.json").is_file():
+        # transformers then tries to build one from other files, and says to install sentencepiece or
+        # tiktoken: a network's fix for a file left out of a copy
+        raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "
+                        "one; copy it from where the model came from, or convert the model's GGUF: localeval models "
+                        "convert)")
 
 
 # A folder judge's weights, known however the folder is copied: its files' names and sizes and, of each

@@ -399,6 +399,16 @@ def jobs_for(labeled, judges) -> list[JudgeJob]:
     return [JudgeJob(judge, samples, tuple(METRICS), metric_settings(judge), embedder=EMBEDDER) for judge in judges]
 
 
+def agreeing_child(job: JudgeJob) -> JudgeRun:
+    """A judge's run as its worker process gives it, answered from SMALL's labels (no model loads)."""
+    judge = scripted(job.name, LabelJudge(read_labeled(SMALL, METRICS)))
+    return run_judge(replace(job, judge=judge, embedder=EMBEDDER, settings=metric_settings("scripted")))
+
+
+def failed_child(job: JudgeJob) -> JudgeRun:
+    return JudgeRun(job.name, error="UserError: not installed")
+
+
 def bench_with(labeled, judges, isolate: bool, out: Path) -> dict:
     started = time.perf_counter()
     jobs = jobs_for(labeled, judges)
@@ -745,17 +755,37 @@ def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():
 def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypatch):
     from localeval.bench import command
 
-    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
-    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "out")]) == 1
+    monkeypatch.setattr(command, "run_in_child",
+                        lambda job: failed_child(job) if job.name == "smollm2-135m-instruct" else agreeing_child(job))
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "out"),
+                 "--judges", "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"]) == 1
     captured = capsys.readouterr()
     assert "| smollm2-135m-instruct | failed |" in captured.out  # the table has no room for the reason
     assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
 
 
+def test_a_bench_where_no_judge_finished_writes_no_report_and_keeps_the_earlier_one(tmp_path, capsys, monkeypatch):
+    """Every judge failed, and a report of no judge replaced the bench already in --out, its results and its
+    calibration with it, though bench had said it would replace them "once a judge finishes" (a probe)."""
+    from localeval.bench import command
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
+    before = {path.name: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    monkeypatch.setattr(command, "run_in_child", failed_child)
+    capsys.readouterr()
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 1
+    assert capsys.readouterr().err.strip().splitlines() == [
+        "failed: smollm2-135m-instruct: UserError: not installed",
+        f"no judge finished, no report written; the bench already in {out} is kept"]
+    assert {path.name: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+
+
 def test_the_terminal_table_says_what_its_columns_are(tmp_path, capsys, monkeypatch):
     from localeval.bench import command
 
-    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
     main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "out")])
     printed = capsys.readouterr().out
     title, table = printed.split("Agreement with people (Spearman ρ of judge vs human score per sample) and speed\n")
@@ -867,7 +897,7 @@ def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys,
     def first_then_interrupted(job):
         if job.name == "qwen2.5-coder-0.5b-instruct":
             raise KeyboardInterrupt
-        return JudgeRun(job.name, error="UserError: not installed")
+        return agreeing_child(job)
 
     monkeypatch.setattr(command, "run_in_child", first_then_interrupted)
     out = tmp_path / "out"
@@ -886,6 +916,15 @@ def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys,
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "none")]) == 130
     assert "interrupted: no judge finished, no report written" in capsys.readouterr().err
     assert not (tmp_path / "none" / "bench.json").exists()
+    # a first judge that failed has not finished: "the report holds the 1 judge that finished" was that one
+    monkeypatch.setattr(command, "run_in_child", lambda job: failed_child(job) if job.name == "smollm2-135m-instruct"
+                        else (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out),
+                 "--judges", "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"]) == 130
+    assert capsys.readouterr().err.strip().endswith(f"interrupted: no judge finished, no report written; the bench "
+                                                    f"already in {out} is kept")
+    assert [judge["name"] for judge in json.loads((out / "bench.json").read_text("utf-8"))["judges"]] == [
+        "smollm2-135m-instruct"]  # the earlier one's
 
 
 def test_a_headline_of_several_sentences_has_one_period_between_them():
@@ -974,7 +1013,7 @@ def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path,
     unsaid (a probe's finding)."""
     from localeval.bench import command
 
-    monkeypatch.setattr(command, "run_in_child", lambda job: JudgeRun(job.name, error="UserError: not installed"))
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
     out = tmp_path / "out"
     main(["bench", "--data", str(SMALL), "--out", str(out)])
     assert "holds the bench of" not in capsys.readouterr().err

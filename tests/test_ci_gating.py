@@ -78,7 +78,7 @@ def test_what_setting_up_warns_of_is_kept_in_the_summary_and_evaluates_details(t
     """Emulated bfloat16 and Ray workers sharing cores were warned of as the models were found, and kept
     neither in summary.json nor in evaluate()'s details["warnings"], which the README says keep them."""
     import localeval
-    from localeval import api, pipeline, runner
+    from localeval import api, pipeline
     from localeval.errors import LocalevalWarning, warn
 
     said = "3 workers of 2 CPU each need 6 cores and this machine has 4: they will share cores"

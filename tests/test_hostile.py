@@ -254,6 +254,19 @@ def test_bench_refuses_to_replace_a_file_localeval_did_not_write_before_any_judg
     assert (tmp_path / name).read_text() == "# my notes\n"
 
 
+def test_bench_refuses_a_judge_folder_that_is_no_model_before_any_judge_runs(tmp_path, capsys):
+    """run refused it at once (exit 2); bench ran it as a judge, which failed (exit 1, "a bug" in the table),
+    and replaced the bench already in --out with a report of no judge (a probe)."""
+    labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
+    (tmp_path / "notamodel").mkdir()
+    (tmp_path / "out").mkdir()
+    earlier = tmp_path / "out" / "bench.json"
+    earlier.write_text('{"judges": [], "started": "then"}')
+    fails(capsys, ["bench", "--data", str(labeled), "--judges", str(tmp_path / "notamodel"), "--out",
+                   str(tmp_path / "out")], EXIT_USER, f"{tmp_path / 'notamodel'} is not a model directory (no config.json)")
+    assert earlier.read_text() == '{"judges": [], "started": "then"}'
+
+
 def test_bench_refuses_a_fifo_as_labeled_data(tmp_path):
     fifo = tmp_path / "labeled.jsonl"
     os.mkfifo(fifo)
@@ -554,6 +567,7 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
     elif broken == "not a model":
         judge.mkdir()
         (judge / "config.json").write_text("{}")
+        shutil.copy(tiny_judge / "tokenizer.json", judge)
         expected = f"{judge} cannot be loaded as a model: "
     elif broken == "weights of another shape":  # transformers raised a RuntimeError: a traceback, exit 1
         shutil.copytree(tiny_judge, judge)
@@ -571,7 +585,7 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         (judge / "tokenizer.json").unlink()
         config = json.loads((judge / "tokenizer_config.json").read_text())
         (judge / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
-        expected = f"{judge}: its tokenizer has 3 tokens, where a language model's has tens of thousands"
+        expected = f"{judge}: its tokenizer file, tokenizer.json, is missing"
     elif broken == "weights cut short":  # a copy from a USB stick that stopped: safetensors' error, a traceback
         shutil.copytree(tiny_judge, judge)
         weights = judge / "model.safetensors"

@@ -62,12 +62,13 @@ def bench_command(args) -> int:
             for judge in judges
         ]
         runs: list[JudgeRun] = []
+        interrupted = False
         try:
             run_judges(jobs, log, isolate=True, into=runs)
         except KeyboardInterrupt:
-            if not runs:
-                print("\ninterrupted: no judge finished, no report written", file=sys.stderr)
-                return 130
+            interrupted = True
+        if not any(run.ok for run in runs):  # nothing to report: an earlier bench in --out is kept whole
+            return _none_finished(runs, Path(args.out), earlier, interrupted)
         bench = assemble(labeled, runs, jobs[:len(runs)], data=args.data, started=started, reasons=args.reasons,
                          example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
                          warnings=data_warnings, not_run=[job.name for job in jobs[len(runs):]])
@@ -81,11 +82,22 @@ def bench_command(args) -> int:
               f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
         for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
             print(f"failed: {line}", file=sys.stderr)
-        if len(runs) < len(jobs):
-            print(f"interrupted: the report holds the {count_of(len(runs), 'judge')} that finished; not run: "
+        if interrupted:
+            finished = sum(run.ok for run in runs)
+            print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
                   f"{', '.join(bench['not_run'])}", file=sys.stderr)
             return 130
         return 0 if all(run.ok for run in runs) else 1
+
+
+def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interrupted: bool) -> int:
+    """No judge finished (each failed, or an interrupt came first): no report of nothing replaces the
+    bench already in `out` (a failed judge's report did, its results and calibration gone with it)."""
+    for run in runs:
+        print(f"failed: {run.judge}: {run.error}", file=sys.stderr)
+    said = "no judge finished, no report written" + (f"; the bench already in {out} is kept" if earlier else "")
+    print(f"\ninterrupted: {said}" if interrupted else said, file=sys.stderr)
+    return 130 if interrupted else 1
 
 
 def _earlier_bench(out: Path) -> str | None:
@@ -161,6 +173,8 @@ def parse_judges(text: str | None) -> list[str]:
         raise UserError("--judges: name at least one judge")
     for name in given:
         models.check_name(name, "judge")
+        if models.judge_name(name) not in models.registry():  # a folder of one's own: checked now, as run
+            models.check_folder(Path(name).expanduser(), "judge")  # checks it, not failed as a judge (exit 1)
     # a registered judge's store folder is that judge, named as run names it (calibration.json's keys)
     names = [models.judge_name(name) for name in given]
     repeated = sorted({name for name in names if names.count(name) > 1})
