@@ -764,6 +764,27 @@ def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypat
     assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
 
 
+def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, capsys, monkeypatch):
+    """One judge's samples/s fell 20-fold with a test suite on the same 2 cores, and the report named the
+    fastest judge all the same (a probe)."""
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
+    monkeypatch.setattr(command.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(command.os, "getloadavg", lambda: (3.4, 1.0, 1.0))
+    out = tmp_path / "out"
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
+    said = ("warning: other work ran beside smollm2-135m-instruct (load average over its last minute: "
+            "smollm2-135m-instruct 3.4, on 2 cores, which a judge alone keeps about busy): its speed here is not "
+            "comparable; bench on an otherwise idle machine to compare speeds")
+    assert f"localeval: {said}" in capsys.readouterr().err
+    assert said in json.loads((out / "bench.json").read_text("utf-8"))["warnings"]
+    assert said in (out / "bench.md").read_text("utf-8")
+    monkeypatch.setattr(command.os, "getloadavg", lambda: (2.2, 1.0, 1.0))  # the judge's own threads, and a little
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
+    assert "other work" not in capsys.readouterr().err
+
+
 def test_a_bench_where_no_judge_finished_writes_no_report_and_keeps_the_earlier_one(tmp_path, capsys, monkeypatch):
     """Every judge failed, and a report of no judge replaced the bench already in --out, its results and its
     calibration with it, though bench had said it would replace them "once a judge finishes" (a probe)."""

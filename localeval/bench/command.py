@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import platform
 import re
 import sys
@@ -69,9 +70,10 @@ def bench_command(args) -> int:
             interrupted = True
         if not any(run.ok for run in runs):  # nothing to report: an earlier bench in --out is kept whole
             return _none_finished(runs, Path(args.out), earlier, interrupted)
+        busy = _busy(runs)
         bench = assemble(labeled, runs, jobs[:len(runs)], data=args.data, started=started, reasons=args.reasons,
                          example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
-                         warnings=data_warnings, not_run=[job.name for job in jobs[len(runs):]])
+                         warnings=[*data_warnings, *busy], not_run=[job.name for job in jobs[len(runs):]])
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
@@ -82,6 +84,8 @@ def bench_command(args) -> int:
               f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
         for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
             print(f"failed: {line}", file=sys.stderr)
+        for line in busy:  # beside the speeds it qualifies; the report says it too
+            print(f"localeval: {line}", file=sys.stderr)
         if interrupted:
             finished = sum(run.ok for run in runs)
             print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
@@ -195,6 +199,7 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         started = time.perf_counter()
         run = run_in_child(job) if isolate else run_judge(job)
         run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
+        run.measures["load_average"] = os.getloadavg()[0]  # the last minute's: other work slows a judge too
         runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
     return runs
@@ -249,6 +254,20 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "judges": judges,
         "not_run": list(not_run),
     }
+
+
+def _busy(runs: list[JudgeRun]) -> list[str]:
+    """A warning where other work ran beside a judge: on a shared machine one judge's samples/s fell 20-fold
+    with a test suite beside it (a probe), enough to reverse a ranking by speed. The judge itself keeps
+    about as many threads busy as there are cores, so a load average a core above that is someone else's."""
+    cores = os.cpu_count() or 1
+    busy = {run.judge: run.measures["load_average"] for run in runs if run.measures.get("load_average", 0) >= cores + 1}
+    if not busy:
+        return []
+    loads = ", ".join(f"{judge} {load:.1f}" for judge, load in busy.items())
+    return [f"warning: other work ran beside {', '.join(busy)} (load average over its last minute: {loads}, on "
+            f"{count_of(cores, 'core')}, which a judge alone keeps about busy): its speed here is not comparable; "
+            "bench on an otherwise idle machine to compare speeds"]
 
 
 def _ahead_of_next(labeled: list[LabeledSample], judges: list[dict], runs: list[JudgeRun], metrics: list[str]
