@@ -179,6 +179,13 @@ def write_records(tmp_path: Path, edit) -> Path:
          r"line 4, field 'labels.response_relevant': sample dev-029: response_relevant and response_noncommittal are "
          r"both true, but a noncommittal response is never relevant: label it response_relevant: false"),
         (lambda r: r[0].update(labels=[True]), r"line 1, field 'labels': sample dev-020: expected an object"),
+        # the probe's: 1 for true on a flag, a null that is no missing key, labels for a text that is not there
+        (lambda r: r[3]["labels"].update(response_relevant=1),
+         r"got 1 \(write true and false, not 1 and 0\)"),
+        (lambda r: r[0]["labels"].update(reference_sentences_attributed=None),
+         r"sample dev-020: null, where context_recall needs a list of true/false"),
+        (lambda r: r[0].pop("reference"),
+         r"sample dev-020: 2 labels, but the sample has no reference; give it \"reference_sentences_attributed\": \[\]"),
         # no reference to label: the message said it was missing, not what to write (a probe)
         (lambda r: (r[0].pop("reference"), r[0]["labels"].pop("reference_sentences_attributed")),
          r"line 1, field 'labels.reference_sentences_attributed': sample dev-020: missing \(needed for context_recall; "

@@ -20,6 +20,7 @@ from ..data import RecordError, load_samples
 from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
 from ..metrics import METRICS
 from ..options import given, option
+from ..results import count_of
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 
@@ -207,7 +208,9 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             if labels.get(spec.key) is None:
-                raise fail(_missing(spec.key, metric, labels) + _nothing_to_label(spec, sample))
+                missing = _missing(spec.key, metric, labels) if spec.key not in labels else \
+                    f"null, where {metric} needs a list of true/false"
+                raise fail(missing + _nothing_to_label(spec, sample))
             sentences[metric] = _aligned(spec, labels[spec.key], sample, language, fail)
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
@@ -216,7 +219,8 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         for key in RESPONSE_LABELS:
             if not isinstance(labels.get(key), bool):
                 what = _missing(key, RESPONSE_RELEVANCY, labels) if key not in labels else \
-                    f"expected true or false (needed for {RESPONSE_RELEVANCY}); got {_shown(labels[key])}"
+                    f"expected true or false (needed for {RESPONSE_RELEVANCY}); got {_shown(labels[key])}" + \
+                    (" (write true and false, not 1 and 0)" if labels[key] in (0, 1) else "")
                 raise place(f"sample {sample.id}: {what}", f"labels.{key}")
             flags[key] = labels[key]
         if flags["response_relevant"] and flags["response_noncommittal"]:  # the guide: never both
@@ -251,8 +255,11 @@ def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fa
         sentences = split_sentences(getattr(sample, spec.text) or "", language)
         _check_bools(value, fail)
         if len(value) != len(sentences):
-            raise fail(f"{len(value)} labels, but localeval splits the {spec.text} into {len(sentences)} sentences "
-                       f"({SHOW_SPLIT})")
+            if not sentences:  # no text at all: the count is not the question
+                raise fail(f"{count_of(len(value), 'label')}, but the sample has no {spec.text}; give it "
+                           f"\"{spec.key}\": []")
+            raise fail(f"{count_of(len(value), 'label')}, but localeval splits the {spec.text} into "
+                       f"{count_of(len(sentences), 'sentence')} ({SHOW_SPLIT})")
         return tuple(value)
     chunks = split_chunks(sample.retrieved_contexts or (), language)
     if not isinstance(value, list):
@@ -264,8 +271,8 @@ def _aligned(spec: SentenceLabels, value: Any, sample: Sample, language: str, fa
     for number, (chunk_labels, chunk_sentences) in enumerate(zip(value, chunks), start=1):
         _check_bools(chunk_labels, fail, f"chunk {number}: ")
         if len(chunk_labels) != len(chunk_sentences):
-            raise fail(f"chunk {number} has {len(chunk_labels)} labels, but localeval splits it into "
-                       f"{len(chunk_sentences)} sentences ({SHOW_SPLIT})")
+            raise fail(f"chunk {number} has {count_of(len(chunk_labels), 'label')}, but localeval splits it into "
+                       f"{count_of(len(chunk_sentences), 'sentence')} ({SHOW_SPLIT})")
     return tuple(flag for chunk_labels in value for flag in chunk_labels)
 
 
