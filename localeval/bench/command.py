@@ -199,7 +199,7 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         started = time.perf_counter()
         run = run_in_child(job) if isolate else run_judge(job)
         run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
-        run.measures["load_average"] = os.getloadavg()[0]  # the last minute's: other work slows a judge too
+        run.measures["load_average"] = _load_average()  # the last minute's: other work slows a judge too
         runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
     return runs
@@ -256,12 +256,21 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     }
 
 
+def _load_average() -> float | None:
+    """The system's load average over the last minute; None where there is none to read (Windows)."""
+    try:
+        return os.getloadavg()[0]
+    except (AttributeError, OSError):
+        return None
+
+
 def _busy(runs: list[JudgeRun]) -> list[str]:
     """A warning where other work ran beside a judge: on a shared machine one judge's samples/s fell 20-fold
     with a test suite beside it (a probe), enough to reverse a ranking by speed. The judge itself keeps
     about as many threads busy as there are cores, so a load average a core above that is someone else's."""
     cores = os.cpu_count() or 1
-    busy = {run.judge: run.measures["load_average"] for run in runs if run.measures.get("load_average", 0) >= cores + 1}
+    busy = {run.judge: load for run in runs if (load := run.measures.get("load_average")) is not None
+            and load >= cores + 1}
     if not busy:
         return []
     loads = ", ".join(f"{judge} {load:.1f}" for judge, load in busy.items())
