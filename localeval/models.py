@@ -172,8 +172,8 @@ def judge_name(judge: Any = None) -> str:
     object by the name it was loaded under (its identity when it has none)."""
     if judge is None:
         return default_model("judge")
-    if isinstance(judge, str):
-        return _registered_at(judge) or _own_folder(judge) or judge
+    if isinstance(judge, str):  # a registered name is that judge, as resolve() finds it, whatever folder is here
+        return judge if judge in registry() else _registered_at(judge) or _own_folder(judge) or judge
     return getattr(judge, "name", None) or judge.identity
 
 
@@ -265,12 +265,22 @@ def check_folder(path: Path, kind: str) -> None:
                 "then give DIR" if gguf and kind == "judge" else "")
         raise UserError(f"{path} is not a model directory (no config.json){hint}")
     _check_folder_kind(path, kind)
-    if kind == "judge" and not (path / "tokenizer.json").is_file():
+    if kind == "judge" and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
         raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "
-                        "one; copy it from where the model came from, or convert the model's GGUF: localeval models "
-                        "convert)")
+                        "one; copy it from where the model came from, or convert the model's GGUF: python -m "
+                        "localeval models convert)")
+
+
+def _has_tokenizer(path: Path) -> bool:
+    """tokenizer.json, or a sentencepiece or tiktoken file where that package is installed to read it."""
+    import importlib.util
+
+    readable = {"tokenizer.model": "sentencepiece", "*.tiktoken": "tiktoken"}
+    return (path / "tokenizer.json").is_file() or any(
+        any(path.glob(pattern)) and importlib.util.find_spec(package) is not None
+        for pattern, package in readable.items())
 
 
 # A folder judge's weights, known however the folder is copied: its files' names and sizes and, of each

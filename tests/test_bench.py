@@ -406,6 +406,14 @@ def jobs_for(labeled, judges) -> list[JudgeJob]:
     return [JudgeJob(judge, samples, tuple(METRICS), metric_settings(judge), embedder=EMBEDDER) for judge in judges]
 
 
+@pytest.fixture(autouse=True)
+def an_idle_machine(monkeypatch):
+    """bench warns of other work beside a judge, read from the load average: these tests run beside others."""
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "_load_average", lambda: 0.0)
+
+
 def agreeing_child(job: JudgeJob) -> JudgeRun:
     """A judge's run as its worker process gives it, answered from SMALL's labels (no model loads)."""
     judge = scripted(job.name, LabelJudge(read_labeled(SMALL, METRICS)))
@@ -778,18 +786,23 @@ def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, cap
 
     monkeypatch.setattr(command, "run_in_child", agreeing_child)
     monkeypatch.setattr(command.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(command.os, "getloadavg", lambda: (3.4, 1.0, 1.0))
+    monkeypatch.setattr(command, "_load_average", lambda: 3.4)
     out = tmp_path / "out"
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
-    said = ("warning: other work ran beside smollm2-135m-instruct (load average over its last minute: "
-            "smollm2-135m-instruct 3.4, on 2 cores, which a judge alone keeps about busy): its speed here is not "
-            "comparable; bench on an otherwise idle machine to compare speeds")
+    said = ("warning: other work ran beside a judge, so the speeds measured then are not comparable (load average "
+            "over the minute before a judge ended, smollm2-135m-instruct: 3.4, on 2 cores, which a judge alone keeps "
+            "about busy); bench on an otherwise idle machine to compare speeds")
     assert f"localeval: {said}" in capsys.readouterr().err
     assert said in json.loads((out / "bench.json").read_text("utf-8"))["warnings"]
     assert said in (out / "bench.md").read_text("utf-8")
-    monkeypatch.setattr(command.os, "getloadavg", lambda: (2.2, 1.0, 1.0))  # the judge's own threads, and a little
+    monkeypatch.setattr(command, "_load_average", lambda: 2.2)  # the judge's own threads, and a little
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
     assert "other work" not in capsys.readouterr().err
+    monkeypatch.undo()  # the real reading, of a system that has none (Windows): no warning, no crash
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
+    monkeypatch.delattr(command.os, "getloadavg")
+    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
+    assert json.loads((out / "bench.json").read_text("utf-8"))["judges"][0]["measures"]["load_average"] is None
 
 
 def test_a_bench_where_no_judge_finished_writes_no_report_and_keeps_the_earlier_one(tmp_path, capsys, monkeypatch):

@@ -146,6 +146,8 @@ def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, o
     ([str(LABELED), "--judges", ""], "--judges: name at least one judge"),  # it ran the default judge
     ([str(LABELED), "--embedder", ""], "--embedder: the name is empty"),
     (["--data", ""], "--data: it is empty"),  # a traceback
+    # a judge of one's own: its folder's kind (transformers, torch) is read only once the data is
+    (["missing.jsonl", "--judges", str(Path(__file__).resolve().parent)], "missing.jsonl: file not found"),
 ])
 def test_bench_answers_a_mistake_before_the_engine_is_imported(tmp_path, arguments, expected):
     """bench's judges run in processes of their own: the one that checks the command needs no torch."""
@@ -161,6 +163,18 @@ def _exit_and_heavy_imports(argv: list[str], expected: str) -> str:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert expected in done.stderr, done.stderr
     return " ".join(done.stdout.split())
+
+
+def test_a_registered_judges_name_is_that_judge_whatever_folder_of_that_name_is_here(tmp_path, monkeypatch):
+    """An --out folder named after a judge, in the working folder, made bench take the name for that folder
+    (refused: "not a model directory"), where resolve() and run take the registered judge."""
+    from localeval import models
+    from localeval.bench.command import parse_judges
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smollm2-135m-instruct").mkdir()
+    assert models.judge_name("smollm2-135m-instruct") == "smollm2-135m-instruct"
+    assert parse_judges("smollm2-135m-instruct") == ["smollm2-135m-instruct"]
 
 
 def test_an_empty_out_is_refused_not_read_as_the_current_folder(tmp_path, monkeypatch, capsys):

@@ -265,6 +265,9 @@ def test_bench_refuses_a_judge_folder_that_is_no_model_before_any_judge_runs(tmp
     fails(capsys, ["bench", "--data", str(labeled), "--judges", str(tmp_path / "notamodel"), "--out",
                    str(tmp_path / "out")], EXIT_USER, f"{tmp_path / 'notamodel'} is not a model directory (no config.json)")
     assert earlier.read_text() == '{"judges": [], "started": "then"}'
+    # and a folder given as the embedder, which failed inside every judge
+    fails(capsys, ["bench", "--data", str(labeled), "--embedder", str(tmp_path / "notamodel"), "--out",
+                   str(tmp_path / "out")], EXIT_USER, f"{tmp_path / 'notamodel'} is not a model directory (no config.json)")
 
 
 def test_bench_refuses_a_fifo_as_labeled_data(tmp_path):

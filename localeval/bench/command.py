@@ -44,6 +44,7 @@ def bench_command(args) -> int:
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
     if args.calibrate:
         check_enough_samples(len(labeled))
+    _check_folders(judges, args.embedder, metrics)
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
@@ -86,7 +87,7 @@ def bench_command(args) -> int:
             print(f"failed: {line}", file=sys.stderr)
         for line in busy:  # beside the speeds it qualifies; the report says it too
             print(f"localeval: {line}", file=sys.stderr)
-        if interrupted:
+        if bench["not_run"]:  # an interrupt once every judge had run leaves nothing out
             finished = sum(run.ok for run in runs)
             print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
                   f"{', '.join(bench['not_run'])}", file=sys.stderr)
@@ -102,6 +103,18 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interru
     said = "no judge finished, no report written" + (f"; the bench already in {out} is kept" if earlier else "")
     print(f"\ninterrupted: {said}" if interrupted else said, file=sys.stderr)
     return 130 if interrupted else 1
+
+
+def _check_folders(judges: list[str], embedder: str | None, metrics: list[str]) -> None:
+    """Model folders of one's own checked here, as run checks them (exit 2), not failed in every judge's
+    worker (exit 1, as a bug). After the data: reading a folder's kind imports transformers, seconds a
+    mistyped data file should not wait."""
+    for judge in judges:
+        if judge not in models.registry():
+            models.check_folder(Path(judge), "judge")
+    uses_embedder = any(metric.uses_embedder for metric in resolve_metrics(metrics))
+    if embedder is not None and embedder not in models.registry() and uses_embedder:
+        models.check_folder(Path(embedder).expanduser(), "embedder")
 
 
 def _earlier_bench(out: Path) -> str | None:
@@ -177,8 +190,6 @@ def parse_judges(text: str | None) -> list[str]:
         raise UserError("--judges: name at least one judge")
     for name in given:
         models.check_name(name, "judge")
-        if models.judge_name(name) not in models.registry():  # a folder of one's own: checked now, as run
-            models.check_folder(Path(name).expanduser(), "judge")  # checks it, not failed as a judge (exit 1)
     # a registered judge's store folder is that judge, named as run names it (calibration.json's keys)
     names = [models.judge_name(name) for name in given]
     repeated = sorted({name for name in names if names.count(name) > 1})
@@ -269,14 +280,14 @@ def _busy(runs: list[JudgeRun]) -> list[str]:
     with a test suite beside it (a probe), enough to reverse a ranking by speed. The judge itself keeps
     about as many threads busy as there are cores, so a load average a core above that is someone else's."""
     cores = os.cpu_count() or 1
-    busy = {run.judge: load for run in runs if (load := run.measures.get("load_average")) is not None
+    busy = {run.judge: load for run in runs if run.ok and (load := run.measures.get("load_average")) is not None
             and load >= cores + 1}
     if not busy:
         return []
-    loads = ", ".join(f"{judge} {load:.1f}" for judge, load in busy.items())
-    return [f"warning: other work ran beside {', '.join(busy)} (load average over its last minute: {loads}, on "
-            f"{count_of(cores, 'core')}, which a judge alone keeps about busy): its speed here is not comparable; "
-            "bench on an otherwise idle machine to compare speeds"]
+    loads = ", ".join(f"{judge}: {load:.1f}" for judge, load in busy.items())
+    return [f"warning: other work ran beside a judge, so the speeds measured then are not comparable (load "
+            f"average over the minute before a judge ended, {loads}, on {count_of(cores, 'core')}, which a judge "
+            "alone keeps about busy); bench on an otherwise idle machine to compare speeds"]
 
 
 def _ahead_of_next(labeled: list[LabeledSample], judges: list[dict], runs: list[JudgeRun], metrics: list[str]

@@ -208,8 +208,9 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             if labels.get(spec.key) is None:
+                shape = "a list of true/false" if spec.text else "a list of true/false per retrieved_contexts chunk"
                 missing = _missing(spec.key, metric, labels) if spec.key not in labels else \
-                    f"null, where {metric} needs a list of true/false"
+                    f"null, where {metric} needs {shape}"
                 raise fail(missing + _nothing_to_label(spec, sample))
             sentences[metric] = _aligned(spec, labels[spec.key], sample, language, fail)
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
