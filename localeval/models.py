@@ -275,8 +275,6 @@ def check_folder(path: Path, kind: str) -> None:
 
 def _has_tokenizer(path: Path) -> bool:
     """tokenizer.json, or a sentencepiece or tiktoken file where that package is installed to read it."""
-    import importlib.util
-
     readable = {"tokenizer.model": "sentencepiece", "*.tiktoken": "tiktoken"}
     return (path / "tokenizer.json").is_file() or any(
         any(path.glob(pattern)) and importlib.util.find_spec(package) is not None
