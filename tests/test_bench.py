@@ -973,8 +973,8 @@ def test_a_headline_of_several_sentences_has_one_period_between_them():
     constant = {"name": "c", "status": "ok", "summary": {"mean_spearman": None, "spearman_defined": 0}}
     bench = {"best_judge": None, "judges": [constant], "settings": {"metrics": ["a"]}, "dataset": {"samples": 1}}
     assert headline(bench) == ("No judge has a defined mean Spearman (each score was constant, or paired on fewer "
-                               "than two samples). On 1 labeled sample its ρ is mostly chance: label 10 or more "
-                               "(localeval docs labeled-data)")
+                               "than two samples). On 1 labeled sample no ρ can be measured (it pairs two samples "
+                               "or more): label 10 or more (localeval docs labeled-data)")  # not "mostly chance"
 
 
 def test_labels_without_ids_that_match_no_sample_are_said_to_be_matched_by_line_number(tmp_path):

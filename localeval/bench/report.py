@@ -249,7 +249,8 @@ def headline(bench: dict[str, Any]) -> str:
     ran = sum(j["status"] == "ok" for j in bench["judges"])
     if samples < FEW_TO_RANK and ran:
         what = "this ranking is" if ran > 1 else "its ρ is"
-        sentences.append(f"On {count_of(samples, 'labeled sample')} {what} mostly chance: label {FEW_TO_RANK} or "
+        said = "no ρ can be measured (it pairs two samples or more)" if samples < 2 else f"{what} mostly chance"
+        sentences.append(f"On {count_of(samples, 'labeled sample')} {said}: label {FEW_TO_RANK} or "
                          f"more ({manual.see('labeled-data')})")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
         sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
