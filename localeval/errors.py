@@ -98,15 +98,16 @@ def said_and_kept(read: Callable[[], T], caller_level: int | None = None) -> tup
         result = read()
     finally:
         _collected_here.warnings = outer
+    kept = [kept_warning(warning) for warning in collected]
     if outer is not None:
         outer.extend(collected)
-        return result, [kept_warning(warning) for warning in collected]
+        return result, kept
     for warning in collected:
         if caller_level is None:
             warnings.showwarning(warning, type(warning), "localeval", 0)
         else:
             warnings.warn(warning, stacklevel=caller_level + 1)  # + this function's own frame
-    return result, [kept_warning(warning) for warning in collected]
+    return result, kept
 
 
 def warned(messages: Iterable[str | None], kind: type[LocalevalWarning],

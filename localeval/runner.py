@@ -47,7 +47,6 @@ from .trust import WeakJudgeWarning, few_labels, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 
-
 def run_command(args) -> int:
     """Every check first (options, data, models, the output folder), then the scoring: a run that is
     refused or fails before its first result leaves an earlier run's files as they were (a folder

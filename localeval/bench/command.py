@@ -37,14 +37,15 @@ def bench_command(args) -> int:
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "limit"))
     check_paths({"data": args.data, "out": args.out})
-    metrics = [m.name for m in resolve_metrics(args.metrics)]
+    chosen = resolve_metrics(args.metrics)
+    metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
     if args.embedder is not None:
         models.check_name(args.embedder, "embedder")
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
     if args.calibrate:
         check_enough_samples(len(labeled))
-    _check_folders(judges, args.embedder, metrics)
+    _check_folders(judges, args.embedder, any(metric.uses_embedder for metric in chosen))
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
@@ -105,14 +106,13 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interru
     return 130 if interrupted else 1
 
 
-def _check_folders(judges: list[str], embedder: str | None, metrics: list[str]) -> None:
+def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
     """Model folders of one's own checked here, as run checks them (exit 2), not failed in every judge's
     worker (exit 1, as a bug). After the data: reading a folder's kind imports transformers, seconds a
     mistyped data file should not wait."""
     for judge in judges:
         if judge not in models.registry():
             models.check_folder(Path(judge), "judge")
-    uses_embedder = any(metric.uses_embedder for metric in resolve_metrics(metrics))
     if embedder is not None and embedder not in models.registry() and uses_embedder:
         models.check_folder(Path(embedder).expanduser(), "embedder")
 

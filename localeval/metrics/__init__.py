@@ -56,11 +56,12 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         raise UserError("metric 'all' already means every metric: give it alone")
     metrics = []
     for item in names:
-        if isinstance(item, Metric) and by_name_only:
-            raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
-                            "settings of its own, so the judge's measured settings, scoring= and calibration= would "
-                            f"not apply to it; settings={{{item.name!r}: JudgeSettings(...)}} sets how a metric is asked")
         if isinstance(item, Metric):
+            if by_name_only:
+                raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
+                                "settings of its own, so the judge's measured settings, scoring= and calibration= "
+                                f"would not apply to it; settings={{{item.name!r}: JudgeSettings(...)}} sets how a "
+                                "metric is asked")
             metrics.append(item)
         elif item in METRICS:
             metrics.append(METRICS[item](settings.get(item) if isinstance(settings, Mapping) else settings))
