@@ -256,15 +256,16 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
     return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
 
 
-def check_folder(path: Path, kind: str) -> None:
+def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     """A model folder of this kind, as far as its files tell, without loading it: in seconds, not once
-    the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1)."""
+    the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1).
+    `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
         hint = (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
                 "then give DIR" if gguf and kind == "judge" else "")
         raise UserError(f"{path} is not a model directory (no config.json){hint}")
-    _check_folder_kind(path, kind)
+    _check_folder_kind(path, kind, judge_option)
     if kind == "judge" and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
@@ -313,7 +314,7 @@ def _model_files(folder: Path) -> list[Path]:
                   and p.suffix in MODEL_FILE_SUFFIXES and p.name != PROVENANCE_FILE)
 
 
-def _check_folder_kind(path: Path, kind: str) -> None:
+def _check_folder_kind(path: Path, kind: str, judge_option: str) -> None:
     """A model folder of the other kind, refused before it loads. sentence-transformers pools any
     transformer, so a judge's folder given as --embedder loaded and scored every pair of texts alike
     (similarities of about 0.997); an embedder's given as --judge failed only once judging began."""
@@ -321,11 +322,11 @@ def _check_folder_kind(path: Path, kind: str) -> None:
     sentence_transformers = (path / "modules.json").is_file()
     if kind == "embedder" and architectures and not sentence_transformers:
         raise UserError(f"{path} is a model that generates text ({', '.join(architectures)}), not a "
-                        f"sentence-transformers embedder: give it as {option('judge')}, and as {option('embedder')} "
+                        f"sentence-transformers embedder: give it as {option(judge_option)}, and as {option('embedder')} "
                         f"a registered embedder ({_known('embedder')}) or a sentence-transformers folder")
     if kind == "judge" and (sentence_transformers or architectures == ()):
         what = "a sentence-transformers embedder" if sentence_transformers else "a model that does not generate text"
-        raise UserError(f"{path} is {what}, not a judge: give it as {option('embedder')}, and as {option('judge')} a "
+        raise UserError(f"{path} is {what}, not a judge: give it as {option('embedder')}, and as {option(judge_option)} a "
                         f"registered judge ({_known('judge')}) or an instruct model's folder")
 
 

@@ -704,6 +704,9 @@ def test_bench_help_teaches_with_examples():
         # its store folder is the same judge, and run --calibration looks it up by name
         (["--data", str(SMALL), "--judges", "{store}/smollm2-135m-instruct,smollm2-135m-instruct"],
          "smollm2-135m-instruct listed twice (a registered judge's store folder is that judge)"),
+        # bench names its judges with --judges, and says so
+        (["--data", str(SMALL), "--judges", "{embedder_folder}"],
+         "is a sentence-transformers embedder, not a judge: give it as --embedder, and as --judges a registered judge"),
         (["--data", str(SMALL), "--embedder", "nope"], "unknown embedder 'nope'"),
         (["--data", str(SMALL), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
         (["--data", str(SMALL), "--limit", "0"], "--limit must be at least 1"),
@@ -724,7 +727,12 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args
     store = tmp_path / "store"
     (store / "smollm2-135m-instruct").mkdir(parents=True)
     monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))
-    args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned, store=store) for a in args]
+    embedder_folder = tmp_path / "my-embedder"
+    embedder_folder.mkdir()
+    for name in ("config.json", "modules.json"):
+        (embedder_folder / name).write_text("{}")
+    args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned, store=store,
+                     embedder_folder=embedder_folder) for a in args]
     assert main(["bench", *args, "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
     assert expected in error and len(error.strip().splitlines()) == 1

@@ -112,7 +112,7 @@ def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool)
     mistyped data file should not wait."""
     for judge in judges:
         if judge not in models.registry():
-            models.check_folder(Path(judge), "judge")
+            models.check_folder(Path(judge), "judge", judge_option="judges")
     if embedder is not None and embedder not in models.registry() and uses_embedder:
         models.check_folder(Path(embedder).expanduser(), "embedder")
 
