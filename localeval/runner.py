@@ -7,6 +7,7 @@ import platform
 import sys
 import time
 from contextlib import closing, redirect_stdout
+from dataclasses import dataclass
 from pathlib import Path
 
 from . import __version__
@@ -47,11 +48,69 @@ from .trust import WeakJudgeWarning, few_labels, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 
+@dataclass
+class RunPlan:
+    """What a run was asked, checked before anything loads, and what checking it warned of (said
+    already, on stderr, and kept for summary.json)."""
+
+    samples: list  # the data's samples, up to --limit
+    metrics: list  # the Metric objects, with the judge's settings
+    gates: dict[str, float]  # --fail-under, by result name
+    human: dict | None  # --labels' human scores
+    calibration: dict | None  # the --calibration file's thresholds this run applies, as described
+    thresholds: dict[str, float]  # every threshold the file gives this judge
+    data_warnings: list[str]
+    label_warnings: list[str]
+    weak: str | None  # the warning of a judge known to agree poorly, said at the end unless gated
+    weak_gated: list[str]  # that warning, said before the scoring because the scores are gated
+    calibration_warnings: list[str]
+
+
 def run_command(args) -> int:
     """Every check first (options, data, models, the output folder), then the scoring: a run that is
     refused or fails before its first result leaves an earlier run's files as they were (a folder
     it made is removed)."""
     started = time.perf_counter()
+    plan = _plan(args)
+    if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
+        check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
+    # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
+    # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
+    with claim_folder(Path(args.out)):
+        # a user's own results.jsonl is never replaced, nor added to
+        check_ours(Path(args.out), RUN_OUTPUTS, appended={RESULTS_FILE} if args.resume else ())
+        log = to_stderr
+        try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
+            # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json
+            (cluster, pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, plan.metrics, log))
+        except KeyboardInterrupt:
+            log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
+            return EXIT_INTERRUPTED
+        # thresholds fitted on other weights than the judge's are refused before anything is written
+        misfits = warned(fit_warnings(plan.calibration, pipeline.judge, settings_used(plan.metrics)),
+                         CalibrationWarning)
+        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
+        scored = _score(args, plan.samples, writer, score, cluster, pipeline, log)
+        if scored is None:
+            return EXIT_INTERRUPTED
+        wanted = {s.id for s in plan.samples}  # a resumed folder may hold samples this run left out (--limit)
+        rows = [row for row in read_results(writer.path) if str(row.get("id")) in wanted]
+        summary = summarize(rows, result_names(plan.metrics), plan.human)
+        details = _details(args, pipeline, cluster, len(plan.samples), scored, started)
+        details.update(calibration=described(plan.calibration), labels=args.labels,
+                       gates=outcomes(summary, plan.gates))
+        details["warnings"] = _kept_warnings(args, plan, set_up, misfits, summary)
+        document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
+        write_atomically(writer.out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
+                         RESUME_AFTER_ROOM)
+        report = write_report(writer.out_dir, rows, summary, details, plan.samples)
+        _say_outcome(args, plan, document, writer, report, said={*set_up, *misfits})
+        return _gate(summary, plan.gates)
+
+
+def _plan(args) -> RunPlan:
+    """The options, data, models' names, labels, calibration and gates checked, in seconds, before
+    torch loads; what the labels and calibration warn of is said before minutes of scoring."""
     check_counts(args, ("batch_size", "max_batch_tokens", "questions", "window", "limit"))
     check_paths({"labels": args.labels, "calibration": args.calibration, "out": args.out})
     if not args.data.strip():  # read as a path, the current folder
@@ -83,59 +142,36 @@ def run_command(args) -> int:
     # said before minutes of scoring, so that a user can stop and label other samples or refit
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
-    if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
-        check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
-    # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
-    # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
-    with claim_folder(Path(args.out)):
-        # a user's own results.jsonl is never replaced, nor added to
-        check_ours(Path(args.out), RUN_OUTPUTS, appended={RESULTS_FILE} if args.resume else ())
-        log = to_stderr
-        try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
-            # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json
-            (cluster, pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, metrics, log))
-        except KeyboardInterrupt:
-            log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
-            return EXIT_INTERRUPTED
-        # thresholds fitted on other weights than the judge's are refused before anything is written
-        misfits = warned(fit_warnings(calibration, pipeline.judge, settings_used(metrics)), CalibrationWarning)
-        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
-        scored = _score(args, samples, writer, score, cluster, pipeline, log)
-        if scored is None:
-            return EXIT_INTERRUPTED
-        out_dir = writer.out_dir
-        names = result_names(metrics)
-        wanted = {s.id for s in samples}  # a resumed folder may hold samples this run left out (--limit)
-        rows = [row for row in read_results(writer.path) if str(row.get("id")) in wanted]
-        summary = summarize(rows, names, human)
-        details = _details(args, pipeline, cluster, len(samples), scored, started)
-        details["calibration"] = described(calibration)
-        details["labels"] = args.labels
-        details["gates"] = outcomes(summary, gates)
-        few = few_labels(summary)
-        details["warnings"] = [w for w in [
-            *data_warnings, *label_warnings, *set_up, *(weak_gated or [_warning(weak)]),
-            _unused_calibration(calibration, thresholds),
-            *calibration_warnings, *misfits, _warning(scoring_overridden(calibration, args.scoring)),
-            few and f"note: {few}"] if w]
-        document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
-        write_atomically(out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
-                         RESUME_AFTER_ROOM)
-        report = write_report(out_dir, rows, summary, details, samples)
-        say = to_stderr if args.json else print  # stdout: the JSON alone
-        say(format_table(summary))
-        if why_null := format_null_reasons(summary):
-            say(f"\n{why_null}")
-        # said on stderr before the scoring
-        said = {*data_warnings, *label_warnings, *set_up, *weak_gated, *calibration_warnings, *misfits}
-        for note in [*(w for w in details["warnings"] if w not in said), _applied_calibration(calibration, len(metrics))]:
-            if note:
-                say(f"\n{note}")
-        say(f"\n{count_of(len(samples), 'sample')} ({scored} scored now) in {details['timings']['total_seconds']:.1f} s; "
-            f"results in {writer.path}, report in {report}")
-        if args.json:
-            print(json.dumps(document))  # escaped: a stdout that cannot encode an id would print '?' for it
-        return _gate(summary, gates)
+    return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
+                   weak, weak_gated, calibration_warnings)
+
+
+def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
+    """summary.json's "warnings": every warning of the run, said before the scoring or not."""
+    few = few_labels(summary)
+    return [w for w in [
+        *plan.data_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
+        _unused_calibration(plan.calibration, plan.thresholds),
+        *plan.calibration_warnings, *misfits, _warning(scoring_overridden(plan.calibration, args.scoring)),
+        few and f"note: {few}"] if w]
+
+
+def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, report: Path, said: set[str]) -> None:
+    """The table of means, why some are null, the warnings not said yet and where the files are; on
+    stdout, or on stderr where stdout is --json's document."""
+    say = to_stderr if args.json else print
+    say(format_table(document["metrics"]))
+    if why_null := format_null_reasons(document["metrics"]):
+        say(f"\n{why_null}")
+    said = {*said, *plan.data_warnings, *plan.label_warnings, *plan.weak_gated, *plan.calibration_warnings}
+    unsaid = [w for w in document["warnings"] if w not in said]
+    for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
+        if note:
+            say(f"\n{note}")
+    say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} scored now) in "
+        f"{document['timings']['total_seconds']:.1f} s; results in {writer.path}, report in {report}")
+    if args.json:
+        print(json.dumps(document))  # escaped: a stdout that cannot encode an id would print '?' for it
 
 
 def _scoring_for(args, metrics, log):
