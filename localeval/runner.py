@@ -93,8 +93,7 @@ def run_command(args) -> int:
         scored = _score(args, plan.samples, writer, score, cluster, pipeline, log)
         if scored is None:
             return EXIT_INTERRUPTED
-        wanted = {s.id for s in plan.samples}  # a resumed folder may hold samples this run left out (--limit)
-        rows = [row for row in read_results(writer.path) if str(row.get("id")) in wanted]
+        rows = _in_data_order(read_results(writer.path), plan.samples)
         summary = summarize(rows, result_names(plan.metrics), plan.human)
         details = _details(args, pipeline, cluster, len(plan.samples), scored, started)
         details.update(calibration=described(plan.calibration), labels=args.labels,
@@ -186,6 +185,15 @@ def _scoring_for(args, metrics, log):
                             args.language, args.window)
     cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     return (cluster, *build_scoring(recipe, cluster, log))
+
+
+def _in_data_order(rows: list[dict], samples: list) -> list[dict]:
+    """This run's rows in the data's order, whatever order they were written in (Ray's windows come back
+    as they finish, a resume adds the rest at the end): the summary's bootstrap draws by position, so
+    the same scores give the same intervals however they were scored (a probe: a Ray run's differed
+    from one process's). A resumed folder may hold samples this run left out (--limit)."""
+    position = {sample.id: index for index, sample in enumerate(samples)}
+    return sorted((row for row in rows if str(row.get("id")) in position), key=lambda row: position[str(row["id"])])
 
 
 def _load(path: str) -> tuple[list, list[str]]:

@@ -116,6 +116,21 @@ def test_summary_names_models_device_and_counts(cli_run):
         assert summary["settings"][option] == {m: v for m, v in registered[option].items() if m in METRICS}
 
 
+def test_the_summary_is_the_same_whatever_order_the_results_were_written_in(cli_run, picked_data, tmp_path):
+    """Ray writes windows as they finish, and a resume appends: the bootstrap drew by line order, so a
+    Ray run's intervals differed from one process's for the same scores (a probe)."""
+    import shutil
+
+    out, _ = cli_run
+    shuffled = tmp_path / "shuffled"
+    shutil.copytree(out, shuffled)
+    lines = (shuffled / "results.jsonl").read_text(encoding="utf-8").splitlines(keepends=True)
+    (shuffled / "results.jsonl").write_text("".join(reversed(lines)), encoding="utf-8")
+    assert main(["run", str(picked_data), "--out", str(shuffled), "--resume", "--quiet"]) == 0
+    summary = json.loads((shuffled / "summary.json").read_text(encoding="utf-8"))["metrics"]
+    assert summary == json.loads((out / "summary.json").read_text(encoding="utf-8"))["metrics"]
+
+
 def test_verdicts_carry_a_reason_exactly_where_the_judge_was_asked_for_one(cli_run):
     out, rows = cli_run
     reasons = json.loads((out / "summary.json").read_text(encoding="utf-8"))["settings"]["reasons"]
