@@ -97,7 +97,7 @@ def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float,
         from scipy.stats import t  # here, not at the top: it takes a while to import
 
         variance = _bias_variance(rectifier, prior=float(f.var(ddof=1)) if big_n >= 2 else 0.0)
-        spread = np.sqrt(variance * (1 - n / big_n) / n)
+        spread = float(np.sqrt(variance * (1 - n / big_n) / n))  # a float, as every number summary.json holds
         half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
         interval = (_within(estimate - half, bounds), _within(estimate + half, bounds))
     return CorrectedMean(big_n, n, float(f.mean()), float(pairs[:, 0].mean()), float(pairs[:, 1].mean()),

@@ -124,7 +124,7 @@ def _both_sides(interval: list[float] | None, lowest: float) -> bool | None:
     where there is no such interval (a judge's own mean, or every sample labeled), so nothing to tell."""
     if interval is None:
         return None
-    return interval[0] < lowest - ROUNDING <= interval[1]  # as `passed` compares
+    return bool(interval[0] < lowest - ROUNDING <= interval[1])  # as `passed` compares; JSON takes no numpy bool
 
 
 def partly_scored(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:

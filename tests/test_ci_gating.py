@@ -242,6 +242,19 @@ def test_a_corrected_mean_on_one_label_is_not_what_a_gate_compares():
     assert gated_value(alone["context_recall"]) == (1.0, "corrected mean")
 
 
+def test_a_gate_on_a_corrected_mean_whose_interval_is_not_clipped_goes_into_the_json():
+    """numpy's square root made the interval's ends numpy floats, and the gate's `undecided` a numpy bool:
+    summary.json could not be written, exit 1 with a traceback, whenever the interval's top was not
+    clipped to 1 (a probe: --labels with --fail-under, the README's way to gate)."""
+    rows = [{"id": str(i), "context_recall": 0.5} for i in range(6)]
+    summary = summarize(rows, ["context_recall"], {str(i): {"context_recall": h} for i, h in enumerate((0.3, 0.5, 0.4))})
+    low, high = summary["context_recall"]["corrected"]["interval"]
+    assert 0 < low < 0.4 < high < 1 and type(low) is float and type(high) is float
+    outcome = outcomes(summary, {"context_recall": 0.4})
+    assert outcome["context_recall"]["undecided"] is True
+    assert json.loads(json.dumps({"metrics": summary, "gates": outcome}))["gates"]["context_recall"]["undecided"] is True
+
+
 def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_labels():
     """With 3 labels a corrected mean of 0.5 in [0, 1] passed a gate at 0.5, and nothing said the labels could not tell."""
     rows = [{"id": str(i), "context_recall": 0.9} for i in range(6)]

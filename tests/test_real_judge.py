@@ -289,6 +289,19 @@ def test_fewer_than_ten_labels_are_noted_unless_every_sample_is_labeled(labeled_
     assert note.endswith("label at least ten")
 
 
+def test_a_gate_on_a_corrected_mean_writes_its_outcome_in_the_summary(tmp_path):
+    """--labels with --fail-under, the README's way to gate a build: summary.json could not be written
+    (a numpy bool in the gate's outcome), exit 1 with a traceback (a probe)."""
+    labels = tmp_path / "three.jsonl"  # its interval's low end is not clipped to 0: a numpy float, as it was
+    labels.write_text("".join(LABELED.read_text(encoding="utf-8").splitlines(keepends=True)[:3]), encoding="utf-8")
+    argv = ["run", str(LABELED), "--out", str(tmp_path / "out"), "--quiet", "--metrics", "context_recall",
+            "--labels", str(labels), "--fail-under", "context_recall=0"]
+    assert main(argv) == 0
+    gate = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["gates"]["context_recall"]
+    assert gate["compared"] == "corrected mean" and gate["passed"] is True and gate["undecided"] is False
+    assert (tmp_path / "out" / "report.html").is_file()
+
+
 def test_a_calibrated_metric_counts_verdicts_whose_probability_reaches_the_threshold(labeled_run):
     out, rows, calibration = labeled_run
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
