@@ -13,7 +13,7 @@ from .gating import caveats, failures
 from .metrics import METRICS, Metric
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
-from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, write_atomically
+from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
 from .samples import Sample
 
 
@@ -28,7 +28,8 @@ details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{col
 figcaption{font-size:12px;line-height:1.25;margin-bottom:2px}figcaption b{display:block}
 th{vertical-align:bottom}th[data-type]{cursor:pointer;user-select:none}th[data-type=number]{text-align:right}
 th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-#samples td:nth-child(2){min-width:20em}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
+#samples td:nth-child(2){min-width:20em}#samples td:first-child{min-width:10em;max-width:20em;overflow-wrap:anywhere}
+h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
@@ -106,6 +107,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _calibration_note(details.get("calibration")),
         _gates_note(summary, details.get("gates")),
         _summary_table(summary),
+        _null_note(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
         _sample_table(rows, metrics, inputs),
@@ -146,10 +148,23 @@ def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
     failed, weak = failures(summary, lowest), caveats(summary, lowest)
     passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
               for metric, gate in gates.items() if gate["passed"]]
-    said = [*(f"failed: {line}" for line in failed), *([f"passed: {', '.join(passed)}"] if passed else []),
+    said = [*(f"failed: {line}" for line in failed), *(f"passed: {line}" for line in passed),
             *(f"note: {line}" for line in weak)]
-    opening = "<p class='warning'>" if failed or weak else "<p>"
-    return f"{opening}--fail-under gates: {escape('; '.join(said))}.</p>"
+    outcome = (f"{count_of(len(failed), 'gate')} of {len(gates)} failed: the run exited 4" if failed else
+               f"{'all ' if len(gates) > 1 else ''}{count_of(len(gates), 'gate')} passed")
+    items = "".join(f"<li>{escape(line)}</li>" for line in said)
+    marked = " class='warning'" if failed or weak else ""
+    return f"<div{marked}><b>--fail-under gates: {outcome}.</b><ul class='gates'>{items}</ul></div>"
+
+
+def _null_note(summary) -> str:
+    """Why some scores are null, as the terminal says it: a reader of the table sees only how many."""
+    lines = null_reasons(summary)
+    if not lines:
+        return ""
+    items = "".join(f"<li>{escape(line)}</li>" for line in lines)
+    return ("<p class='reason'>Null: a score the metric could not give for a sample (its evidence says why); "
+            f"the mean and interval leave it out. Why, here:</p><ul class='reason'>{items}</ul>")
 
 
 def _interval(interval) -> str:
@@ -238,7 +253,8 @@ def _sample_row(row, metrics, sample: Sample | None) -> str:
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
     lowest = _lowest(row, metrics)
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
-            f"<td><a href='#s-{sample_id}'>{sample_id}</a></td><td title='{escape(question)}'>{escape(short)}</td>"
+            f"<td dir='auto'><a href='#s-{sample_id}'>{sample_id}</a></td>"
+            f"<td dir='auto' title='{escape(question)}'>{escape(short)}</td>"
             + "".join(_sortable_score(value) for value in [lowest, *(row.get(m) for m in metrics)]) + "</tr>")
 
 
@@ -257,7 +273,7 @@ def _thresholds(details: dict[str, Any]) -> dict[str, float]:
 
 def _sample_evidence(row, metrics, sample: Sample | None, thresholds: dict[str, float]) -> str:
     sample_id = escape(str(row["id"]))
-    blocks = [f"<section class='sample' id='s-{sample_id}'><h3>{sample_id}</h3>", _inputs(sample)]
+    blocks = [f"<section class='sample' id='s-{sample_id}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample)]
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
@@ -285,7 +301,7 @@ def _inputs(sample: Sample | None) -> str:
     elif not sample.retrieved_contexts:
         contexts = "<span class='null'>none retrieved</span>"
     else:
-        contexts = "<ol>" + "".join(f"<li>{escape(chunk)}</li>" for chunk in sample.retrieved_contexts) + "</ol>"
+        contexts = "<ol>" + "".join(f"<li dir='auto'>{escape(chunk)}</li>" for chunk in sample.retrieved_contexts) + "</ol>"
     return ("<dl class='inputs'>" + _input("question", sample.user_input)
             + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
             + _input("response", sample.response) + _input("reference", sample.reference) + "</dl>")
@@ -294,7 +310,7 @@ def _inputs(sample: Sample | None) -> str:
 def _input(label: str, text: str | None) -> str:
     # blank text is missing to the metrics too (Sample.missing): shown as such, not as an empty line
     shown = "<span class='null'>none given</span>" if text is None or not text.strip() else escape(text)
-    return f"<dt>{label}</dt><dd>{shown}</dd>"
+    return f"<dt>{label}</dt><dd dir='auto'>{shown}</dd>"
 
 
 def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None) -> str:
@@ -322,11 +338,11 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
         f"<span class='p'>(counted by the calibrated threshold {threshold:.3g}; the judge wrote {verdict.verdict})</span> "
     if isinstance(verdict, GeneratedQuestion):
         flag = (" (noncommittal)" if counted else "") + (f" {confidence}" if confidence else "")
-        return f"<div>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}{' ' + overruled.strip() if overruled else ''}</div>"
+        return f"<div dir='auto'>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}{' ' + overruled.strip() if overruled else ''}</div>"
     mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
     reason = f" <span class='reason'>{escape(verdict.reason)}</span>" if verdict.reason else ""
-    return f"<div>{mark}{confidence}{overruled}{rank}{escape(verdict.text)}{reason}</div>"
+    return f"<div dir='auto'>{mark}{confidence}{overruled}{rank}{escape(verdict.text)}{reason}</div>"
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

@@ -413,17 +413,23 @@ def _null_reasons(rows: list[dict[str, Any]], name: str) -> dict[str, int]:
     return dict(reasons.most_common())
 
 
-def format_null_reasons(summary: dict[str, dict[str, Any]], shown: int = 3) -> str:
-    """Why scores are null, a line per metric and reason (the `shown` most common of each metric);
-    empty when every score was given."""
+def format_null_reasons(summary: dict[str, dict[str, Any]]) -> str:
+    """Why scores are null, for the terminal; empty when every score was given."""
+    lines = null_reasons(summary)
+    return "null scores, and why:\n" + "\n".join(f"  {line}" for line in lines) if lines else ""
+
+
+def null_reasons(summary: dict[str, dict[str, Any]], shown: int = 3) -> list[str]:
+    """A line per metric and reason a score is null (the `shown` most common of each metric), said
+    alike on the terminal and in the report."""
     lines = []
     for name, row in summary.items():
         reasons = list(row.get("null_reasons", {}).items())
-        lines += [f"  {name}: {count_of(samples, 'sample')}, {reason}" for reason, samples in reasons[:shown]]
+        lines += [f"{name}: {count_of(samples, 'sample')}, {reason}" for reason, samples in reasons[:shown]]
         others = sum(samples for _, samples in reasons[shown:])
         if others:
-            lines.append(f"  {name}: {count_of(others, 'sample')}, other reasons (results.jsonl, evidence)")
-    return "null scores, and why:\n" + "\n".join(lines) if lines else ""
+            lines.append(f"{name}: {count_of(others, 'sample')}, other reasons (results.jsonl, evidence)")
+    return lines
 
 
 def count_of(n: int, noun: str) -> str:

@@ -129,10 +129,10 @@ def test_report_shows_each_samples_inputs_with_its_evidence(report):
     for sample in SAMPLES:
         evidence = html.split(f"id='s-{sample.id}'", 1)[1].split("<section", 1)[0]
         assert escape(sample.user_input) in evidence and escape(sample.response) in evidence
-        assert all(f"<li>{escape(chunk)}</li>" in evidence for chunk in sample.retrieved_contexts)
+        assert all(f"<li dir='auto'>{escape(chunk)}</li>" in evidence for chunk in sample.retrieved_contexts)
         given = (sample.reference or "").strip()
         reference = escape(sample.reference) if given else "<span class='null'>none given</span>"
-        assert f"<dt>reference</dt><dd>{reference}" in evidence
+        assert f"<dt>reference</dt><dd dir='auto'>{reference}" in evidence
 
 
 def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_url(report):
@@ -182,7 +182,7 @@ def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
                                                "thresholds": {"context_recall": 0.3}}}
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, SAMPLES).read_text("utf-8")
     recall = html.split("id='s-mars'", 1)[1].split("context_recall: 1.000</summary>", 1)[1].split("</details>", 1)[0]
-    assert recall.startswith("<div><span class='yes'>✓</span> ")
+    assert recall.startswith("<div dir='auto'><span class='yes'>✓</span> ")
     assert "(44%)" in recall and "(counted by the calibrated threshold 0.3; the judge wrote 0)" in recall
     uncalibrated = html.split("id='s-mars'", 1)[1].split("context_relevance: ", 1)[1].split("</details>", 1)[0]
     assert "counted by" not in uncalibrated and "<span class='no'>✗</span>" in uncalibrated
@@ -199,8 +199,10 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
     (failed,) = failures(summary, gates)
     (rests_on,) = caveats(summary, gates)  # "seine" has no reference: context_recall's mean is of two
     assert rests_on.startswith("context_recall: its mean rests on 2 of 3 samples; 1 could not be scored")
-    assert f"<p class='warning'>--fail-under gates: failed: {escape(failed)}; passed: answer_supported_precision " \
-           f"(mean 0.667, at least 0.5); note: {escape(rests_on)}.</p>" in html
+    # one gate a line, under a first line that says how the run came out
+    assert ("<div class='warning'><b>--fail-under gates: 1 gate of 2 failed: the run exited 4.</b><ul class='gates'>"
+            f"<li>failed: {escape(failed)}</li><li>passed: answer_supported_precision (mean 0.667, at least 0.5)</li>"
+            f"<li>note: {escape(rests_on)}</li></ul></div>") in html
     assert failed.startswith("context_recall: mean 0.500 is below 0.9")
     details["gates"] = {}
     assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
@@ -217,8 +219,25 @@ def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
     (line,) = undecided(summary, gates)
-    assert f"<p class='warning'>--fail-under gates: passed: context_recall (corrected mean 0.600, at least 0.5); " \
-           f"note: {escape(line)}.</p>" in html
+    assert ("<div class='warning'><b>--fail-under gates: 1 gate passed.</b><ul class='gates'><li>passed: context_recall "
+            f"(corrected mean 0.600, at least 0.5)</li><li>note: {escape(line)}</li></ul></div>") in html
+
+
+def test_the_report_says_why_scores_are_null_beside_the_summary(report):
+    """The terminal said why; the page showed only a count, and the reason inside one sample's evidence (a probe)."""
+    html = report.read_text(encoding="utf-8")
+    summary_part = html.split("<h2>Score distributions</h2>", 1)[0]
+    assert "<li>context_recall: 1 sample, empty reference</li>" in summary_part
+    assert "the mean and interval leave it out" in summary_part
+
+
+def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_path):
+    """A Hebrew question showed its question mark at the line's left end, its start for a reader (a probe)."""
+    hebrew = replace(SAMPLES[0], id="rtl-עברית", user_input="מהי בירת צרפת?", response="פריז היא בירת צרפת.")
+    html = write_run_report(tmp_path, scored_rows([hebrew]), [hebrew]).read_text(encoding="utf-8")
+    assert f"<td dir='auto' title='{hebrew.user_input}'>{hebrew.user_input}</td>" in html
+    assert f"<dt>response</dt><dd dir='auto'>{hebrew.response}</dd>" in html
+    assert f"<h3 dir='auto'>{hebrew.id}</h3>" in html
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
@@ -314,6 +333,24 @@ def test_ids_sort_as_numbers_where_they_are_numbers(tmp_path):
         id.click(); const up = ids(); id.click();
         return {up, down: ids()};""", tmp_path)
     assert seen == {"up": ["2", "10", "Paris-1"], "down": ["Paris-1", "10", "2"]}
+
+
+def test_a_long_id_wraps_and_leaves_the_scores_in_view(tmp_path):
+    """An id of 160 characters without a space took the sample table's width, pushing every score out of
+    view, and its heading widened the whole page (a probe). A short id stays on one line."""
+    needs_chromium()
+    samples = [replace(SAMPLES[0], id="long-context-" + "y" * 150), replace(SAMPLES[1], id="seed001-einstein")]
+    page = write_run_report(tmp_path, scored_rows(samples), samples)
+    seen = render(page, """
+        const table = document.getElementById('samples'), box = table.parentElement;
+        const line = parseFloat(getComputedStyle(table.rows[2].cells[0]).lineHeight);
+        return {
+          page: document.documentElement.scrollWidth,
+          table: table.getBoundingClientRect().width, box: box.clientWidth,
+          short_id_lines: Math.round(table.querySelector('a[href="#s-seed001-einstein"]').getBoundingClientRect().height / line),
+        };""", tmp_path)
+    assert seen["page"] <= WIDTH and seen["table"] <= seen["box"] + 0.5
+    assert seen["short_id_lines"] == 1
 
 
 def test_bench_page_tables_fit_1400_px(tmp_path):
