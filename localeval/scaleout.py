@@ -15,9 +15,9 @@ results.jsonl only when the whole window is back, so a window re-run never doubl
 worker that dies more often than that ends the run with what was written kept for `--resume`.
 
 Nothing here reaches beyond the cluster: Ray's usage statistics are switched off, a local cluster
-starts on 127.0.0.1 without its dashboard's web server, and each worker sets the offline switches
-before it loads a model. (Ray's servers still listen on every interface: Ray 2.60 cannot be told
-otherwise; README says so.)
+starts without its dashboard's web server, and each worker sets the offline switches before it
+loads a model. (Ray's servers still listen on every interface, and address each other by the
+machine's own network address, not 127.0.0.1, which Ray 2.60 replaces with it: README says so.)
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ from .samples import Sample
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
 WINDOWS_PER_WORKER = 2  # at least this many windows per worker, so a fast one takes a slow one's share
 CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
-HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, as a cluster's GCS does
+HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, then to answer Ray's first call
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
@@ -70,6 +70,9 @@ class Cluster:
         if not _an_address(self.address):  # else Ray's own complaint would read as the machine's failure
             raise UserError(f"{given('ray', self.address)}: give local, auto, or a running cluster's HOST:PORT "
                             "(ray://HOST:PORT through Ray Client)")
+        if (found := _host_and_port(self.address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
+            raise UserError(f"{given('ray', self.address)}: {found[1]} is not a port (1 to 65535); a cluster's own is "
+                            "6379 unless 'ray start --head --port' chose another")
         if self.workers < 1:
             raise UserError(f"{option('workers')} must be at least 1")
         if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
@@ -356,7 +359,9 @@ def _web_address(address: str) -> bool:
 
 def _host_and_port(address: str) -> tuple[str, str] | None:
     """HOST:PORT or ray://HOST:PORT split in two (the host as written, brackets kept); None without both."""
-    host, colon, port = address.removeprefix("ray://").rpartition(":")
+    if address[:6].lower() == "ray://":  # Ray reads RAY:// as ray://
+        address = address[6:]
+    host, colon, port = address.rpartition(":")
     return (host, port) if colon and host.strip("[]") and port.isdigit() else None
 
 
@@ -380,11 +385,8 @@ def _check_reachable(address: str) -> None:
         raise EnvironmentFailure(
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
-    if not _tls() and not _speaks_grpc(f"{host}:{port}"):  # Ray would retry it without end, printing gcs_client lines
-        raise EnvironmentFailure(
-            f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in {HANDSHAKE_TIMEOUT_S:g} s, "
-            "as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 is a web server). Pass the "
-            "address 'ray start --head' prints")
+    if not _tls():  # Ray would retry anything else without end, printing gcs_client lines, deaf to Ctrl-C
+        _check_speaks_ray(named, f"{host}:{port}", client=address.lower().startswith("ray://"))
 
 
 def _tls() -> bool:
@@ -392,20 +394,53 @@ def _tls() -> bool:
     return os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
 
 
-def _speaks_grpc(target: str) -> bool:
-    """Whether what listens at HOST:PORT completes a gRPC (HTTP/2) handshake, as Ray's GCS and Ray Client
-    servers do, and a web server or another program does not. grpc comes with Ray. Never through an HTTP
-    proxy the environment names, as Ray's own channels do not go through one."""
+def _check_speaks_ray(named: str, target: str, client: bool) -> None:
+    """What listens at HOST:PORT answers the first call Ray's own client makes there: the GCS's cluster id
+    (HOST:6379), or Ray Client's ping (ray://HOST:10001). A gRPC handshake alone is not enough: any gRPC
+    service gives one, and Ray then retried it without end (a probe). Never through an HTTP proxy the
+    environment names, as Ray's own channels do not go through one. grpc comes with Ray."""
     import grpc
 
     channel = grpc.insecure_channel(target, options=[("grpc.enable_http_proxy", 0)])
     try:
-        grpc.channel_ready_future(channel).result(timeout=HANDSHAKE_TIMEOUT_S)
-        return True
-    except grpc.FutureTimeoutError:
-        return False
+        try:
+            grpc.channel_ready_future(channel).result(timeout=HANDSHAKE_TIMEOUT_S)
+        except grpc.FutureTimeoutError:
+            raise EnvironmentFailure(
+                f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in "
+                f"{HANDSHAKE_TIMEOUT_S:g} s, as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 "
+                "is a web server). Pass the address 'ray start --head' prints") from None
+        if _implements(channel, client):
+            return
+        host = target.rpartition(":")[0]
+        if _implements(channel, not client):  # the other of Ray's two ports, named the other way: the user's slip
+            raise UserError(f"{named}: that is a cluster's own port, which takes no ray://; give {target} (from "
+                            "one of the cluster's nodes), or Ray Client's port as ray://HOST:10001" if client else
+                            f"{named}: that is Ray Client's port; give it as ray://{target}, or the cluster's own "
+                            f"port as {host}:6379 from one of its nodes")
+        raise EnvironmentFailure(
+            f"{named}: a gRPC service answers there, but not a Ray cluster's ({'Ray Client' if client else 'GCS'} "
+            "calls are unknown to it). Pass the address 'ray start --head' prints")
     finally:
         channel.close()
+
+
+def _implements(channel: Any, client: bool) -> bool:
+    """Whether the server behind `channel` knows Ray Client's ping (`client`) or the GCS's cluster-id call.
+    Any answer but "unimplemented" counts: a cluster that wants a token refuses the call, and is Ray."""
+    import grpc
+    from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
+
+    try:
+        if client:
+            ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)
+            ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=HANDSHAKE_TIMEOUT_S)
+        else:
+            gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
+                gcs_service_pb2.GetClusterIdRequest(), timeout=HANDSHAKE_TIMEOUT_S)
+    except grpc.RpcError as error:
+        return error.code() != grpc.StatusCode.UNIMPLEMENTED
+    return True
 
 
 def _init_options(cluster: Cluster) -> dict[str, Any]:
@@ -414,8 +449,7 @@ def _init_options(cluster: Cluster) -> dict[str, Any]:
         return {"address": cluster.address, **quiet}
     needed = cluster.workers * cluster.cpus_per_worker
     # address "local": a new cluster even where RAY_ADDRESS names another (as on a cluster's nodes)
-    return {"address": "local", "num_cpus": max(os.cpu_count() or 1, math.ceil(needed)),
-            "_node_ip_address": "127.0.0.1", **quiet}
+    return {"address": "local", "num_cpus": max(os.cpu_count() or 1, math.ceil(needed)), **quiet}
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

@@ -281,7 +281,7 @@ def test_a_ray_without_its_client_asks_for_it_with_exit_2(monkeypatch, six_sampl
         raise ValueError("Ray Client requires pip package `ray[client]`. If you installed the minimal Ray ...")
 
     monkeypatch.setattr(ray, "init", without_client)
-    with grpc_server() as port:  # what answers at a Ray Client address
+    with grpc_server(RAY_CLIENT) as port:  # what answers at a Ray Client address
         address = f"ray://127.0.0.1:{port}"
         assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", address, "--quiet"]) == 2
     assert f"--ray {address}: a ray:// address needs Ray Client: pip install 'localeval[ray]'" in capsys.readouterr().err
@@ -458,6 +458,10 @@ def test_a_cluster_address_is_local_auto_or_a_host_and_port():
     for address in ("bogus", "head:", ":6379", "ray://head", ""):
         with pytest.raises(UserError, match="give local, auto, or a running cluster's HOST:PORT"):
             Cluster(address)
+    for address in ("127.0.0.1:99999", "ray://head:0"):  # was "no Ray cluster answers there", exit 3
+        with pytest.raises(UserError, match=re.escape(f"--ray {address}: {address.rpartition(':')[2]} is not a port "
+                                                      "(1 to 65535)")):
+            Cluster(address)
 
 
 def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_samples, tmp_path, capsys):
@@ -500,15 +504,28 @@ def test_an_address_where_something_else_answers_fails_in_seconds_with_exit_3(si
     assert "Traceback" not in err and not (tmp_path / "results.jsonl").exists()
 
 
+# The first call Ray's own client makes at each of a cluster's two ports: its GCS (6379), and Ray Client (10001)
+RAY_GCS = ("ray.rpc.NodeInfoGcsService", "GetClusterId")
+RAY_CLIENT = ("ray.rpc.RayletDriver", "ClusterInfo")
+
+
 @contextlib.contextmanager
-def grpc_server() -> Iterator[int]:
-    """A gRPC server with no services on a free port of 127.0.0.1, as a cluster's GCS and Ray Client
-    servers are to the address check; its port."""
+def grpc_server(*services: tuple[str, str], refused: bool = False) -> Iterator[int]:
+    """A gRPC server on a free port of 127.0.0.1 that answers the given calls (a reply of an empty
+    message, or a refusal for want of a token where `refused`) and knows no other; its port."""
     from concurrent import futures
 
     import grpc
 
+    def answer(request, context):
+        if refused:
+            context.abort(grpc.StatusCode.UNAUTHENTICATED, "no token")
+        return b""
+
     server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    for service, method in services:
+        server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
+            service, {method: grpc.unary_unary_rpc_method_handler(answer)})])
     port = server.add_insecure_port("127.0.0.1:0")
     server.start()
     try:
@@ -517,17 +534,50 @@ def grpc_server() -> Iterator[int]:
         server.stop(None)
 
 
-def test_a_grpc_server_passes_the_handshake_check(monkeypatch):
-    """What a cluster's GCS (6379) and Ray Client (10001) servers are: the check lets them through
-    (a real head's two ports were checked by hand: 0.2 s each), with an HTTP proxy in the environment
-    too, which Ray's own channels do not use (a reviewer's finding: the check went through it, failed)."""
+def test_a_cluster_that_answers_rays_first_call_passes_the_check(monkeypatch):
+    """A cluster's GCS and Ray Client ports pass (a real head's two ports were checked by hand: 0.2 s
+    each), a cluster that wants a token too, and with an HTTP proxy in the environment, which Ray's own
+    channels do not use (a reviewer's finding: the check went through it, failed)."""
     from localeval.scaleout import _check_reachable
 
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
+    for refused in (False, True):
+        with grpc_server(RAY_GCS, RAY_CLIENT, refused=refused) as port:
+            _check_reachable(f"127.0.0.1:{port}")
+            _check_reachable(f"ray://127.0.0.1:{port}")
+            _check_reachable(f"RAY://127.0.0.1:{port}")  # Ray reads it as ray://
+
+
+def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
+    """Any gRPC service completes the handshake the check waited for: Ray then retried the address
+    without end, printing gcs_client lines, and Ctrl-C did not stop it (a probe killed it at 320 s).
+    The check itself, not a run: a run on the old check would hang the suite."""
+    from localeval.errors import EnvironmentFailure
+    from localeval.scaleout import _check_reachable
+
     with grpc_server() as port:
-        _check_reachable(f"127.0.0.1:{port}")
-        _check_reachable(f"ray://127.0.0.1:{port}")
+        for address, calls in ((f"127.0.0.1:{port}", "GCS"), (f"ray://127.0.0.1:{port}", "Ray Client")):
+            started = time.monotonic()
+            with pytest.raises(EnvironmentFailure, match=re.escape(
+                    f"--ray {address}: a gRPC service answers there, but not a Ray cluster's ({calls} calls are "
+                    "unknown to it)")):
+                _check_reachable(address)
+            assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize("answers, given, expected", [
+    (RAY_CLIENT, "127.0.0.1:{port}", "that is Ray Client's port; give it as ray://127.0.0.1:{port}"),
+    (RAY_GCS, "ray://127.0.0.1:{port}", "that is a cluster's own port, which takes no ray://; give 127.0.0.1:{port}"),
+])
+def test_one_of_rays_ports_named_as_the_other_is_said_so_with_exit_2(six_samples, tmp_path, capsys, answers, given,
+                                                                     expected):
+    """Ray Client's port without ray:// (a common slip) took Ray 20 s and 20 lines of gcs_client errors."""
+    with grpc_server(answers) as port:
+        address = given.format(port=port)
+        assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", address, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert f"--ray {address}: {expected.format(port=port)}" in err and len(err.strip().splitlines()) == 1
 
 
 def test_a_tls_cluster_is_left_to_rays_own_client(monkeypatch):
