@@ -88,7 +88,7 @@ def outcomes(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         value, called = gated_value(row) if row else (None, "mean")
         interval = row["corrected"]["interval"] if called == "corrected mean" else None
         found[metric] = {"at_least": lowest, "compared": called, "value": value, "interval": interval,
-                         "passed": value is not None and value >= lowest - ROUNDING,
+                         "passed": value is not None and bool(value >= lowest - ROUNDING),
                          "undecided": _both_sides(interval, lowest),
                          # how many samples the value rests on: a mean of the few scored passes as well
                          "scored": row.get("scored"), "null": row.get("null")}
