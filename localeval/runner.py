@@ -132,7 +132,10 @@ def _plan(args) -> RunPlan:
     gates = parse_gates(args.fail_under, result_names(metrics))
     weak = weak_judge_warning(judge_name)
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
-    weak_gated = warned([f"{weak}; the --fail-under gates compare these scores" if weak and gates else None],
+    # with --labels a gate compares a corrected mean, not the judge's own (gating.gated_value)
+    compared = ("its means corrected by --labels (its own where fewer than two labels correct one)" if args.labels
+                else "these scores")
+    weak_gated = warned([f"{weak}; the --fail-under gates compare {compared}" if weak and gates else None],
                         WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
