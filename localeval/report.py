@@ -319,10 +319,19 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
     if metric is not None:
         lines += [_verdict_line(verdict, threshold) for verdict in metric().verdicts(evidence)]
-    for key in ("reason", "against", "chunk_relevance", "per_chunk", "rank_weighted"):
+    for key in ("reason", "against"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
+    # its sub-scores under the names of their results.jsonl columns, not the evidence's own keys
+    parts = metric().parts(evidence) if metric is not None and "null_reason" not in evidence else {}
+    lines += [f"<div class='reason'>{escape(name)}: {_number_or_list(value)}</div>" for name, value in parts.items()]
     return "".join(lines)
+
+
+def _number_or_list(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return ", ".join(map(_number_or_list, value))
+    return f"{value:.3f}" if _is_score(value) else escape(str(value))
 
 
 def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:

@@ -231,6 +231,17 @@ def test_the_report_says_why_scores_are_null_beside_the_summary(report):
     assert "the mean and interval leave it out" in summary_part
 
 
+def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report):
+    """The evidence showed its own keys (chunk_relevance, per_chunk: [0.75]) where the table and
+    results.jsonl name them context_relevance_chunks and the like (a probe)."""
+    html = report.read_text(encoding="utf-8")
+    mars = html.split("id='s-mars'", 1)[1]
+    assert "<div class='reason'>context_relevance_chunks: 0.000</div>" in mars
+    assert "<div class='reason'>context_supported_precision_per_chunk: 0.000</div>" in mars
+    assert "chunk_relevance:" not in html and "per_chunk: [" not in html and "rank_weighted:" not in html.replace(
+        "precision_rank_weighted:", "")
+
+
 def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_path):
     """A Hebrew question showed its question mark at the line's left end, its start for a reader (a probe)."""
     hebrew = replace(SAMPLES[0], id="rtl-עברית", user_input="מהי בירת צרפת?", response="פריז היא בירת צרפת.")
