@@ -917,25 +917,37 @@ def test_killed_at_random_moments_then_resumed_scores_every_sample_once_as_an_un
     expected = scores_by_id(tmp_path / "reference")
     assert scores_by_id(tmp_path / "reference-again") == expected
 
-    out = tmp_path / "killed"
     rng = __import__("random").Random(7)
     kills = 0
+    # Until three kills have landed: how many land in a round is chance (a resumed run is shorter than
+    # the sleeps drawn for it, and a busy machine moves every timing), so a round with fewer is
+    # checked, then another is run into a fresh folder.
+    for round_ in range(5):
+        out = tmp_path / f"killed-{round_}"
+        kills += _killed_until_done(cli(str(data), "--out", str(out), *common), duration, rng)
+        assert scores_by_id(out) == expected
+        if kills >= 3:
+            break
+    assert kills >= 3
+
+
+def _killed_until_done(argv: list[str], duration: float, rng) -> int:
+    """Run `argv`, SIGKILL it after a random moment of up to `duration`, rerun it with --resume, and so
+    on until a run finishes; the number of kills that landed."""
+    kills = 0
     for attempt in range(40):
-        argv = cli(str(data), "--out", str(out), *common, *(["--resume"] if attempt else []))
-        process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        process = subprocess.Popen([*argv, *(["--resume"] if attempt else [])], stdout=subprocess.DEVNULL,
+                                   stderr=subprocess.PIPE)
         time.sleep(rng.uniform(0.0, duration))
         if process.poll() is None:
             process.send_signal(signal.SIGKILL)
             kills += 1
         process.wait(timeout=600)
         if process.returncode == 0:
-            break
+            return kills
         assert process.returncode == -signal.SIGKILL, process.stderr.read().decode()
-    else:
-        subprocess.run(cli(str(data), "--out", str(out), *common, "--resume"), check=True, capture_output=True,
-                       timeout=600)
-    assert kills >= 3
-    assert scores_by_id(out) == expected
+    subprocess.run([*argv, "--resume"], check=True, capture_output=True, timeout=600)
+    return kills
 
 
 def _scored_then_cut(tmp_path, tiny_judge, cut):
