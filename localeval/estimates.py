@@ -23,6 +23,11 @@
   - The prior only ever widens: where the bias spreads more than the judge's own scores, the
     labels' spread is the evidence, and shrinking it would narrow the interval on the judges that
     err most.
+  - Where neither varies (a judge that gives every sample the same score, off from people by the
+    same amount on each labeled one, as the default judge's context_recall of 0 against labels of
+    1), nothing says how far off the unlabeled samples may be: the interval is the scores' whole
+    range, not a point. Three labels of 1 among eight samples made it [1, 1] where people's mean
+    was 0.54, and a gate at 0.99 passed as decided (a probe).
   Measured with scripts/check_coverage.py on the dev set's bench run, hard and soft scores of three
   judges (30 judge/metric pairs): with 8, 10, 12, 15 or 20 of 30 samples labeled, the interval
   covers the people's mean in at least 91% of draws on every pair, at a mean width 8% above the
@@ -43,6 +48,7 @@ RESAMPLES = 2000
 SEED = 0  # the same results give the same interval
 BLOCK = 1 << 21  # resampled indices held at once
 PRIOR_WEIGHT = 2  # labels' worth of weight on the judge's own spread, in the spread of its bias
+NO_SPREAD = 1e-12  # a variance below this is none: every score the same, every bias the same
 
 
 def bootstrap_interval(scores: Sequence[float], level: float = LEVEL, resamples: int = RESAMPLES,
@@ -97,9 +103,12 @@ def corrected_mean(judge_scores: Sequence[float], labeled: Sequence[tuple[float,
         from scipy.stats import t  # here, not at the top: it takes a while to import
 
         variance = _bias_variance(rectifier, prior=float(f.var(ddof=1)) if big_n >= 2 else 0.0)
-        spread = float(np.sqrt(variance * (1 - n / big_n) / n))  # a float, as every number summary.json holds
-        half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
-        interval = (_within(estimate - half, bounds), _within(estimate + half, bounds))
+        if variance < NO_SPREAD and n < big_n:  # the third guard (the module's docstring): nothing seen to vary
+            interval = bounds
+        else:
+            spread = float(np.sqrt(variance * (1 - n / big_n) / n))  # a float, as every number summary.json holds
+            half = float(t.ppf(1 - (1 - level) / 2, df=n - 1)) * spread
+            interval = (_within(estimate - half, bounds), _within(estimate + half, bounds))
     return CorrectedMean(big_n, n, float(f.mean()), float(pairs[:, 0].mean()), float(pairs[:, 1].mean()),
                          bias, _within(estimate, bounds), interval)
 

@@ -260,6 +260,17 @@ def test_a_gate_on_a_corrected_mean_whose_interval_is_not_clipped_goes_into_the_
     assert json.loads(json.dumps({"metrics": summary, "gates": outcome}))["gates"]["context_recall"]["undecided"] is True
 
 
+def steady_summary() -> dict:
+    """A judge whose scores vary a little (0.85, 0.9) and three labels each 0.3 below it: the corrected
+    mean 0.575, with a narrow interval (about 0.54 to 0.61) that a gate at 0.5 is not inside."""
+    rows = [{"id": str(i), "context_recall": 0.9 if i % 2 else 0.85} for i in range(6)]
+    labels = {row["id"]: {"context_recall": row["context_recall"] - 0.3} for row in rows[:3]}
+    summary = summarize(rows, ["context_recall"], labels)
+    low, high = summary["context_recall"]["corrected"]["interval"]
+    assert 0.5 < low < 0.575 < high < 0.65
+    return summary
+
+
 def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_labels():
     """With 3 labels a corrected mean of 0.5 in [0, 1] passed a gate at 0.5, and nothing said the labels could not tell."""
     rows = [{"id": str(i), "context_recall": 0.9} for i in range(6)]
@@ -281,8 +292,8 @@ def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_l
         **scattered["context_recall"]["corrected"], "mean": 0.4996, "interval": (0.4996, 0.9)}}}
     assert "its corrected mean 0.4996 failed 0.5, but its 95% interval (0.4996 to 0.900" in \
         undecided(near, {"context_recall": 0.5})[0]
-    # the same bias on every label: a narrow interval that decides the gate, nothing to say
-    steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
+    # the same bias on every label of a judge whose scores vary a little: a narrow interval that decides
+    steady = steady_summary()
     assert undecided(steady, {"context_recall": 0.5}) == [] and not failures(steady, {"context_recall": 0.5})
     assert undecided(summarize(rows, ["context_recall"]), {"context_recall": 0.5}) == []  # no labels: no interval
 
@@ -299,7 +310,7 @@ def test_assert_scores_warns_of_a_pass_and_names_a_failure_the_labels_could_not_
     with pytest.raises(AssertionError, match=r"(?s)below 0.65\nwhat the outcome rests on:\n  context_recall: its "
                        "corrected mean 0.600 failed 0.65"):
         assert_scores(scattered, {"context_recall": 0.65})
-    steady = summarize(rows, ["context_recall"], {str(i): {"context_recall": 0.6} for i in range(3)})
+    steady = steady_summary()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert_scores(steady, {"context_recall": 0.5})  # an interval that decides: nothing to warn of

@@ -16,6 +16,7 @@ from localeval import models
 from localeval.calibration import (MAX_FILE_BYTES, NOTHING_TO_CORRECT, ONE_CLASS, balanced_accuracy_at, calibrate,
                                    fit_threshold, fit_warnings, fitted_with, load_thresholds, write_calibration)
 from localeval.errors import UserError
+from localeval.gating import undecided
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.results import format_table, summarize
 from localeval.samples import Sample
@@ -112,6 +113,17 @@ def test_a_labeled_part_that_agrees_exactly_still_leaves_the_rest_uncertain():
     assert fix.bias == 0.0 and fix.mean == pytest.approx(0.5)
     low, high = fix.interval
     assert low < 0.5 - 0.1 and high > 0.5 + 0.1  # the unlabeled half could still disagree
+
+
+def test_a_judge_and_labels_with_no_spread_at_all_leave_the_whole_range_open():
+    """The default judge gave context_recall 0 on every sample; three labels of 1 made the bias -1 on
+    each, and the interval [1, 1]: a gate at 0.99 passed as decided where people's mean was 0.54 (a probe)."""
+    fix = corrected_mean([0.0] * 8, [(0.0, 1.0)] * 3)
+    assert fix.mean == 1.0 and fix.interval == (0.0, 1.0)
+    assert corrected_mean([0.0] * 3, [(0.0, 1.0)] * 3).interval == (1.0, 1.0)  # every sample labeled: known
+    summary = summarize([{"id": str(i), "context_recall": 0.0} for i in range(8)], ["context_recall"],
+                        {str(i): {"context_recall": 1.0} for i in range(3)})
+    assert undecided(summary, {"context_recall": 0.99})  # said, and warned of by assert_scores
 
 
 def test_one_label_gives_an_estimate_without_an_interval():
