@@ -100,7 +100,17 @@ def caveats(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]
     stderr, by the report, and by assert_scores (warned on a pass, listed with a failure)."""
     one_label = [f"{metric}: its corrected mean rests on 1 label, too few to correct the judge's; the judge's mean "
                  "is compared" for metric in corrected_but_not_gated(summary, gates)]
-    return [*one_label, *partly_scored(summary, gates), *undecided(summary, gates)]
+    return [*one_label, *uncorrected(summary, gates), *partly_scored(summary, gates), *undecided(summary, gates)]
+
+
+def uncorrected(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) -> list[str]:
+    """Where labels corrected some metric's mean (--labels), the gated metrics none of them corrects (a
+    sub-score, or labeled samples that give it no score): one label was said, none passed in silence."""
+    if not any("corrected" in row for row in summary.values()):
+        return []
+    return [f"{metric}: no label corrects its mean (sub-scores are not labeled; or no labeled sample gives it a "
+            "score); the judge's mean is compared" for metric in gates if metric in summary
+            and "corrected" not in summary[metric]]
 
 
 def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:

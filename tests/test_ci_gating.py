@@ -16,7 +16,8 @@ import pytest
 
 from localeval.cli import main
 from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
-from localeval.gating import corrected_but_not_gated, failures, gated_value, outcomes, parse_gates, undecided
+from localeval.gating import (caveats, corrected_but_not_gated, failures, gated_value, outcomes, parse_gates,
+                              undecided)
 from localeval.progress import LineProgress, progress_for
 from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
 from localeval.testing import assert_scores
@@ -269,6 +270,18 @@ def steady_summary() -> dict:
     low, high = summary["context_recall"]["corrected"]["interval"]
     assert 0.5 < low < 0.575 < high < 0.65
     return summary
+
+
+def test_a_gate_no_label_corrects_is_said_to_compare_the_judges_mean_where_labels_corrected_others():
+    """One label was said; none (a sub-score, or labels only on samples a metric cannot score) passed in
+    silence (a CI probe)."""
+    rows = [{"id": str(i), "context_recall": 0.9, "context_relevance_chunks": 0.5} for i in range(6)]
+    summary = summarize(rows, ["context_recall", "context_relevance_chunks"],
+                        {str(i): {"context_recall": 0.6} for i in range(3)})
+    assert caveats(summary, {"context_relevance_chunks": 0.1}) == [
+        "context_relevance_chunks: no label corrects its mean (sub-scores are not labeled; or no labeled sample gives "
+        "it a score); the judge's mean is compared"]
+    assert caveats(summarize(rows, ["context_relevance_chunks"]), {"context_relevance_chunks": 0.1}) == []  # no labels
 
 
 def test_a_gate_inside_its_corrected_means_interval_is_said_to_rest_on_too_few_labels():
