@@ -86,6 +86,8 @@ def _metrics_of(candidate: Any, source: str) -> Mapping[str, Mapping[str, Any]]:
 
 
 def _kind(value: Any) -> str:
+    if isinstance(value, Mapping) and not value:
+        return "an empty dict"
     if value is None or isinstance(value, str):
         return "None" if value is None else "a string"
     return f"a value of type {type(value).__name__}"

@@ -363,7 +363,8 @@ def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
 
 @pytest.mark.parametrize(("given", "lowest", "expected"), [
     ("out", {"context_relevance": "0.4"}, "context_relevance='0.4': expected a number, got a string"),
-    ("out", {}, "give the thresholds as a dict of at least one metric"),
+    ("out", {}, "give the thresholds as a dict of at least one metric and its lowest mean, such as "
+                "{'context_recall': 0.7}; got an empty dict"),  # it said "a value of type dict"
     ("out", [("context_relevance", 0.4)], "give the thresholds as a dict of at least one metric and its lowest mean"),
     ("out/run.json", {"context_relevance": 0.4}, "run.json is not a localeval summary"),
     ("out", {"context_relevance": 2}, "context_relevance=2: a score lies between 0 and 1"),
