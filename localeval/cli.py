@@ -127,6 +127,11 @@ class Parser(argparse.ArgumentParser):
     """argparse with localeval's errors: one line saying what is wrong and where the options are
     listed, instead of the usage block (subcommands' parsers are of this class too)."""
 
+    def __init__(self, *args, **kwargs):
+        # a mistyped option is refused, not read as the option it begins (--fail-unde as --fail-under)
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):
         self.exit(EXIT_USER, f"localeval: error: {message} (`{self.prog} --help` lists the options)\n")
 
@@ -303,7 +308,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("labeled", nargs="?", metavar="LABELED",
                        help=f"labeled dataset: .jsonl or .json ({manual.see('labeled-data')}); or give it as --data")
     bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
-    bench.add_argument("--judges", default=None, help="comma-separated registered judge names or local model "
+    bench.add_argument("--judges", "--judge", default=None, help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
     bench.add_argument("--out", default="localeval-bench", type=os.path.expanduser, help="output directory for bench.json, bench.md, "
                        "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "
