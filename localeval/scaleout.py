@@ -48,6 +48,9 @@ from .samples import Sample
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
 WINDOWS_PER_WORKER = 2  # at least this many windows per worker, so a fast one takes a slow one's share
 CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
+# How a Ray server answers its client's first call: a reply, or a refusal for want of a token (a
+# cluster started with authentication); anything else (unknown call, no answer in time) is not Ray.
+RAY_ANSWERS = frozenset({"OK", "UNAUTHENTICATED", "PERMISSION_DENIED"})
 HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, then to answer Ray's first call
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
@@ -63,6 +66,8 @@ class Cluster:
     cpus_per_worker: float = 1.0
 
     def __post_init__(self) -> None:
+        if isinstance(self.address, str) and self.address[:6].lower() == "ray://":  # Ray takes only ray:// itself
+            object.__setattr__(self, "address", "ray://" + self.address[6:])
         if isinstance(self.address, str) and _web_address(self.address):  # Ray answered with a fragment of advice
             raise UserError(f"{given('ray', self.address)}: that is a web address, such as the Ray dashboard's "
                             "(port 8265); give the cluster's own: HOST:6379 as 'ray start --head' prints it, or "
@@ -71,8 +76,10 @@ class Cluster:
             raise UserError(f"{given('ray', self.address)}: give local, auto, or a running cluster's HOST:PORT "
                             "(ray://HOST:PORT through Ray Client)")
         if (found := _host_and_port(self.address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
-            raise UserError(f"{given('ray', self.address)}: {found[1]} is not a port (1 to 65535); a cluster's own is "
-                            "6379 unless 'ray start --head --port' chose another")
+            usual = ("Ray Client's is 10001 unless 'ray start --head --ray-client-server-port' chose another"
+                     if self.address.startswith("ray://") else
+                     "a cluster's own is 6379 unless 'ray start --head --port' chose another")
+            raise UserError(f"{given('ray', self.address)}: {found[1]} is not a port (1 to 65535); {usual}")
         if self.workers < 1:
             raise UserError(f"{option('workers')} must be at least 1")
         if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
@@ -362,7 +369,7 @@ def _host_and_port(address: str) -> tuple[str, str] | None:
     if address[:6].lower() == "ray://":  # Ray reads RAY:// as ray://
         address = address[6:]
     host, colon, port = address.rpartition(":")
-    return (host, port) if colon and host.strip("[]") and port.isdigit() else None
+    return (host, port) if colon and host.strip("[]") and port.isascii() and port.isdigit() else None
 
 
 def _check_reachable(address: str) -> None:
@@ -410,24 +417,26 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
                 f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in "
                 f"{HANDSHAKE_TIMEOUT_S:g} s, as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 "
                 "is a web server). Pass the address 'ray start --head' prints") from None
-        if _implements(channel, client):
+        answer = _first_call(channel, client)
+        if answer.name in RAY_ANSWERS:
             return
         host = target.rpartition(":")[0]
-        if _implements(channel, not client):  # the other of Ray's two ports, named the other way: the user's slip
+        if answer is grpc.StatusCode.UNIMPLEMENTED and _first_call(channel, not client).name in RAY_ANSWERS:
+            # the other of Ray's two ports, named the other way: the user's slip
             raise UserError(f"{named}: that is a cluster's own port, which takes no ray://; give {target} (from "
                             "one of the cluster's nodes), or Ray Client's port as ray://HOST:10001" if client else
                             f"{named}: that is Ray Client's port; give it as ray://{target}, or the cluster's own "
                             f"port as {host}:6379 from one of its nodes")
         raise EnvironmentFailure(
-            f"{named}: a gRPC service answers there, but not a Ray cluster's ({'Ray Client' if client else 'GCS'} "
-            "calls are unknown to it). Pass the address 'ray start --head' prints")
+            f"{named}: a gRPC service answers there, but not as a Ray cluster's {'Ray Client' if client else 'GCS'} "
+            f"does (its first call: {answer.name.lower().replace('_', ' ')}). Pass the address 'ray start --head' prints")
     finally:
         channel.close()
 
 
-def _implements(channel: Any, client: bool) -> bool:
-    """Whether the server behind `channel` knows Ray Client's ping (`client`) or the GCS's cluster-id call.
-    Any answer but "unimplemented" counts: a cluster that wants a token refuses the call, and is Ray."""
+def _first_call(channel: Any, client: bool) -> Any:
+    """How the server behind `channel` answers the first call Ray's own client makes: Ray Client's ping
+    (`client`), or the GCS's cluster id; a grpc.StatusCode."""
     import grpc
     from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
 
@@ -439,8 +448,8 @@ def _implements(channel: Any, client: bool) -> bool:
             gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
                 gcs_service_pb2.GetClusterIdRequest(), timeout=HANDSHAKE_TIMEOUT_S)
     except grpc.RpcError as error:
-        return error.code() != grpc.StatusCode.UNIMPLEMENTED
-    return True
+        return error.code()
+    return grpc.StatusCode.OK
 
 
 def _init_options(cluster: Cluster) -> dict[str, Any]:

@@ -707,6 +707,8 @@ def test_bench_help_teaches_with_examples():
         # bench names its judges with --judges, and says so
         (["--data", str(SMALL), "--judges", "{embedder_folder}"],
          "is a sentence-transformers embedder, not a judge: give it as --embedder, and as --judges a registered judge"),
+        (["--data", str(SMALL), "--embedder", "{judge_folder}"],
+         "is a model that generates text (LlamaForCausalLM), not a sentence-transformers embedder: give it as --judges"),
         (["--data", str(SMALL), "--embedder", "nope"], "unknown embedder 'nope'"),
         (["--data", str(SMALL), "--metrics", "faithfulnes"], "unknown metric 'faithfulnes'"),
         (["--data", str(SMALL), "--limit", "0"], "--limit must be at least 1"),
@@ -731,8 +733,11 @@ def test_user_errors_are_one_line_and_exit_2(tmp_path, capsys, monkeypatch, args
     embedder_folder.mkdir()
     for name in ("config.json", "modules.json"):
         (embedder_folder / name).write_text("{}")
+    judge_folder = tmp_path / "my-judge"
+    judge_folder.mkdir()
+    (judge_folder / "config.json").write_text('{"architectures": ["LlamaForCausalLM"], "model_type": "llama"}')
     args = [a.format(tmp=tmp_path, unlabeled=unlabeled, misaligned=misaligned, store=store,
-                     embedder_folder=embedder_folder) for a in args]
+                     embedder_folder=embedder_folder, judge_folder=judge_folder) for a in args]
     assert main(["bench", *args, "--out", str(tmp_path / "out")]) == 2
     error = capsys.readouterr().err
     assert expected in error and len(error.strip().splitlines()) == 1

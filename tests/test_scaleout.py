@@ -458,10 +458,12 @@ def test_a_cluster_address_is_local_auto_or_a_host_and_port():
     for address in ("bogus", "head:", ":6379", "ray://head", ""):
         with pytest.raises(UserError, match="give local, auto, or a running cluster's HOST:PORT"):
             Cluster(address)
-    for address in ("127.0.0.1:99999", "ray://head:0"):  # was "no Ray cluster answers there", exit 3
+    for address, usual in (("127.0.0.1:99999", "a cluster's own is 6379"), ("ray://head:0", "Ray Client's is 10001")):
         with pytest.raises(UserError, match=re.escape(f"--ray {address}: {address.rpartition(':')[2]} is not a port "
-                                                      "(1 to 65535)")):
+                                                      f"(1 to 65535); {usual}")):  # was "no cluster answers", exit 3
             Cluster(address)
+    with pytest.raises(UserError, match="give local, auto, or a running cluster's HOST:PORT"):
+        Cluster("head:²")  # a digit to str.isdigit, not to int(): a traceback
 
 
 def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_samples, tmp_path, capsys):
@@ -481,7 +483,7 @@ def test_a_web_address_such_as_the_dashboards_is_refused_before_ray_starts():
         with pytest.raises(UserError, match=re.escape(f"--ray {address}: that is a web address, such as the Ray "
                                                       "dashboard's (port 8265); give the cluster's own: HOST:6379")):
             Cluster(address)
-    assert Cluster("RAY://head:10001").address == "RAY://head:10001"
+    assert Cluster("RAY://head:10001").address == "ray://head:10001"  # Ray itself took RAY as a module's name
 
 
 def test_an_address_where_something_else_answers_fails_in_seconds_with_exit_3(six_samples, tmp_path, capsys):
@@ -510,19 +512,22 @@ RAY_CLIENT = ("ray.rpc.RayletDriver", "ClusterInfo")
 
 
 @contextlib.contextmanager
-def grpc_server(*services: tuple[str, str], refused: bool = False) -> Iterator[int]:
+def grpc_server(*services: tuple[str, str], refused: bool = False, hangs: bool = False) -> Iterator[int]:
     """A gRPC server on a free port of 127.0.0.1 that answers the given calls (a reply of an empty
-    message, or a refusal for want of a token where `refused`) and knows no other; its port."""
+    message, or a refusal for want of a token where `refused`; no answer for 8 s where `hangs`) and
+    knows no other; its port."""
     from concurrent import futures
 
     import grpc
 
     def answer(request, context):
+        if hangs:
+            time.sleep(8)
         if refused:
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "no token")
         return b""
 
-    server = grpc.server(futures.ThreadPoolExecutor(max_workers=1))
+    server = grpc.server(futures.ThreadPoolExecutor(max_workers=2))
     for service, method in services:
         server.add_generic_rpc_handlers([grpc.method_handlers_generic_handler(
             service, {method: grpc.unary_unary_rpc_method_handler(answer)})])
@@ -560,10 +565,14 @@ def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
         for address, calls in ((f"127.0.0.1:{port}", "GCS"), (f"ray://127.0.0.1:{port}", "Ray Client")):
             started = time.monotonic()
             with pytest.raises(EnvironmentFailure, match=re.escape(
-                    f"--ray {address}: a gRPC service answers there, but not a Ray cluster's ({calls} calls are "
-                    "unknown to it)")):
+                    f"--ray {address}: a gRPC service answers there, but not as a Ray cluster's {calls} does (its "
+                    "first call: unimplemented)")):
                 _check_reachable(address)
             assert time.monotonic() - started < 10
+    # one that knows Ray's calls but answers none in time: Ray would wait on it without end (a review)
+    with grpc_server(RAY_GCS, RAY_CLIENT, hangs=True) as port:
+        with pytest.raises(EnvironmentFailure, match="not as a Ray cluster's GCS does \\(its first call: deadline exceeded\\)"):
+            _check_reachable(f"127.0.0.1:{port}")
 
 
 @pytest.mark.parametrize("answers, given, expected", [

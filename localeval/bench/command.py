@@ -114,7 +114,7 @@ def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool)
         if judge not in models.registry():
             models.check_folder(Path(judge), "judge", judge_option="judges")
     if embedder is not None and embedder not in models.registry() and uses_embedder:
-        models.check_folder(Path(embedder).expanduser(), "embedder")
+        models.check_folder(Path(embedder).expanduser(), "embedder", judge_option="judges")
 
 
 def _earlier_bench(out: Path) -> str | None:
