@@ -277,7 +277,7 @@ def _sample_evidence(row, metrics, sample: Sample | None, thresholds: dict[str, 
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
-        body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric))
+        body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric)) + _sub_scores(row, METRICS.get(metric))
         blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{body}</details>")
     blocks.append("</section>")
     return "\n".join(blocks)
@@ -322,16 +322,21 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
     for key in ("reason", "against"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
-    # its sub-scores under the names of their results.jsonl columns, not the evidence's own keys
-    parts = metric().parts(evidence) if metric is not None and "null_reason" not in evidence else {}
-    lines += [f"<div class='reason'>{escape(name)}: {_number_or_list(value)}</div>" for name, value in parts.items()]
     return "".join(lines)
+
+
+def _sub_scores(row: dict[str, Any], metric: type[Metric] | None) -> str:
+    """The metric's sub-scores as results.jsonl holds them, under its column names (a chunk without
+    sentences has none: null); nothing for a null score, whose sub-scores are null too."""
+    names = () if metric is None else (*metric.part_names, *metric.list_part_names)
+    return "".join(f"<div class='reason'>{escape(name)}: {_number_or_list(row[name])}</div>"
+                   for name in names if row.get(name) is not None)
 
 
 def _number_or_list(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return ", ".join(map(_number_or_list, value))
-    return f"{value:.3f}" if _is_score(value) else escape(str(value))
+    return f"{value:.3f}" if _is_score(value) else "null"
 
 
 def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:

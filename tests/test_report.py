@@ -22,7 +22,8 @@ from localeval import DEFAULT_METRICS, JudgeSettings, Sample, evaluate
 from localeval.bench.report import html_page
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.gating import caveats, failures, outcomes, undecided
-from localeval.report import write_report
+from localeval.metrics import METRICS
+from localeval.report import _sub_scores, write_report
 from localeval.results import summarize
 
 DEV_BENCH = Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-bench.json"
@@ -240,6 +241,10 @@ def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report)
     assert "<div class='reason'>context_supported_precision_per_chunk: 0.000</div>" in mars
     assert "chunk_relevance:" not in html and "per_chunk: [" not in html and "rank_weighted:" not in html.replace(
         "precision_rank_weighted:", "")
+    with_a_blank_chunk = {"id": "x", "context_supported_precision": 0.5, "evidence": {"context_supported_precision": {}},
+                          "context_supported_precision_per_chunk": [1.0, None, 0.0]}
+    assert _sub_scores(with_a_blank_chunk, METRICS["context_supported_precision"]) == (
+        "<div class='reason'>context_supported_precision_per_chunk: 1.000, null, 0.000</div>")  # it said None
 
 
 def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_path):
