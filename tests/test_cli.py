@@ -324,3 +324,22 @@ def test_few_labels_are_counted_per_metric():
         "fewer than ten labeled samples correct context_supported_precision (9): with so few, the corrected 95% "
         "intervals covered people's mean less often on the dev set (localeval docs labeled-data); label at least ten")
     assert few_labels({"context_recall": corrected(4, 4)}) is None  # every sample labeled: people's mean is known
+
+
+def test_the_summary_reads_the_rows_in_the_datas_order_whatever_order_they_were_written_in():
+    """The bootstrap draws by position: Ray's windows, written as they finish, gave other intervals than
+    one process for the same scores (a probe). Rows of samples this run left out (--limit) are dropped."""
+    import random
+
+    from localeval.results import summarize
+    from localeval.runner import _in_data_order
+    from localeval.samples import Sample
+
+    samples = [Sample(f"s{i}", "q", ("c",), "r") for i in range(10)]
+    rows = [{"id": sample.id, "m": i / 9} for i, sample in enumerate(samples)]
+    written = [*rows[5:], {"id": "left-out", "m": 0.0}, *rows[:5]]
+    random.Random(0).shuffle(written)
+    assert _in_data_order(written, samples) == rows
+    assert summarize(_in_data_order(written, samples), ["m"]) == summarize(rows, ["m"])
+    shuffled = [row for row in written if row["id"] != "left-out"]
+    assert summarize(shuffled, ["m"]) != summarize(rows, ["m"])  # the order alone does move the interval
