@@ -336,7 +336,8 @@ def test_the_summary_reads_the_rows_in_the_datas_order_whatever_order_they_were_
     from localeval.samples import Sample
 
     samples = [Sample(f"s{i}", "q", ("c",), "r") for i in range(10)]
-    rows = [{"id": sample.id, "m": i / 9} for i, sample in enumerate(samples)]
+    draw = random.Random(1)
+    rows = [{"id": sample.id, "m": round(draw.random(), 3)} for sample in samples]
     written = [*rows[5:], {"id": "left-out", "m": 0.0}, *rows[:5]]
     random.Random(0).shuffle(written)
     assert _in_data_order(written, samples) == rows
