@@ -133,8 +133,7 @@ def _plan(args) -> RunPlan:
     weak = weak_judge_warning(judge_name)
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
     # with --labels a gate compares a corrected mean, not the judge's own (gating.gated_value)
-    compared = ("its means corrected by --labels (its own where fewer than two labels correct one)" if args.labels
-                else "these scores")
+    compared = "its means corrected by --labels, where the labels allow it" if args.labels else "these scores"
     weak_gated = warned([f"{weak}; the --fail-under gates compare {compared}" if weak and gates else None],
                         WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used

@@ -75,8 +75,8 @@ def test_gating_on_a_weak_judge_is_said_before_the_scoring(tmp_path, data, tiny_
     # with labels the gates compare corrected means, and it says so (it said "these scores": a probe)
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
     assert run(tmp_path, labeled, tiny_judge, "--fail-under", "context_relevance=0", "--labels", str(labeled)) == EXIT_OK
-    assert (f"localeval: warning: {weak}; the --fail-under gates compare its means corrected by --labels (its own "
-            "where fewer than two labels correct one)") in capsys.readouterr().err
+    assert (f"localeval: warning: {weak}; the --fail-under gates compare its means corrected by --labels, where "
+            "the labels allow it") in capsys.readouterr().err
 
 
 def test_what_setting_up_warns_of_is_kept_in_the_summary_and_evaluates_details(tmp_path, data, tiny_judge, capsys,
