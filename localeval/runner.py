@@ -130,16 +130,17 @@ def _plan(args) -> RunPlan:
     if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
         models.check_name(args.embedder, "embedder")
     gates = parse_gates(args.fail_under, result_names(metrics))
-    weak = weak_judge_warning(judge_name)
-    # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's top
-    # with --labels a gate compares a corrected mean, not the judge's own (gating.gated_value)
-    compared = "its means corrected by --labels, where the labels allow it" if args.labels else "these scores"
-    weak_gated = warned([f"{weak}; the --fail-under gates compare {compared}" if weak and gates else None],
-                        WeakJudgeWarning)
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
+    weak = weak_judge_warning(judge_name)
+    # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's
+    # top, once the labels were read (a labels file refused ends the run before it)
+    # with --labels a gate compares a corrected mean, not the judge's own (gating.gated_value)
+    compared = "its means corrected by --labels, where the labels allow it" if args.labels else "these scores"
+    weak_gated = warned([f"{weak}; the --fail-under gates compare {compared}" if weak and gates else None],
+                        WeakJudgeWarning)
     # said before minutes of scoring, so that a user can stop and label other samples or refit
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
