@@ -36,6 +36,9 @@ def _not_scored(name: str, chosen: list[str]) -> str:
     from .metrics import METRICS, did_you_mean, metric_of  # here: localeval.testing needs gating without pysbd
 
     scores = ", ".join(chosen)
+    listed = next((metric for metric, cls in METRICS.items() if name in cls.list_part_names), None)
+    if listed is not None:
+        return f"{name} is a list, a number per chunk, not a score a gate can compare; gate on {listed}"
     if metric_of(name) in METRICS:
         return f"{name} is not among this run's scores ({scores}); add {metric_of(name)} to --metrics to gate on it"
     return f"{name} is no metric's score;{did_you_mean(name)} this run's scores: {scores}"

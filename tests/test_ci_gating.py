@@ -174,6 +174,10 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
     ("context_recal=0.5", "context_recal is no metric's score; did you mean 'context_recall'? this run's scores: "
                           "context_recall"),
     ("answer_relevancy=0.5", "answer_relevancy is no metric's score; did you mean 'response_relevancy', the "),
+    # a list per chunk: it said "no metric's score" (a CI probe)
+    ("context_supported_precision_per_chunk=0.5", "context_supported_precision_per_chunk is a list, a number per "
+                                                  "chunk, not a score a gate can compare; gate on "
+                                                  "context_supported_precision"),
     ("context_recall=high", "'high' is not a number"),
     ("context_recall=70", "a score lies between 0 and 1"),
     ("context_recall=nan", "a score lies between 0 and 1"),
