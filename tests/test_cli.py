@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval.cli import main
+from localeval.cli import build_parser, main
 from localeval.errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USER
 from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 
@@ -344,3 +344,18 @@ def test_the_summary_reads_the_rows_in_the_datas_order_whatever_order_they_were_
     assert summarize(_in_data_order(written, samples), ["m"]) == summarize(rows, ["m"])
     shuffled = [row for row in written if row["id"] != "left-out"]
     assert summarize(shuffled, ["m"]) != summarize(rows, ["m"])  # the order alone does move the interval
+
+
+@pytest.mark.parametrize("argv", [["run", "data.jsonl", "--fail-unde", "context_recall=0.5"],
+                                  ["bench", "--dat", "labeled.jsonl"]])
+def test_a_mistyped_option_is_refused_not_read_as_the_option_it_begins(capsys, argv):
+    """argparse read --fail-unde as --fail-under (a CI probe); the README says a mistyped option is refused."""
+    with pytest.raises(SystemExit) as stopped:
+        main(argv)
+    assert stopped.value.code == 2
+    assert f"unrecognized arguments: {argv[-2]}" in capsys.readouterr().err
+
+
+def test_bench_takes_judge_as_run_does():
+    args = build_parser().parse_args(["bench", "--data", "labeled.jsonl", "--judge", "qwen2.5-coder-0.5b-instruct"])
+    assert args.judges == "qwen2.5-coder-0.5b-instruct"
