@@ -22,10 +22,10 @@ from .errors import UserError, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
-from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
+from .pipeline import PipelineRecipe, build_embedder, build_judge
 from .progress import NoProgress, progress_for, to_stderr
 from .results import count_of, sample_inputs, summarize
-from .scaleout import cluster_for
+from .scaleout import scoring_on
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import FewLabelsWarning, WeakJudgeWarning, few_labels, weak_judge_warning
@@ -162,8 +162,8 @@ def evaluate(
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     # what setting up warns of (emulated bfloat16, Ray workers sharing cores) is kept too
-    (cluster, pipeline, score), set_up = said_and_kept(
-        lambda: _scoring_for(recipe, ray, workers, gpus_per_worker, cpus_per_worker), caller_level=3)
+    (cluster, pipeline, score), set_up = said_and_kept(  # a library's stdout is its caller's: log to stderr
+        lambda: scoring_on(recipe, ray, workers, gpus_per_worker, cpus_per_worker, to_stderr), caller_level=3)
     said += set_up
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
@@ -200,12 +200,6 @@ def _settings_for(judge: Any, settings: Any, scoring: str, calibration: Any) -> 
     thresholds, calibrated = (None, None) if calibration is None else load_thresholds(
         calibration, models.judge_name(judge), models.judge_folder(judge))
     return metric_settings(judge, scoring=scoring, thresholds=thresholds), thresholds, calibrated
-
-
-def _scoring_for(recipe: PipelineRecipe, ray, workers, gpus_per_worker, cpus_per_worker):
-    """The cluster (None: this process), the pipeline and the scoring of one call."""
-    cluster = cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
-    return cluster, *build_scoring(recipe, cluster, log=to_stderr)  # a library's stdout is its caller's
 
 
 def _index_given_back(data: Any) -> Any:

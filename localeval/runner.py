@@ -180,14 +180,13 @@ def _scoring_for(args, metrics, log):
     """The cluster (None: this process), the pipeline with its models found, not loaded, and the
     scoring. Imported only now: the engine brings torch and transformers (seconds), and a mistyped
     option or a bad file should be answered at once."""
-    from .pipeline import PipelineRecipe, build_scoring
-    from .scaleout import cluster_for
+    from .pipeline import PipelineRecipe
+    from .scaleout import scoring_on
 
     recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
                             BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,
                             args.language, args.window)
-    cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
-    return (cluster, *build_scoring(recipe, cluster, log))
+    return scoring_on(recipe, args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker, log)
 
 
 def _in_data_order(rows: list[dict], samples: list) -> list[dict]:

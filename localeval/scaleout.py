@@ -40,7 +40,7 @@ from .device import dtype_name
 from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
 from .evaluation import SampleResult, Timings
 from .options import given, keyword_arguments, keywords_in_use, option
-from .pipeline import Pipeline, PipelineRecipe
+from .pipeline import Log, Pipeline, PipelineRecipe, Score, build_scoring
 from .progress import NoProgress, Progress, progress_for
 from .results import count_of
 from .samples import Sample
@@ -143,6 +143,14 @@ def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker
     None without an address (a local run)."""
     asked = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
     return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
+
+
+def scoring_on(recipe: PipelineRecipe, address: str | None, workers: int | None, gpus_per_worker: float | None,
+               cpus_per_worker: float | None, log: Log) -> tuple[Cluster | None, Pipeline, Score]:
+    """How `run` and `evaluate()` score: the cluster asked for (None: this process), the pipeline with
+    its models found, not loaded, and the scoring."""
+    cluster = cluster_for(address, workers, gpus_per_worker, cpus_per_worker)
+    return (cluster, *build_scoring(recipe, cluster, log))
 
 
 @dataclass
