@@ -106,10 +106,14 @@ BENCH_EXAMPLES = f"""examples:
   # on a GPU, bigger batches
   python -m localeval bench --data labeled.jsonl --device cuda --batch-size 64
 
+  # after Ctrl-C: keep the judges that finished, run only the rest
+  python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct --resume
+
 exit status: {EXIT_OK} every judge ran, 1 some judge failed (the others are still reported),
 {EXIT_USER} a usage or data error (missing file, record without labels, labels that do not line up),
 {EXIT_ENVIRONMENT} the machine stopped it (a full disk, an --out that cannot be written),
-{EXIT_INTERRUPTED} interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any,
+{EXIT_INTERRUPTED} interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any
+(--resume then runs only the rest),
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
@@ -330,6 +334,8 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                        "checked on each half of the samples; written to calibration.json for run --calibration")
     bench.add_argument("--cache", action="store_true", help="answer from the judge-answer cache where it can "
                        "(off by default: cached answers take no time, so speeds would be wrong)")
+    bench.add_argument("--resume", action="store_true", help="keep the judges that the bench already in --out "
+                       "finished (same data, options and device) and run only the rest")
     bench.add_argument("--quiet", action="store_true", help="no progress lines or bar (why a judge failed is still said)")
 
 

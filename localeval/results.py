@@ -225,16 +225,22 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     recorded, identity = _metrics_in_any_order(recorded), _metrics_in_any_order(identity)
     if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
         recorded, identity = _apart_from_metrics(recorded, identity)
-    differing = [key for key in sorted(set(recorded) | set(identity), key=lambda key: (key != "metrics", key))
-                 if recorded.get(key) != identity.get(key)]
-    if differing:
-        found = [found for key in differing
-                 for found in _differences(key, recorded.get(key, NOT_SET), identity.get(key, NOT_SET))]
-        shown = "; ".join(f"{path}: {_short(there)} there, {_short(now)} now" for path, there, now in found[:3])
-        if len(found) > 3:
-            shown += f"; {count_of(len(found) - 3, 'more difference')}"
+    if shown := said_differences(recorded, identity):
         raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
                         "options, or score into another --out")
+
+
+def said_differences(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """Where what a folder records differs from what is asked now, the first three differences
+    ("settings.dtype: float32 there, bfloat16 now"); "" where nothing differs. Metrics first: a
+    change of metrics explains the rest."""
+    differing = [key for key in sorted(set(recorded) | set(now), key=lambda key: (key != "metrics", key))
+                 if recorded.get(key) != now.get(key)]
+    found = [found for key in differing for found in _differences(key, recorded.get(key, NOT_SET), now.get(key, NOT_SET))]
+    shown = "; ".join(f"{path}: {_short(there)} there, {_short(then)} now" for path, there, then in found[:3])
+    if len(found) > 3:
+        shown += f"; {count_of(len(found) - 3, 'more difference')}"
+    return shown
 
 
 def _metrics_in_any_order(run: dict[str, Any]) -> dict[str, Any]:

@@ -8,6 +8,7 @@ last, through the CLI, on four labeled records copied from the development set.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import math
@@ -488,7 +489,8 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     saved = json.loads((out / "bench.json").read_text(encoding="utf-8"))
     # on 4 samples a resampling repeats the few it has: no certainty is claimed (the headline says chance)
     assert saved["best_judge"] == {"name": "oracle", "mean_spearman": pytest.approx(1.0), "spearman_defined": 5}
-    assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2}}
+    assert saved["dataset"] == {"path": str(SMALL), "samples": 4, "languages": {"en": 2, "zh": 2},
+                                "sha256": hashlib.sha256(SMALL.read_bytes()).hexdigest()}  # what --resume checks
     assert saved["settings"]["metrics"] == METRICS and saved["settings"]["cache"] is False
     assert saved["settings"]["embedder"] == "lookup"
     # a scripted judge was never measured: it gets the unmeasured choice, which mixes on and off
@@ -964,7 +966,7 @@ def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys,
     captured = capsys.readouterr()
     assert "1 judge on 4 samples in" in captured.out
     assert captured.err.strip().endswith("interrupted: the report holds the 1 judge that finished; not run: "
-                                         "qwen2.5-coder-0.5b-instruct")
+                                         "qwen2.5-coder-0.5b-instruct (the same command with --resume runs only those)")
 
     monkeypatch.setattr(command, "run_in_child", lambda job: (_ for _ in ()).throw(KeyboardInterrupt))
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(tmp_path / "none")]) == 130
@@ -979,6 +981,100 @@ def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys,
                                                     f"already in {out} is kept")
     assert [judge["name"] for judge in json.loads((out / "bench.json").read_text("utf-8"))["judges"]] == [
         "smollm2-135m-instruct"]  # the earlier one's
+
+
+TWO_JUDGES = ["--judges", "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"]
+
+
+def judges_called(monkeypatch, answer=agreeing_child) -> list[str]:
+    """The judges bench runs from now on, in order (each answered by `answer`)."""
+    from localeval.bench import command
+
+    called = []
+    monkeypatch.setattr(command, "run_in_child", lambda job: called.append(job.name) or answer(job))
+    return called
+
+
+def test_a_resumed_bench_keeps_the_judges_that_finished_and_runs_only_the_rest(tmp_path, capsys, monkeypatch):
+    """bench had no --resume: Ctrl-C in a quarter of an hour's last judge cost every judge (a leftover
+    of the probes)."""
+    from localeval.bench import command
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(command, "run_in_child", lambda job: agreeing_child(job) if job.name == "smollm2-135m-instruct"
+                        else (_ for _ in ()).throw(KeyboardInterrupt))
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES]) == 130
+    assert capsys.readouterr().err.strip().endswith("(the same command with --resume runs only those)")
+    first = json.loads((out / "bench.json").read_text("utf-8"))
+
+    called = judges_called(monkeypatch)
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
+    assert called == ["qwen2.5-coder-0.5b-instruct"]
+    assert (f"--resume: keeping 1 judge from the bench started {first['started']} (smollm2-135m-instruct); "
+            "running qwen2.5-coder-0.5b-instruct") in capsys.readouterr().err
+    bench = json.loads((out / "bench.json").read_text("utf-8"))
+    kept, ran = bench["judges"]
+    assert (kept["name"], ran["name"]) == ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct")
+    assert kept["measures"] == first["judges"][0]["measures"] and kept["per_sample"] == first["judges"][0]["per_sample"]
+    assert bench["not_run"] == [] and bench["resumed"] == {"from": first["started"], "kept": ["smollm2-135m-instruct"]}
+    assert sorted(path.name for path in (out / "results").iterdir()) == [
+        "1-smollm2-135m-instruct.jsonl", "2-qwen2.5-coder-0.5b-instruct.jsonl"]
+    assert (f"Resumed (--resume): smollm2-135m-instruct kept as measured by the bench started {first['started']}"
+            in (out / "bench.md").read_text("utf-8"))
+
+    # all finished: nothing runs again, and a resume of a resume keeps the first bench's start
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
+    assert called == ["qwen2.5-coder-0.5b-instruct"]
+    assert "every judge had finished: rewriting the reports" in capsys.readouterr().err
+    assert json.loads((out / "bench.json").read_text("utf-8"))["resumed"]["from"] == first["started"]
+
+
+def test_a_resume_runs_again_a_judge_that_failed_or_whose_results_do_not_fit(tmp_path, capsys, monkeypatch):
+    from localeval.bench import command
+
+    out = tmp_path / "out"
+    monkeypatch.setattr(command, "run_in_child", lambda job: agreeing_child(job) if job.name == "smollm2-135m-instruct"
+                        else failed_child(job))
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--quiet"]) == 1
+    called = judges_called(monkeypatch)
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
+    assert called == ["qwen2.5-coder-0.5b-instruct"]  # the failed one, not the one that finished
+
+    # another --limit: the kept judge's rows are of other samples, so it runs again
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
+    assert called[1:] == ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"]
+    assert "smollm2-135m-instruct's results in" in capsys.readouterr().err
+    # results gone: run again, said
+    (out / "results" / "2-qwen2.5-coder-0.5b-instruct.jsonl").unlink()
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
+    assert called[3:] == ["qwen2.5-coder-0.5b-instruct"]
+    assert "are missing or hold other samples (another --limit?); running it again" in capsys.readouterr().err
+
+
+def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, monkeypatch):
+    out = tmp_path / "out"
+    called = judges_called(monkeypatch)
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 0  # nothing to resume: every judge runs
+    assert f"--resume: nothing to resume in {out} (no bench.json); running every judge" in capsys.readouterr().err
+    before = (out / "bench.json").read_bytes()
+    edited = tmp_path / "edited.jsonl"
+    edited.write_text(SMALL.read_text("utf-8").replace("Paris", "Lyon", 1), encoding="utf-8")
+    for args, expected in [(["--batch-size", "3"], "settings.batch_size: 32 there, 3 now"),
+                           (["--metrics", "context_recall"], "settings.metrics: [answer_supported_precision, "),
+                           (["--data", str(edited)], "data_sha256: ")]:
+        data = [] if "--data" in args else [str(SMALL)]
+        assert main(["bench", *data, "--out", str(out), "--resume", *args]) == 2
+        error = capsys.readouterr().err
+        assert f"--resume: {out} holds another bench ({expected}" in error and len(error.strip().splitlines()) == 1
+    assert called == ["smollm2-135m-instruct"] and (out / "bench.json").read_bytes() == before
+    bench = json.loads(before)
+    del bench["dataset"]["sha256"]  # as a bench before the digest was recorded
+    (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
+    assert "data_sha256: not recorded there" in capsys.readouterr().err
+    (out / "bench.json").write_text('{"judges": [{}]}', encoding="utf-8")  # localeval's, cut short
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
+    assert "bench.json cannot be read, so no judge of it can be kept" in capsys.readouterr().err
 
 
 def test_a_headline_of_several_sentences_has_one_period_between_them():
@@ -1074,7 +1170,8 @@ def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path,
     started = json.loads((out / "bench.json").read_text(encoding="utf-8"))["started"]
     main(["bench", "--data", str(SMALL), "--out", str(out)])
     assert (f"note: {out / 'bench.json'} holds the bench of {started}: smollm2-135m-instruct; this one replaces it, "
-            "and its results and calibration, once a judge finishes (another --out keeps it)") in capsys.readouterr().err
+            "and its results and calibration, once a judge finishes (--resume keeps its finished judges, another "
+            "--out keeps it all)") in capsys.readouterr().err
 
 
 def test_a_bench_of_enough_samples_says_how_sure_its_ranking_is(tmp_path):

@@ -18,7 +18,7 @@ from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError, said_and_kept
-from ..results import check_writable_folder, claim_folder, count_of, write_atomically
+from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
 from ..options import check_counts, check_paths
 from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
@@ -26,6 +26,7 @@ from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
+from .resume import Kept, bench_identity, kept_judges, said_kept
 from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
                      tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
@@ -55,27 +56,34 @@ def bench_command(args) -> int:
         device = choose_device(args.device)
         dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
         log: Log = (lambda message: None) if args.quiet else to_stderr
-        if earlier := _earlier_bench(Path(args.out)):  # said while Ctrl-C still loses nothing
-            log(f"note: {Path(args.out) / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its "
-                "results and calibration, once a judge finishes (another --out keeps it)")
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
                      metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
                      BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
             for judge in judges
         ]
+        earlier = _earlier_bench(Path(args.out))
+        kept = _kept(args, jobs, labeled, log) if args.resume else Kept()
+        if earlier and not args.resume:  # said while Ctrl-C still loses nothing
+            log(f"note: {Path(args.out) / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its "
+                "results and calibration, once a judge finishes (--resume keeps its finished judges, another "
+                "--out keeps it all)")
         runs: list[JudgeRun] = []
         interrupted = False
         try:
-            run_judges(jobs, log, isolate=True, into=runs)
+            run_judges([job for job in jobs if job.name not in kept.runs], log, isolate=True, into=runs)
         except KeyboardInterrupt:
             interrupted = True
-        if not any(run.ok for run in runs):  # nothing to report: an earlier bench in --out is kept whole
+        by_judge = {**kept.runs, **{run.judge: run for run in runs}}
+        if not any(run.ok for run in by_judge.values()):  # nothing to report: an earlier bench in --out is kept whole
             return _none_finished(runs, Path(args.out), earlier, interrupted)
+        done = [job for job in jobs if job.name in by_judge]
+        runs = [by_judge[job.name] for job in done]  # in the order the judges were named, kept ones included
         busy = _busy(runs)
-        bench = assemble(labeled, runs, jobs[:len(runs)], data=args.data, started=started, reasons=args.reasons,
+        bench = assemble(labeled, runs, done, data=args.data, started=started, reasons=args.reasons,
                          example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
-                         warnings=[*data_warnings, *busy], not_run=[job.name for job in jobs[len(runs):]])
+                         warnings=[*data_warnings, *busy], not_run=[job.name for job in jobs if job.name not in by_judge],
+                         resumed=kept.record())
         out_dir = Path(args.out)
         write_reports(out_dir, bench)
         write_judge_results(out_dir, runs)
@@ -91,9 +99,20 @@ def bench_command(args) -> int:
         if bench["not_run"]:  # an interrupt once every judge had run leaves nothing out
             finished = sum(run.ok for run in runs)
             print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
-                  f"{', '.join(bench['not_run'])}", file=sys.stderr)
+                  f"{', '.join(bench['not_run'])} (the same command with --resume runs only those)", file=sys.stderr)
             return 130
         return 0 if all(run.ok for run in runs) else 1
+
+
+def _kept(args, jobs: list[JudgeJob], labeled: list[LabeledSample], log: Log) -> Kept:
+    """--resume: the judges the bench in --out finished, where it is a bench of the same data and options."""
+    from ..device import describe
+
+    settings = bench_settings(jobs[0], args.reasons, args.example, args.scoring)
+    identity = bench_identity(file_digest(Path(args.data)), describe(jobs[0].device), settings)
+    kept = kept_judges(Path(args.out), identity, labeled, [job.name for job in jobs], judge_result_names, log)
+    log(said_kept(kept, [job.name for job in jobs]))
+    return kept
 
 
 def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interrupted: bool) -> int:
@@ -229,14 +248,15 @@ def _outcome(run: JudgeRun) -> str:
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
              data: str | Path, started: float, reasons: str = "auto", example: str = "auto",
              scoring: str = "auto", calibrate_judges: bool = False, warnings: Sequence[str] = (),
-             not_run: Sequence[str] = ()) -> dict[str, Any]:
+             not_run: Sequence[str] = (), resumed: dict[str, Any] | None = None) -> dict[str, Any]:
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
 
     `reasons`, `example` and `scoring` are the choices the jobs' settings were made with (auto or
     a value for every metric); what each judge was then asked per metric is in its entry's
     "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds. `warnings`:
     what reading the data warned of, kept with the figures it may explain. `not_run`: the judges an
-    interrupt stopped before they finished (their runs are not in `runs`).
+    interrupt stopped before they finished (their runs are not in `runs`). `resumed`: which of `runs`
+    were kept from an earlier bench (bench --resume), and when it started.
     """
     elapsed = time.perf_counter() - started
     metrics = list(jobs[0].metrics)
@@ -249,15 +269,12 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"],
                                 "spearman_defined": best["summary"]["spearman_defined"],
                                 **_ahead_of_next(labeled, judges, runs, metrics)},
-        "dataset": {"path": str(data), "samples": len(labeled),
+        "dataset": {"path": str(data), "samples": len(labeled), "sha256": file_digest(Path(data)),
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
-        "settings": {"metrics": metrics, "reasons": reasons, "example": example, "scoring": scoring,
-                     "questions": job.settings[metrics[0]].questions,
-                     "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
-                     "dtype": job.dtype, "cache": job.cache,
-                     "embedder": _embedder_name(job.embedder)},
+        "settings": bench_settings(job, reasons, example, scoring),
         "started": (datetime.now(UTC).astimezone() - timedelta(seconds=elapsed)).isoformat(timespec="seconds"),
+        **({"resumed": resumed} if resumed else {}),
         "total_seconds": elapsed,
         "warnings": list(warnings),
         "localeval": __version__,
@@ -265,6 +282,15 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "judges": judges,
         "not_run": list(not_run),
     }
+
+
+def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str) -> dict[str, Any]:
+    """bench.json's "settings": what every judge of the bench was run with."""
+    metrics = list(job.metrics)
+    return {"metrics": metrics, "reasons": reasons, "example": example, "scoring": scoring,
+            "questions": job.settings[metrics[0]].questions,
+            "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
+            "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder)}
 
 
 def _load_average() -> float | None:

@@ -300,9 +300,18 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
          f"scoring {settings.get('scoring', 'hard')}, "
          f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
+        *_resumed_lines(bench),
         *_judge_settings_lines(bench),
         *bench.get("warnings", ()),  # what reading the data warned of (absent from an earlier bench.json)
     ]
+
+
+def _resumed_lines(bench: dict[str, Any]) -> list[str]:
+    """Which judges a resumed bench kept as an earlier process measured them (bench --resume)."""
+    if not (resumed := bench.get("resumed")):
+        return []
+    return [f"Resumed (--resume): {', '.join(resumed['kept'])} kept as measured by the bench started "
+            f"{resumed['from']}; the time taken is this run's alone"]
 
 
 def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:
