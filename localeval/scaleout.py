@@ -68,18 +68,7 @@ class Cluster:
     def __post_init__(self) -> None:
         if isinstance(self.address, str) and self.address[:6].lower() == "ray://":  # Ray takes only ray:// itself
             object.__setattr__(self, "address", "ray://" + self.address[6:])
-        if isinstance(self.address, str) and _web_address(self.address):  # Ray answered with a fragment of advice
-            raise UserError(f"{given('ray', self.address)}: that is a web address, such as the Ray dashboard's "
-                            "(port 8265); give the cluster's own: HOST:6379 as 'ray start --head' prints it, or "
-                            "ray://HOST:10001 through Ray Client")
-        if not _an_address(self.address):  # else Ray's own complaint would read as the machine's failure
-            raise UserError(f"{given('ray', self.address)}: give local, auto, or a running cluster's HOST:PORT "
-                            "(ray://HOST:PORT through Ray Client)")
-        if (found := _host_and_port(self.address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
-            usual = ("Ray Client's is 10001 unless 'ray start --head --ray-client-server-port' chose another"
-                     if self.address.startswith("ray://") else
-                     "a cluster's own is 6379 unless 'ray start --head --port' chose another")
-            raise UserError(f"{given('ray', self.address)}: {found[1]} is not a port (1 to 65535); {usual}")
+        _check_address(self.address, given("ray", self.address))
         if self.workers < 1:
             raise UserError(f"{option('workers')} must be at least 1")
         if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
@@ -359,6 +348,20 @@ def _import_ray():
     return ray
 
 
+def _check_address(address: Any, named: str) -> None:
+    """An address Ray can read, or a UserError naming it as `named` (the option, or RAY_ADDRESS under it)."""
+    if isinstance(address, str) and _web_address(address):  # Ray answered with a fragment of advice
+        raise UserError(f"{named}: that is a web address, such as the Ray dashboard's (port 8265); give the "
+                        "cluster's own: HOST:6379 as 'ray start --head' prints it, or ray://HOST:10001 through Ray Client")
+    if not _an_address(address):  # else Ray's own complaint would read as the machine's failure
+        raise UserError(f"{named}: give local, auto, or a running cluster's HOST:PORT (ray://HOST:PORT through Ray Client)")
+    if (found := _host_and_port(address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
+        usual = ("Ray Client's is 10001 unless 'ray start --head --ray-client-server-port' chose another"
+                 if address[:6].lower() == "ray://" else
+                 "a cluster's own is 6379 unless 'ray start --head --port' chose another")
+        raise UserError(f"{named}: {found[1]} is not a port (1 to 65535); {usual}")
+
+
 def _an_address(address: Any) -> bool:
     """Whether `address` names a cluster as Ray reads one: local, auto, or a host and a port."""
     if not isinstance(address, str):
@@ -389,6 +392,7 @@ def _check_reachable(address: str) -> None:
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
         named += f" (RAY_ADDRESS={address})"
+        _check_address(address, named)
     found = _host_and_port(address)
     if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
         return

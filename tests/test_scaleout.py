@@ -610,6 +610,22 @@ def test_auto_with_ray_address_where_no_cluster_listens_fails_at_once(six_sample
     assert "--ray auto (RAY_ADDRESS=127.0.0.1:1): no Ray cluster answers there" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("address, expected", [
+    ("127.0.0.1:70000", "70000 is not a port (1 to 65535); a cluster's own is 6379"),
+    ("ray://head:0", "0 is not a port (1 to 65535); Ray Client's is 10001"),
+    ("http://127.0.0.1:8265", "that is a web address, such as the Ray dashboard's"),
+    ("head", "give local, auto, or a running cluster's HOST:PORT"),
+])
+def test_auto_with_a_ray_address_ray_cannot_read_is_the_users_mistake(six_samples, tmp_path, capsys, monkeypatch,
+                                                                      address, expected):
+    """A port out of range in RAY_ADDRESS was "no Ray cluster answers there", exit 3, the machine's failure,
+    where the same address given to --ray was refused as a mistake, exit 2 (a leftover of a probe)."""
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "auto", "--quiet"]) == 2
+    error = capsys.readouterr().err
+    assert f"--ray auto (RAY_ADDRESS={address}): {expected}" in error and len(error.strip().splitlines()) == 1
+
+
 def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_samples, tmp_path, capsys):
     for module in ("ray", "ray.exceptions", "ray.util"):  # imports fail, as where Ray is not installed
         monkeypatch.setitem(sys.modules, module, None)
