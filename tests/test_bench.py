@@ -197,6 +197,13 @@ def write_records(tmp_path: Path, edit) -> Path:
                     r[1]["labels"].update(context_sentences_supported_by_response=[[], [], []])),
          r"sample dev-021: missing .*; the sample has no context to label, so give it "
          r"\"context_sentences_relevant\": \[\[\], \[\], \[\]\]"),
+        # nothing retrieved supports nothing: the judge's 0 by rule was "corrected" up by the labeler's slip
+        (lambda r: r[0].update(retrieved_contexts=[" "], labels={**r[0]["labels"], "context_sentences_relevant": [[]],
+                                                                 "context_sentences_supported_by_response": [[]]}),
+         r"line 1, field 'labels.reference_sentences_attributed': sample dev-020: a reference sentence is labeled true, "
+         r"but the sample retrieved nothing \(its retrieved_contexts are empty\) to support it: label every one false"),
+        (lambda r: (retrieved_nothing(r), r[0]["labels"].update(response_sentences_supported=[False, True, False])),
+         r"field 'labels.response_sentences_supported': sample dev-020: a response sentence is labeled true, but"),
         (lambda r: r[0]["labels"].update(response_sentence_supported=r[0]["labels"].pop("response_sentences_supported")),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing \(needed for "
          r"answer_supported_precision; --metrics chooses the metrics that need labels\); 'response_sentence_supported' is "
@@ -230,8 +237,12 @@ def test_a_sample_with_nothing_to_judge_for_a_metric_is_said_to_drop_out_of_its_
 
 def retrieved_nothing(records: list[dict]) -> None:
     """dev-020 as a retrieval that found nothing: no context, and so no context sentence to label."""
-    records[0].update(retrieved_contexts=[], labels={**records[0]["labels"], "context_sentences_relevant": [],
-                                                     "context_sentences_supported_by_response": []})
+    labels = records[0]["labels"]
+    records[0].update(retrieved_contexts=[], labels={
+        **labels, "context_sentences_relevant": [], "context_sentences_supported_by_response": [],
+        # nothing retrieved supports nothing: a true there is refused (test_labels_that_do_not_line_up...)
+        "reference_sentences_attributed": [False] * len(labels["reference_sentences_attributed"]),
+        "response_sentences_supported": [False] * len(labels["response_sentences_supported"])})
 
 
 def test_a_sample_that_retrieved_nothing_is_said_to_drop_out_of_the_metrics_a_rule_decides(tmp_path):

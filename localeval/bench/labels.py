@@ -213,6 +213,10 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                     f"null, where {metric} needs {shape}"
                 raise fail(missing + _nothing_to_label(spec, sample))
             sentences[metric] = _aligned(spec, labels[spec.key], sample, language, fail)
+            if spec.text and any(sentences[metric]) and METRICS[metric]().decided_by_rule(sample):
+                # an empty retrieval supports nothing: a true here is a slip, and would correct the judge's 0 up
+                raise fail(f"a {spec.text} sentence is labeled true, but the sample retrieved nothing (its "
+                           f"retrieved_contexts are empty) to support it: label every one false")
     sizes = (tuple(len(chunk) for chunk in split_chunks(sample.retrieved_contexts or (), language))
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
     flags = {}
