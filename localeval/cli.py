@@ -40,7 +40,7 @@ EXIT_CODES = f"""exit status:
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that
        cannot be written, too little memory; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
-  {EXIT_INTERRUPTED}  interrupted (Ctrl-C or SIGTERM); every sample already scored is kept (rerun with --resume)
+  {EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM or SIGHUP); every sample already scored is kept (rerun with --resume)
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
 """
 
@@ -112,7 +112,7 @@ BENCH_EXAMPLES = f"""examples:
 exit status: {EXIT_OK} every judge ran, 1 some judge failed (the others are still reported),
 {EXIT_USER} a usage or data error (missing file, record without labels, labels that do not line up),
 {EXIT_ENVIRONMENT} the machine stopped it (a full disk, an --out that cannot be written),
-{EXIT_INTERRUPTED} interrupted (Ctrl-C or SIGTERM): the report holds the judges that finished, if any
+{EXIT_INTERRUPTED} interrupted (Ctrl-C, SIGTERM or SIGHUP): the report holds the judges that finished, if any
 (--resume then runs only the rest),
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
@@ -356,18 +356,25 @@ def main(argv: list[str] | None = None) -> int:
 
 @contextmanager
 def _stopped_as_by_ctrl_c() -> Iterator[None]:
-    """SIGTERM, how a scheduler (Slurm, Kubernetes, systemd) stops a job, ends a command as Ctrl-C
-    does: what was scored is said and kept, a Ray cluster it started is shut down, exit 130.
-    Python's default ends the process at once, and Ray's (ray.init sets one) aborted it."""
+    """SIGTERM, how a scheduler (Slurm, Kubernetes, systemd) stops a job, and SIGHUP, as a closed
+    terminal or a dropped ssh session stops it, end a command as Ctrl-C does: what was scored is
+    said and kept, a Ray cluster it started shut down, exit 130. Python's default ends the process
+    at once, and Ray's (ray.init sets one) aborted it. A SIGHUP that is ignored (nohup) stays
+    ignored: such a run is meant to outlive its terminal."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set one
         yield
         return
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    stopping = [signal.SIGTERM]
+    hangup = getattr(signal, "SIGHUP", None)  # none on Windows
+    if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:
+        stopping.append(hangup)
+    previous = {number: signal.signal(number, signal.default_int_handler) for number in stopping}
     try:
         yield
     finally:
-        if previous is not None:  # None: a handler set outside Python, which cannot be set back from it
-            signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            if handler is not None:  # None: a handler set outside Python, which cannot be set back from it
+                signal.signal(number, handler)
 
 
 _show_python_warning = warnings.showwarning

@@ -805,29 +805,54 @@ def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, cap
     assert "and rerun the same command" in err  # nothing of this run to resume
 
 
-def test_sigterm_ends_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judge, monkeypatch):
-    """How a scheduler stops a job: what was kept is said, exit 130, and the handler is put back."""
+@pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])
+def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judge, monkeypatch, stop):
+    """How a scheduler stops a job (SIGTERM), and a closed terminal or dropped ssh session (SIGHUP,
+    which ended a run silently): what was kept is said, exit 130, and the handler is put back."""
     from localeval.engine.judge import TransformersJudge
 
+    number = getattr(signal, stop)
     judged = TransformersJudge.generate
 
-    def terminated_in_the_second_window(self, *args, **kwargs):
+    def stopped_in_the_second_window(self, *args, **kwargs):
         if tmp_path.joinpath("out", "results.jsonl").exists():
-            os.kill(os.getpid(), signal.SIGTERM)
+            os.kill(os.getpid(), number)
             time.sleep(10)  # the handler interrupts this
-            raise AssertionError("SIGTERM did not stop the run")
+            raise AssertionError(f"{stop} did not stop the run")
         return judged(self, *args, **kwargs)
 
     data, out = tmp_path / "d.jsonl", tmp_path / "out"
     data.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2"}))
-    monkeypatch.setattr(TransformersJudge, "generate", terminated_in_the_second_window)
-    before = signal.getsignal(signal.SIGTERM)
-    argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--window", "1"]
-    assert main(argv) == EXIT_INTERRUPTED
-    assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'}; "
-                                                        "rerun with --resume to continue")
-    assert [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()] == ["s1"]
-    assert signal.getsignal(signal.SIGTERM) is before
+    monkeypatch.setattr(TransformersJudge, "generate", stopped_in_the_second_window)
+    before = signal.signal(number, signal.SIG_DFL)  # as in a terminal (a test runner under nohup ignores SIGHUP)
+    try:
+        argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--window", "1"]
+        assert main(argv) == EXIT_INTERRUPTED
+        assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted: 1 sample saved in {out / 'results.jsonl'}; "
+                                                            "rerun with --resume to continue")
+        assert [json.loads(line)["id"] for line in (out / "results.jsonl").read_text().splitlines()] == ["s1"]
+        assert signal.getsignal(number) is signal.SIG_DFL
+    finally:
+        signal.signal(number, before)
+
+
+def test_a_run_under_nohup_outlives_its_terminal(tmp_path, capsys, tiny_judge, monkeypatch):
+    """nohup ignores SIGHUP so that a run goes on once its terminal closes: localeval leaves that so."""
+    from localeval.engine.judge import TransformersJudge
+
+    judged = TransformersJudge.generate
+
+    def hung_up(self, *args, **kwargs):
+        os.kill(os.getpid(), signal.SIGHUP)
+        return judged(self, *args, **kwargs)
+
+    monkeypatch.setattr(TransformersJudge, "generate", hung_up)
+    before = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main(one_sample_run(tmp_path, tiny_judge, "--no-cache")) == 0
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)
 
 
 def test_a_judge_folder_given_as_the_embedder_is_refused_before_anything_loads(tmp_path, capsys, tiny_judge, monkeypatch):
