@@ -8,7 +8,7 @@ Importing the package is cheap: the pipeline (and torch with it) loads on first 
 below, so `localeval --help` answers at once and an application pays only for what it calls.
 """
 
-from importlib import import_module
+from .interrupts import import_whole as _import_whole
 
 __version__ = "0.1.0"
 
@@ -37,7 +37,8 @@ __all__ = [*_EXPORTS, "__version__"]
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'localeval' has no attribute {name!r}")
-    value = getattr(import_module(f".{_EXPORTS[name]}", __name__), name)
+    # the first use imports torch: Ctrl-C then must not leave it half imported (interrupts.py)
+    value = getattr(_import_whole(f"{__name__}.{_EXPORTS[name]}"), name)
     globals()[name] = value  # looked up once
     return value
 

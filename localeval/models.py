@@ -522,8 +522,11 @@ def _concatenate(parts: list[Path], target: Path) -> str:
 def _convert(gguf: Path, target: Path, shown_as: Any = None) -> None:
     """Dequantize the GGUF into a bfloat16 safetensors directory, chat template included. A GGUF without
     one is refused before its weights are read: a judge must be an instruct (chat) model."""
-    import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from .interrupts import held
+
+    with held():  # whole, whenever Ctrl-C comes (interrupts.py)
+        import torch
+        from transformers import AutoModelForCausalLM, AutoTokenizer
 
     from . import hf
 

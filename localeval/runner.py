@@ -180,8 +180,11 @@ def _scoring_for(args, metrics, log):
     """The cluster (None: this process), the pipeline with its models found, not loaded, and the
     scoring. Imported only now: the engine brings torch and transformers (seconds), and a mistyped
     option or a bad file should be answered at once."""
-    from .pipeline import PipelineRecipe
-    from .scaleout import scoring_on
+    from .interrupts import held
+
+    with held():  # torch and transformers whole, whenever Ctrl-C comes (interrupts.py)
+        from .pipeline import PipelineRecipe
+        from .scaleout import scoring_on
 
     recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
                             BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,

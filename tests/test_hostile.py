@@ -1177,3 +1177,30 @@ def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp
     monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
     fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_USER,
           f"LOCALEVAL_CACHE_DIR={tmp_path / 'a-file'} is not a folder; name a folder (it is created if absent)")
+
+
+INTERRUPTED_FIRST_USE = """
+import os, signal, sys, threading, time
+import localeval
+
+threading.Timer(float(sys.argv[1]), lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+try:
+    localeval.evaluate  # its first use imports torch and transformers, for seconds
+    time.sleep(30)  # an interrupt not raised by now was lost
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+import torch.fx
+from transformers import AutoModelForCausalLM
+from localeval import evaluate, load_judge
+print("whole", flush=True)
+"""
+
+
+@pytest.mark.parametrize("after_s", [0.3, 1.0])
+def test_ctrl_c_during_the_first_import_leaves_the_libraries_whole(after_s):
+    """Ctrl-C in the first second of a notebook's first evaluate() left torch half imported: every later
+    call failed with "partially initialized module 'torch' has no attribute 'fx'" or "Could not import
+    module 'AttentionInterface'" until the kernel restarted (a probe)."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_FIRST_USE, str(after_s)], capture_output=True, text=True,
+                          timeout=120)
+    assert done.stdout.split() == ["interrupted", "whole"], done.stderr[-2000:]

@@ -18,6 +18,7 @@ from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
 from ..errors import UserError, said_and_kept
+from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
 from ..options import check_counts, check_paths
@@ -51,7 +52,8 @@ def bench_command(args) -> int:
     with claim_folder(Path(args.out)):
         check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
         check_ours(Path(args.out) / RESULTS_DIR, dict.fromkeys(judge_result_names(judges), scored_rows))
-        from ..device import choose_device, dtype_name  # torch: imported once the quick checks have passed
+        with held():  # torch: imported once the quick checks have passed, and whole (interrupts.py)
+            from ..device import choose_device, dtype_name
 
         device = choose_device(args.device)
         dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge

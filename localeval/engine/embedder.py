@@ -31,7 +31,10 @@ class SentenceTransformerEmbedder:
     def model(self):
         """Loaded on first use: a run whose metrics need no embeddings never pays for it."""
         if self._model is None:
-            from sentence_transformers import SentenceTransformer
+            from ..interrupts import held
+
+            with held():  # whole, whenever Ctrl-C comes (interrupts.py)
+                from sentence_transformers import SentenceTransformer
 
             from .. import hf
 
