@@ -76,8 +76,13 @@ class ModelSpec:
         return self.stored_path if prepared else None
 
     def damage(self) -> str | None:
-        """What is wrong with the weights of its prepared copy in the store, if anything (damaged_weights)."""
-        return damaged_weights(self.stored_path) if not self.directory and self.stored_path.is_dir() else None
+        """What is wrong with its prepared copy in the store, if anything: a file a judge cannot load
+        without, left out of a copy (`cp` of the folder's files, a copy that stopped), or its weights
+        cut short (damaged_weights)."""
+        if self.directory or not self.stored_path.is_dir():
+            return None
+        missing = [name for name in PREPARED_FILES if not (self.stored_path / name).is_file()]
+        return f"{', '.join(missing)} missing" if missing else damaged_weights(self.stored_path)
 
     def installed(self) -> bool:
         """Whether the packages that carry its GGUF are here, to prepare it from."""
@@ -89,6 +94,12 @@ class ModelSpec:
         if self.damage() is not None:
             return "damaged"
         return "installed, not prepared" if self.installed() else "not installed"
+
+
+# What every conversion writes beside the weights, whatever transformers' version (the chat template
+# moved from tokenizer_config.json to a file of its own): without one of them a judge fails to load,
+# or (tokenizer_config.json, which names the end-of-text token) loads and cannot end an answer.
+PREPARED_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
 
 
 def damaged_weights(folder: Path) -> str | None:
@@ -266,12 +277,30 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
                 "then give DIR" if gguf and kind == "judge" else "")
         raise UserError(f"{path} is not a model directory (no config.json){hint}")
     _check_folder_kind(path, kind, judge_option)
+    if kind == "embedder" and (missing := _missing_modules(path)):  # sentence-transformers then fails in a TypeError
+        raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
+                        "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
+                        "copy the whole folder")
     if kind == "judge" and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
         raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "
                         "one; copy it from where the model came from, or convert the model's GGUF: python -m "
                         "localeval models convert)")
+
+
+def _missing_modules(path: Path) -> list[str]:
+    """The subfolders a sentence-transformers folder's modules.json names (1_Pooling) that it lacks. Not
+    Normalize's: it has no settings, and its folder is often left out (all-MiniLM-L6-v2 has none)."""
+    try:
+        modules = json.loads((path / "modules.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []  # none, or unreadable: the loader says what it makes of it
+    if not isinstance(modules, list):
+        return []
+    folders = [module.get("path") for module in modules
+               if isinstance(module, dict) and not str(module.get("type", "")).endswith(".Normalize")]
+    return [folder for folder in folders if isinstance(folder, str) and folder and not (path / folder).is_dir()]
 
 
 def _has_tokenizer(path: Path) -> bool:

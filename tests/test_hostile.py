@@ -552,7 +552,8 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
 
 
 @pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights",
-                                    "an embedder", "not generative", "weights of another shape", "weights cut short"])
+                                    "an embedder", "not generative", "weights of another shape", "weights cut short",
+                                    "no tokenizer_config.json"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -589,6 +590,11 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         config = json.loads((judge / "tokenizer_config.json").read_text())
         (judge / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
         expected = f"{judge}: its tokenizer file, tokenizer.json, is missing"
+    elif broken == "no tokenizer_config.json":  # no end-of-text token: a TypeError deep in decoding (a probe)
+        shutil.copytree(tiny_judge, judge)
+        (judge / "tokenizer_config.json").unlink()
+        expected = (f"{judge}: its tokenizer names no end-of-text token (eos_token), so no answer could end; its "
+                    "tokenizer_config.json is missing or lacks one")
     elif broken == "weights cut short":  # a copy from a USB stick that stopped: safetensors' error, a traceback
         shutil.copytree(tiny_judge, judge)
         weights = judge / "model.safetensors"
@@ -1204,3 +1210,26 @@ def test_ctrl_c_during_the_first_import_leaves_the_libraries_whole(after_s):
     done = subprocess.run([sys.executable, "-c", INTERRUPTED_FIRST_USE, str(after_s)], capture_output=True, text=True,
                           timeout=120)
     assert done.stdout.split() == ["interrupted", "whole"], done.stderr[-2000:]
+
+
+def test_an_embedder_folder_copied_without_its_subfolders_is_one_line_and_exit_2(capsys, tmp_path):
+    """`cp model/* dest/` leaves out 1_Pooling/: sentence-transformers then failed in a TypeError, exit 1
+    (an air-gapped user's probe). Normalize's folder, which all-MiniLM-L6-v2 does without, is not asked for."""
+    import shutil
+
+    from localeval import models
+
+    registered = models.resolve("all-minilm-l6-v2", "embedder").path
+    whole, files_only = tmp_path / "whole", tmp_path / "files-only"
+    shutil.copytree(registered, whole)
+    files_only.mkdir()
+    for file in registered.iterdir():
+        if file.is_file():
+            shutil.copy(file, files_only)
+    models.check_folder(whole, "embedder")  # no 2_Normalize/ there either, and none needed
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    fails(capsys, ["run", str(data), "--embedder", str(files_only), "--out", str(tmp_path / "out"), "--no-cache",
+                   "--quiet", "--metrics", "response_relevancy"], EXIT_USER,
+          f"{files_only}: 1_Pooling, which its modules.json lists, is missing (a copy of the folder's files without its "
+          "subfolders, as cp without -r makes); copy the whole folder")

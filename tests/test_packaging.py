@@ -164,7 +164,8 @@ def a_conversion(tmp_path, monkeypatch):
     spec = replace(spec, gguf={**spec.gguf, "sha256": hashlib.sha256(b"weights").hexdigest()})
 
     def convert(gguf, target):
-        (target / "config.json").write_text("{}")
+        for name in models.PREPARED_FILES:
+            (target / name).write_text("{}")
         (target / "model.safetensors").write_bytes(b"tensors")
         (target / "model.safetensors").chmod(0o600)
 
@@ -419,9 +420,19 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
 
     whole = save({"w": np.zeros((4, 4), dtype=np.float32)})
     spec.stored_path.mkdir(parents=True)
-    (spec.stored_path / "config.json").write_text("{}")
+    for name in models.PREPARED_FILES:
+        (spec.stored_path / name).write_text("{}")
     (spec.stored_path / "model.safetensors").write_bytes(whole)
     assert spec.status() == "ready" and spec.damage() is None
+
+    # a file left out of a copy (`cp` of its files, a copy that stopped): "ready", and then a TypeError deep in
+    # decoding, with no end-of-text token (tokenizer_config.json), or transformers' advice to install
+    # sentencepiece (tokenizer.json); `models prepare` said "ready" and mended nothing (a probe)
+    for name in ("tokenizer_config.json", "tokenizer.json"):
+        kept = (spec.stored_path / name).read_bytes()
+        (spec.stored_path / name).unlink()
+        assert spec.status() == "damaged" and spec.damage() == f"{name} missing" and spec.local_path() is None
+        (spec.stored_path / name).write_bytes(kept)
 
     (spec.stored_path / "model.safetensors").write_bytes(whole[:-10])  # the copy stopped 10 bytes short
     assert spec.status() == "damaged" and spec.local_path() is None

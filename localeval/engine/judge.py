@@ -133,6 +133,10 @@ class TransformersJudge:
             tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
             if tokenizer.chat_template is None:
                 raise UserError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
+            if tokenizer.eos_token_id is None:  # an answer could not end: decoding failed on it, with a TypeError
+                raise UserError(f"{self.path}: its tokenizer names no end-of-text token (eos_token), so no answer "
+                                "could end; its tokenizer_config.json is missing or lacks one: copy it from where the "
+                                "model came from, or convert the model's GGUF: python -m localeval models convert")
             if len(tokenizer) < MIN_VOCABULARY:  # transformers builds one of a few tokens where its file is missing
                 raise UserError(f"{self.path}: its tokenizer has {len(tokenizer)} tokens, where a language model's has "
                                 "tens of thousands; its tokenizer files (tokenizer.json) are missing or broken")
