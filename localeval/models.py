@@ -279,10 +279,7 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1).
     `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
-        gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
-        hint = (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
-                "then give DIR" if gguf and kind == "judge" else "")
-        raise UserError(f"{path} is not a model directory (no config.json){hint}")
+        raise UserError(f"{path} is not a model directory (no config.json){_not_a_model_hint(path, kind)}")
     _check_folder_kind(path, kind, judge_option)
     if kind == "embedder" and (missing := _missing_modules(path)):  # sentence-transformers then fails in a TypeError
         raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
@@ -294,6 +291,20 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
         raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "
                         "one; copy it from where the model came from, or convert the model's GGUF: python -m "
                         "localeval models convert)")
+
+
+def _not_a_model_hint(path: Path, kind: str) -> str:
+    """Where a folder without config.json holds the model some other way: what to give instead."""
+    if (path / "config.json").is_symlink() or (path / "modules.json").is_symlink():  # links to files not there
+        return ("; its config.json is a link to a file that is not there, as in a Hugging Face cache snapshot "
+                "copied without the blobs it links to: copy the snapshot with its links followed (cp -rL)")
+    if (path / "snapshots").is_dir():  # a Hugging Face cache's models--ORG--NAME folder
+        return f"; it is a Hugging Face cache folder: give one of its snapshots, {path / 'snapshots' / 'REVISION'}"
+    gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
+    if gguf and kind == "judge":
+        return (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
+                "then give DIR")
+    return ""
 
 
 def _missing_modules(path: Path) -> list[str]:
