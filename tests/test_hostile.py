@@ -1235,19 +1235,24 @@ def test_an_embedder_folder_copied_without_its_subfolders_is_one_line_and_exit_2
           "subfolders, as cp without -r makes); copy the whole folder")
 
 
-def test_a_hugging_face_cache_folder_copied_wrongly_says_what_to_give(capsys, tmp_path):
+def test_a_folder_that_holds_a_model_another_way_says_what_to_give(capsys, tmp_path):
     """A snapshot copied with `cp -a` without its blobs, or the models--ORG--NAME folder itself: "not a model
     directory (no config.json)", where config.json was there as a link to nothing (an air-gapped probe)."""
     cache = tmp_path / "models--org--judge"
     snapshot = cache / "snapshots" / "abc123"
     snapshot.mkdir(parents=True)
     (snapshot / "config.json").symlink_to("../../blobs/0f1e2d")
+    studio = tmp_path / "lmstudio"  # LM Studio keeps a model as a folder of one GGUF
+    studio.mkdir()
+    (studio / "judge-Q8_0.gguf").write_bytes(b"GGUF")
     data = tmp_path / "data.jsonl"
     data.write_bytes(jsonl(GOOD))
     for folder, expected in [(snapshot, "its config.json is a link to a file that is not there, as in a Hugging Face "
                                         "cache snapshot copied without the blobs it links to: copy the snapshot with "
                                         "its links followed (cp -rL)"),
                              (cache, f"it is a Hugging Face cache folder: give one of its snapshots, "
-                                     f"{cache / 'snapshots' / 'REVISION'}")]:
+                                     f"{cache / 'snapshots' / 'REVISION'}"),
+                             (studio, f"it holds a GGUF: convert it once (python -m localeval models convert "
+                                      f"{studio / 'judge-Q8_0.gguf'} DIR), then give DIR")]:
         fails(capsys, ["run", str(data), "--judge", str(folder), "--out", str(tmp_path / "out")], EXIT_USER,
               f"{folder} is not a model directory (no config.json); {expected}")
