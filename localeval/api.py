@@ -18,7 +18,7 @@ from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import UserError, said_and_kept, warn, warned
+from .errors import LocalevalWarning, UserError, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments
@@ -151,6 +151,8 @@ def evaluate(
         raise UserError("no samples to evaluate")
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
+    if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
+        said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=3)
     if labels is not None:
         human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
                                               caller_level=3)

@@ -176,6 +176,17 @@ def check_name(name: str, kind: str) -> None:
         raise UserError(f"unknown {kind} '{name}': give a registered name ({_known(kind)}) or a local model directory")
 
 
+def unused_name_warning(name: str, kind: str) -> str | None:
+    """A model named for a run that will not load it (an embedder no chosen metric uses): not refused,
+    since a run without it needs nothing of it, but a name that names nothing is warned of, or a typo
+    goes unseen until a metric that needs it is added (a probe)."""
+    try:
+        check_name(name, kind)
+    except UserError as error:
+        return f"{error} (no chosen metric uses {_article(kind)} {kind}, so none is loaded)"
+    return None
+
+
 def _known(kind: str) -> str:
     return ", ".join(name for name, spec in registry().items() if spec.kind == kind)
 

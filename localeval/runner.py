@@ -18,8 +18,8 @@ from .calibration import (CalibrationWarning, applied, described, fit_warnings, 
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
-from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, ScoringStopped, UserError,
-                     kept_warning, said_and_kept, warned)
+from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
+                     ScoringStopped, UserError, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .options import check_counts, check_paths
@@ -64,6 +64,7 @@ class RunPlan:
     weak: str | None  # the warning of a judge known to agree poorly, said at the end unless gated
     weak_gated: list[str]  # that warning, said before the scoring because the scores are gated
     calibration_warnings: list[str]
+    option_warnings: list[str]  # a model named that the run does not load, and that names nothing
 
 
 def run_command(args) -> int:
@@ -127,8 +128,11 @@ def _plan(args) -> RunPlan:
     metrics = resolve_metrics(args.metrics, settings)
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
-    if args.embedder is not None and any(m.uses_embedder for m in metrics):  # else it is never loaded
+    embeds = any(m.uses_embedder for m in metrics)
+    if args.embedder is not None and embeds:  # else it is never loaded: a bad name is only warned of, below
         models.check_name(args.embedder, "embedder")
+    option_warnings = warned([models.unused_name_warning(args.embedder, "embedder")
+                              if args.embedder is not None and not embeds else None], LocalevalWarning)
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
@@ -145,14 +149,14 @@ def _plan(args) -> RunPlan:
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
-                   weak, weak_gated, calibration_warnings)
+                   weak, weak_gated, calibration_warnings, option_warnings)
 
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
     """summary.json's "warnings": every warning of the run, said before the scoring or not."""
     few = few_labels(summary)
     return [w for w in [
-        *plan.data_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
+        *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
         _unused_calibration(plan.calibration, plan.thresholds),
         *plan.calibration_warnings, *misfits, _warning(scoring_overridden(plan.calibration, args.scoring)),
         few and f"note: {few}"] if w]
@@ -165,7 +169,8 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
     say(format_table(document["metrics"]))
     if why_null := format_null_reasons(document["metrics"]):
         say(f"\n{why_null}")
-    said = {*said, *plan.data_warnings, *plan.label_warnings, *plan.weak_gated, *plan.calibration_warnings}
+    said = {*said, *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *plan.weak_gated,
+            *plan.calibration_warnings}
     unsaid = [w for w in document["warnings"] if w not in said]
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
         if note:

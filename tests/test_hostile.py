@@ -218,13 +218,29 @@ def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_j
     assert out.read_text() == "precious"
 
 
-def test_an_embedder_no_chosen_metric_uses_is_not_checked(tmp_path, tiny_judge):
-    """As before the name checks moved ahead of loading: a bad --embedder cannot stop a run that needs none."""
+def test_an_embedder_no_chosen_metric_uses_does_not_stop_the_run_and_a_bad_name_is_warned_of(tmp_path, tiny_judge,
+                                                                                              capsys):
+    """As before the name checks moved ahead of loading: a bad --embedder cannot stop a run that needs none.
+    But a typo went unseen until a metric that needs it was added (a probe): it is warned of, and kept."""
+    import localeval
+    from localeval.engine.scripted import ScriptedJudge
+
     data = tmp_path / "d.jsonl"
     data.write_bytes(jsonl(GOOD))
-    argv = ["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall", "--embedder",
-            str(tmp_path / "no-such-embedder"), "--out", str(tmp_path / "out"), "--quiet", "--no-cache"]
-    assert main(argv) == EXIT_OK
+    base = ["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall", "--out", str(tmp_path / "out"),
+            "--quiet", "--no-cache"]
+    assert main([*base, "--embedder", str(tmp_path / "no-such-embedder")]) == EXIT_OK
+    warning = (f"embedder '{tmp_path / 'no-such-embedder'}': no such folder; give a local model directory, or a "
+               "registered name (all-minilm-l6-v2) (no chosen metric uses an embedder, so none is loaded)")
+    assert f"localeval: warning: {warning}" in capsys.readouterr().err.splitlines()
+    assert f"warning: {warning}" in json.loads((tmp_path / "out" / "summary.json").read_text())["warnings"]
+    assert main([*base, "--embedder", "all-minilm-l6-v2"]) == EXIT_OK
+    assert "warning" not in capsys.readouterr().err
+
+    judge = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "reason": "r", "attributed": 1}]})
+    with pytest.warns(localeval.LocalevalWarning, match="unknown embedder 'minilm': .* so none is loaded"):
+        result = localeval.evaluate([GOOD], judge=judge, embedder="minilm", metrics=["context_recall"], progress=False)
+    assert any("unknown embedder 'minilm'" in said for said in result.details["warnings"])
 
 
 def test_out_inside_a_file_is_the_users_mistake_and_the_file_kept(tmp_path, capsys):
