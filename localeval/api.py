@@ -21,7 +21,7 @@ from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UserError, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
-from .options import check_paths, keyword_arguments
+from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge
 from .progress import NoProgress, progress_for, to_stderr
 from .results import count_of, sample_inputs, summarize
@@ -92,6 +92,7 @@ class EvaluationResult:
         return frame if self.frame_index is None else frame.reset_index().set_axis(self.frame_index)
 
 
+@known_keywords
 @keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags
 def evaluate(
     samples: Iterable[Sample | dict[str, Any]] | str | Path | Any,
@@ -234,6 +235,7 @@ def _frame_ids(data: Any) -> dict[str, Any] | None:
     return None
 
 
+@known_keywords
 @keyword_arguments()
 def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", dtype: str = "auto") -> Judge:
     """The judge (a registered name or a model folder; None: the default) loaded now, to give to
@@ -246,6 +248,7 @@ def load_judge(judge: str | os.PathLike | None = None, *, device: str = "auto", 
     return loaded
 
 
+@known_keywords
 @keyword_arguments()
 def load_embedder(embedder: str | os.PathLike | None = None, *, device: str = "auto") -> Embedder:
     """The embedder loaded now, to give to evaluate(embedder=...) call after call, as load_judge's judge."""

@@ -24,6 +24,11 @@ class UserError(Exception):
     """Something the user can fix: a bad file, an unknown metric, a missing model."""
 
 
+class UnknownKeyword(UserError, TypeError):
+    """A keyword argument that evaluate() (or load_judge, load_embedder) does not take: a UserError like
+    every mistake of the caller's, and the TypeError Python raises for it, for code that catches that."""
+
+
 class DataError(UserError):
     """A dataset that cannot be read, with the place it went wrong."""
 

@@ -11,14 +11,19 @@ the pipeline's recipe, the engine and Ray's driver and workers, none of which sh
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from .errors import UserError
+from .errors import UnknownKeyword, UserError
+
+Result = TypeVar("Result")
 
 _KEYWORDS: ContextVar[bool] = ContextVar("localeval_keyword_arguments", default=False)
 
@@ -78,6 +83,25 @@ def folder_from_environment(variable: str) -> Path | None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
         raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
     return folder
+
+
+def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:
+    """`function` refusing a keyword it does not take with the one it likely meant: Python's own
+    TypeError names neither, and came from inside contextlib's frame (a notebook probe's `langauge=`)."""
+    taken = [name for name, parameter in inspect.signature(function).parameters.items()
+             if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Result:
+        for name in kwargs:
+            if name not in taken:
+                close = difflib.get_close_matches(name, taken, n=1, cutoff=0.6)
+                meant = f" (did you mean {close[0]}=?)" if close else ""
+                raise UnknownKeyword(f"{function.__name__}() takes no keyword {name}={meant}; its keywords: "
+                                     f"{', '.join(taken)}") from None
+        return function(*args, **kwargs)
+
+    return checked
 
 
 @contextmanager

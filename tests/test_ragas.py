@@ -7,6 +7,7 @@ Scores come from a scripted judge and fixed embeddings: no model is loaded.
 
 from __future__ import annotations
 
+import inspect
 import re
 import json
 import subprocess
@@ -411,6 +412,22 @@ def test_evaluate_refuses_what_run_refuses(samples, options, expected):
                  "device": "cpu", "cache": False, **options}
     with pytest.raises(UserError, match=re.escape(expected)):
         localeval.evaluate(samples, ["answer_supported_precision"], **arguments)
+
+
+def test_a_mistyped_keyword_names_the_one_meant():
+    """Python's own "got an unexpected keyword argument 'langauge'" named neither the keyword meant nor the
+    ones taken, from contextlib's frame (a notebook probe); still a TypeError, for code that catches one."""
+    with pytest.raises(UserError) as raised:
+        localeval.evaluate([RAGAS_02], langauge="en")
+    assert isinstance(raised.value, TypeError)
+    assert str(raised.value).startswith("evaluate() takes no keyword langauge= (did you mean language=?); its keywords: "
+                                        "samples, metrics, judge, embedder, language, ")
+    with pytest.raises(TypeError, match=re.escape("load_judge() takes no keyword dtyp= (did you mean dtype=?); its "
+                                                  "keywords: judge, device, dtype")):
+        localeval.load_judge(dtyp="float32")
+    with pytest.raises(UserError, match=r"load_embedder\(\) takes no keyword colour=; its keywords: embedder, device$"):
+        localeval.load_embedder(colour="blue")
+    assert list(inspect.signature(localeval.evaluate).parameters)[:2] == ["samples", "metrics"]  # help() still says them
 
 
 def test_after_evaluate_the_same_checks_name_the_command_lines_options_again():
