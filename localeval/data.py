@@ -564,7 +564,8 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
         return str(int(value))
     if isinstance(value, str) and value.strip():
         return value
-    got = "an empty string" if isinstance(value, str) else _kind(value)
+    got = ("an empty string" if isinstance(value, str) else
+           f"{value!r}, not a whole number" if isinstance(value, float) else _kind(value))  # "a number" was no answer
     raise where.error(path, f"expected a non-empty string or a whole number, got {got}", "id")
 
 

@@ -376,7 +376,7 @@ def test_duplicate_id_in_json_names_record(tmp_path):
     assert "data.json, record 2" in message and "duplicate id '1'" in message
 
 
-@pytest.mark.parametrize("value, kind", [(True, "true/false"), (1.5, "a number"), ("", "an empty string"), ("  ", "an empty string"), ([1], "a list")])
+@pytest.mark.parametrize("value, kind", [(True, "true/false"), (1.5, "got 1.5, not a whole number"), ("", "an empty string"), ("  ", "an empty string"), ([1], "a list")])
 def test_bad_id(tmp_path, value, kind):
     message = load_error(write_jsonl(tmp_path, {"id": value}))
     assert "data.jsonl, line 1, field 'id'" in message and kind in message
@@ -619,7 +619,7 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
      "field 'retrieved_contexts': expected a list of strings, got NaN (a missing value) at item 2"),
     ({"response": 5}, "field 'response': expected a string, got a number"),
     ({"id": ""}, "field 'id': expected a non-empty string or a whole number, got an empty string"),
-    ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got a number"),
+    ({"id": 1.5}, "field 'id': expected a non-empty string or a whole number, got 1.5, not a whole number"),
     # a document pasted into the id's column: a 10 MB id made a 40 MB report
     ({"id": "x" * 1001}, "field 'id': an id of 1,001 characters; an id names its sample on every results line"),
     ({"id": 10 ** 1001}, "field 'id': an id of 1,002 characters; an id names its sample on every results line"),
