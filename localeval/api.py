@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from numbers import Integral, Real
 from typing import Any, Iterable, Mapping
@@ -181,7 +181,8 @@ def evaluate(
         results = _in_order(score(samples, bar), samples)
     finally:
         bar.close()
-    details: dict[str, Any] = {"timings": pipeline.evaluator.timings, "warnings": said}
+    # plain values, as summary.json has them: a notebook saves details with json.dump
+    details: dict[str, Any] = {"timings": asdict(pipeline.evaluator.timings), "warnings": said}
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)
     result = EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)

@@ -276,7 +276,10 @@ def test_a_result_keeps_what_the_call_warned_of_as_summary_json_does():
         result = scripted_evaluate([{**RAGAS_02, "source": "wiki"}], ["context_recall"])
     (warning,) = result.details["warnings"]
     assert warning.startswith("warning: samples: ignored fields, which localeval does not read: 'source'")
-    assert scripted_evaluate([RAGAS_02], ["context_recall"]).details["warnings"] == []
+    details = scripted_evaluate([RAGAS_02], ["context_recall"]).details
+    assert details["warnings"] == []
+    # plain JSON, as summary.json's: the timings were a dataclass, which json.dumps refused (a notebook probe)
+    assert json.loads(json.dumps(details))["timings"]["judge_requests"] == 1
 
 
 def test_a_result_shows_itself_in_a_line_not_its_evidence():
@@ -580,6 +583,8 @@ def test_a_judge_loaded_once_serves_call_after_call_and_scores_as_by_its_folder(
     options = dict(metrics=["context_recall", "faithfulness"], cache=False)
     by_folder = localeval.evaluate([sample], judge=str(tiny_judge), **options).rows()
     judge = localeval.load_judge(tiny_judge, device="cpu")
+    # a notebook shows it: "<localeval.engine.judge.TransformersJudge object at 0x...>" said nothing (a probe)
+    assert repr(judge) == f"<TransformersJudge {tiny_judge.resolve()} on cpu, float32; loaded>"
     loads = []
     original = hf.load
     monkeypatch.setattr(hf, "load", lambda loader, *args, **kwargs: loads.append(loader.__self__.__name__)

@@ -24,6 +24,10 @@ class SentenceTransformerEmbedder:
         self.load_seconds = 0.0
         self._model = None
 
+    def __repr__(self) -> str:
+        return (f"<SentenceTransformerEmbedder {self.identity} on {self.device}; "
+                f"{'loaded' if self._model is not None else 'not loaded yet'}>")
+
     def load(self) -> None:
         self.model  # noqa: B018  (the property loads it)
 

@@ -111,6 +111,12 @@ class TransformersJudge:
         self._in_use = threading.RLock()
         self._prefixes: dict[tuple, tuple[int, ...]] = {}
 
+    def __repr__(self) -> str:
+        """What a notebook shows of load_judge()'s judge: which model, where, in what dtype."""
+        weights = ", int8 weights" if self.int8_weights else ""
+        loaded = "loaded" if self._model is not None else "not loaded yet"
+        return f"<TransformersJudge {self.name} on {self.device}, {str(self.dtype).removeprefix('torch.')}{weights}; {loaded}>"
+
     @property
     def draft_budget(self) -> int:
         """Most tokens a pass that carries guesses feeds: on a GPU the step budget, since a pass is bound by
