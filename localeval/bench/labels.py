@@ -203,7 +203,7 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
     if language not in SUPPORTED_LANGUAGES:
         raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
     sentences = {}
-    for metric in {DERIVED_FROM.get(m, m) for m in metrics}:
+    for metric in dict.fromkeys(DERIVED_FROM.get(m, m) for m in metrics):  # in order: the same error first, each time
         spec = SENTENCE_LABELS.get(metric)
         if spec is not None:
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
