@@ -237,7 +237,7 @@ def said_differences(recorded: dict[str, Any], now: dict[str, Any]) -> str:
     differing = [key for key in sorted(set(recorded) | set(now), key=lambda key: (key != "metrics", key))
                  if recorded.get(key) != now.get(key)]
     found = [found for key in differing for found in _differences(key, recorded.get(key, NOT_SET), now.get(key, NOT_SET))]
-    shown = "; ".join(f"{path}: {_short(there)} there, {_short(then)} now" for path, there, then in found[:3])
+    shown = "; ".join(f"{path}: {_short(there)} there, {_short(here)} now" for path, there, here in found[:3])
     if len(found) > 3:
         shown += f"; {count_of(len(found) - 3, 'more difference')}"
     return shown

@@ -33,6 +33,7 @@ from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
+from localeval.results import file_digest
 from localeval.text import split_chunks
 from localeval.tuning import UNMEASURED, metric_settings
 
@@ -439,7 +440,8 @@ def failed_child(job: JudgeJob) -> JudgeRun:
 def bench_with(labeled, judges, isolate: bool, out: Path) -> dict:
     started = time.perf_counter()
     jobs = jobs_for(labeled, judges)
-    bench = assemble(labeled, run_judges(jobs, lambda line: None, isolate=isolate), jobs, data=SMALL, started=started)
+    bench = assemble(labeled, run_judges(jobs, lambda line: None, isolate=isolate), jobs, data=SMALL,
+                     data_sha256=file_digest(SMALL), started=started)
     write_reports(out, bench)
     return bench
 
@@ -599,7 +601,8 @@ def test_bench_measures_both_scorings_and_calibrates_a_judge_that_hedges(labeled
     started = time.perf_counter()
     jobs = jobs_for(labeled, [scripted("hedger", HedgingJudge(labeled))])
     runs = run_judges(jobs, lambda line: None, isolate=False)
-    bench = assemble(labeled, runs, jobs, data=SMALL, started=started, calibrate_judges=True)
+    bench = assemble(labeled, runs, jobs, data=SMALL, data_sha256=file_digest(SMALL), started=started,
+                     calibrate_judges=True)
     write_reports(tmp_path, bench)
     (judge,) = bench["judges"]
     for metric in ("context_relevance", "context_recall", "answer_supported_precision", "context_supported_precision"):
@@ -1027,17 +1030,19 @@ def test_a_resumed_bench_keeps_the_judges_that_finished_and_runs_only_the_rest(t
     kept, ran = bench["judges"]
     assert (kept["name"], ran["name"]) == ("smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct")
     assert kept["measures"] == first["judges"][0]["measures"] and kept["per_sample"] == first["judges"][0]["per_sample"]
-    assert bench["not_run"] == [] and bench["resumed"] == {"from": first["started"], "kept": ["smollm2-135m-instruct"]}
+    assert (kept["measured_in"], ran["measured_in"]) == (first["started"], bench["started"])
+    assert bench["not_run"] == [] and bench["resumed"] == {"kept": {"smollm2-135m-instruct": first["started"]}}
     assert sorted(path.name for path in (out / "results").iterdir()) == [
         "1-smollm2-135m-instruct.jsonl", "2-qwen2.5-coder-0.5b-instruct.jsonl"]
-    assert (f"Resumed (--resume): smollm2-135m-instruct kept as measured by the bench started {first['started']}"
-            in (out / "bench.md").read_text("utf-8"))
+    assert (f"Resumed (--resume), keeping smollm2-135m-instruct as the bench started {first['started']} measured it; "
+            "the time taken is this run's alone" in (out / "bench.md").read_text("utf-8"))
 
-    # all finished: nothing runs again, and a resume of a resume keeps the first bench's start
+    # all finished: nothing runs again, and each judge keeps the start of the bench that measured it
     assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
     assert called == ["qwen2.5-coder-0.5b-instruct"]
-    assert "every judge had finished: rewriting the reports" in capsys.readouterr().err
-    assert json.loads((out / "bench.json").read_text("utf-8"))["resumed"]["from"] == first["started"]
+    assert "every judge had finished: writing the reports again" in capsys.readouterr().err
+    assert json.loads((out / "bench.json").read_text("utf-8"))["resumed"]["kept"] == {
+        "smollm2-135m-instruct": first["started"], "qwen2.5-coder-0.5b-instruct": bench["started"]}
 
 
 def test_a_resume_runs_again_a_judge_that_failed_or_whose_results_do_not_fit(tmp_path, capsys, monkeypatch):
@@ -1054,12 +1059,29 @@ def test_a_resume_runs_again_a_judge_that_failed_or_whose_results_do_not_fit(tmp
     # another --limit: the kept judge's rows are of other samples, so it runs again
     assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
     assert called[1:] == ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"]
-    assert "smollm2-135m-instruct's results in" in capsys.readouterr().err
+    assert "--resume: smollm2-135m-instruct runs again: its results in" in capsys.readouterr().err
     # results gone: run again, said
     (out / "results" / "2-qwen2.5-coder-0.5b-instruct.jsonl").unlink()
     assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
     assert called[3:] == ["qwen2.5-coder-0.5b-instruct"]
-    assert "are missing or hold other samples (another --limit?); running it again" in capsys.readouterr().err
+    assert "are missing or hold other samples (another --limit?)" in capsys.readouterr().err
+
+    # asked otherwise then (its measured settings changed with an upgrade, say): runs again, said
+    bench = json.loads((out / "bench.json").read_text("utf-8"))
+    bench["judges"][0]["settings"]["reasons"] = {"context_recall": "never asked so"}
+    (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
+    assert called[4:] == ["smollm2-135m-instruct"]
+    assert ("--resume: smollm2-135m-instruct runs again: it was asked otherwise then (its measured settings changed "
+            "since)") in capsys.readouterr().err
+
+    # a finished judge this bench leaves out would be dropped from the report, its results deleted: refused
+    before = (out / "bench.json").read_bytes()
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume", "--limit", "2",
+                 "--judges", "qwen2.5-coder-0.5b-instruct"]) == 2
+    assert (f"--resume: the bench in {out} finished smollm2-135m-instruct, which --judges leaves out; name it in "
+            "--judges too, or bench into another --out") in capsys.readouterr().err
+    assert (out / "bench.json").read_bytes() == before and len(called) == 5
 
 
 def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, monkeypatch):
@@ -1082,7 +1104,8 @@ def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, mon
     del bench["dataset"]["sha256"]  # as a bench before the digest was recorded
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
     assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
-    assert "data_sha256: not recorded there" in capsys.readouterr().err
+    assert (f"--resume: the bench in {out} was written by an earlier localeval, which did not record its data's "
+            "digest, so it cannot be checked to be this bench") in capsys.readouterr().err
     (out / "bench.json").write_text('{"judges": [{}]}', encoding="utf-8")  # localeval's, cut short
     assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
     assert "bench.json cannot be read, so no judge of it can be kept" in capsys.readouterr().err

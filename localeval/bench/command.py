@@ -9,15 +9,16 @@ import re
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import UserError, said_and_kept
+from ..errors import LocalevalWarning, UserError, said_and_kept, warned
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
@@ -27,9 +28,9 @@ from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
-from .resume import Kept, bench_identity, kept_judges, said_kept
-from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, failures, headline, markdown_table, ranked_judges,
-                     tables, write_reports)
+from .resume import Asked, EarlierJudges, bench_identity, finished_judges, read_bench
+from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, RESULTS_DIR, failures, headline,
+                     markdown_table, ranked_judges, tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
 Log = Callable[[str], None]
@@ -42,18 +43,23 @@ def bench_command(args) -> int:
     chosen = resolve_metrics(args.metrics)
     metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
-    if args.embedder is not None:
+    embeds = any(metric.uses_embedder for metric in chosen)
+    if args.embedder is not None and embeds:  # else it is never loaded: a bad name is only warned of, as run does
         models.check_name(args.embedder, "embedder")
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
+    data_warnings += warned([models.unused_name_warning(args.embedder, "embedder")
+                             if args.embedder is not None and not embeds else None], LocalevalWarning)
+    data_sha256 = file_digest(Path(args.data).expanduser())  # now: the data the judges are given, as it was read
     if args.calibrate:
         check_enough_samples(len(labeled))
-    _check_folders(judges, args.embedder, any(metric.uses_embedder for metric in chosen))
+    _check_folders(judges, args.embedder, embeds)
+    out = Path(args.out)
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
-    with claim_folder(Path(args.out)):
-        check_ours(Path(args.out), BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
-        check_ours(Path(args.out) / RESULTS_DIR, dict.fromkeys(judge_result_names(judges), scored_rows))
+    with claim_folder(out):
+        check_ours(out, BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
+        check_ours(out / RESULTS_DIR, dict.fromkeys(judge_result_names(judges), scored_rows))
         with held():  # torch: imported once the quick checks have passed, and whole (interrupts.py)
-            from ..device import choose_device, dtype_name
+            from ..device import choose_device, describe, dtype_name
 
         device = choose_device(args.device)
         dtype_name(device, args.dtype)  # an unknown dtype is the user's error, not a failure of every judge
@@ -64,12 +70,12 @@ def bench_command(args) -> int:
                      BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
             for judge in judges
         ]
-        earlier = _earlier_bench(Path(args.out))
-        kept = _kept(args, jobs, labeled, log) if args.resume else Kept()
+        earlier = _earlier_bench(out)
+        kept = (finished_judges(out, _asked(args, jobs, data_sha256, describe(device)), labeled, log) if args.resume
+                else EarlierJudges())
         if earlier and not args.resume:  # said while Ctrl-C still loses nothing
-            log(f"note: {Path(args.out) / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its "
-                "results and calibration, once a judge finishes (--resume keeps its finished judges, another "
-                "--out keeps it all)")
+            log(f"note: {out / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its results and "
+                "calibration, once a judge finishes (--resume keeps its finished judges, another --out keeps it all)")
         runs: list[JudgeRun] = []
         interrupted = False
         try:
@@ -78,43 +84,48 @@ def bench_command(args) -> int:
             interrupted = True
         by_judge = {**kept.runs, **{run.judge: run for run in runs}}
         if not any(run.ok for run in by_judge.values()):  # nothing to report: an earlier bench in --out is kept whole
-            return _none_finished(runs, Path(args.out), earlier, interrupted)
-        done = [job for job in jobs if job.name in by_judge]
-        runs = [by_judge[job.name] for job in done]  # in the order the judges were named, kept ones included
-        busy = _busy(runs)
-        bench = assemble(labeled, runs, done, data=args.data, started=started, reasons=args.reasons,
-                         example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
-                         warnings=[*data_warnings, *busy], not_run=[job.name for job in jobs if job.name not in by_judge],
-                         resumed=kept.record())
-        out_dir = Path(args.out)
+            return _none_finished(runs, out, earlier, interrupted)
+        return _report(args, labeled, jobs, by_judge, kept, data_sha256, data_warnings, started)
+
+
+def _report(args, labeled: list[LabeledSample], jobs: list[JudgeJob], by_judge: dict[str, JudgeRun],
+            kept: EarlierJudges, data_sha256: str, data_warnings: list[str], started: float) -> int:
+    """The bench of the judges that ran or were kept, written and said; its exit status."""
+    done = [job for job in jobs if job.name in by_judge]
+    runs = [by_judge[job.name] for job in done]  # in the order the judges were named, kept ones included
+    files = dict(zip([job.name for job in jobs], judge_result_names([job.name for job in jobs])))
+    busy = _busy(runs)
+    bench = assemble(labeled, runs, done, data=args.data, data_sha256=data_sha256, started=started,
+                     reasons=args.reasons, example=args.example, scoring=args.scoring, calibrate_judges=args.calibrate,
+                     warnings=[*data_warnings, *busy], not_run=[job.name for job in jobs if job.name not in by_judge],
+                     measured_in=kept.measured_in, results_files=files)
+    out_dir = Path(args.out)
+    with held():  # the bench's files together: an interrupt between two would leave them out of step
         write_reports(out_dir, bench)
-        write_judge_results(out_dir, runs)
+        write_judge_results(out_dir, runs, files)
         calibrated = _write_calibration(out_dir, bench, args, [item.sample for item in labeled])
-        agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
-        print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
-              f"{count_of(len(runs), 'judge')} on {count_of(len(labeled), 'sample')} in "
-              f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
-        for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
-            print(f"failed: {line}", file=sys.stderr)
-        for line in busy:  # beside the speeds it qualifies; the report says it too
-            print(f"localeval: {line}", file=sys.stderr)
-        if bench["not_run"]:  # an interrupt once every judge had run leaves nothing out
-            finished = sum(run.ok for run in runs)
-            print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
-                  f"{', '.join(bench['not_run'])} (the same command with --resume runs only those)", file=sys.stderr)
-            return 130
-        return 0 if all(run.ok for run in runs) else 1
+    agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
+    print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
+          f"{count_of(len(runs), 'judge')} on {count_of(len(labeled), 'sample')} in "
+          f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
+    for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
+        print(f"failed: {line}", file=sys.stderr)
+    for line in busy:  # beside the speeds it qualifies; the report says it too
+        print(f"localeval: {line}", file=sys.stderr)
+    if bench["not_run"]:  # an interrupt once every judge had run leaves nothing out
+        finished = sum(run.ok for run in runs)
+        print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
+              f"{', '.join(bench['not_run'])} (the same command with --resume runs only those)", file=sys.stderr)
+        return 130
+    return 0 if all(run.ok for run in runs) else 1
 
 
-def _kept(args, jobs: list[JudgeJob], labeled: list[LabeledSample], log: Log) -> Kept:
-    """--resume: the judges the bench in --out finished, where it is a bench of the same data and options."""
-    from ..device import describe
-
+def _asked(args, jobs: list[JudgeJob], data_sha256: str, device: str) -> Asked:
+    """What this bench asks, for --resume to tell which judges of the bench in --out stand for this one's."""
     settings = bench_settings(jobs[0], args.reasons, args.example, args.scoring)
-    identity = bench_identity(file_digest(Path(args.data)), describe(jobs[0].device), settings)
-    kept = kept_judges(Path(args.out), identity, labeled, [job.name for job in jobs], judge_result_names, log)
-    log(said_kept(kept, [job.name for job in jobs]))
-    return kept
+    return Asked(bench_identity(data_sha256, device, settings),
+                 {job.name: settings_used(resolve_metrics(job.metrics, job.settings)) for job in jobs},
+                 {job.name: models.weights_now(job.name) for job in jobs})
 
 
 def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interrupted: bool) -> int:
@@ -142,10 +153,10 @@ def _earlier_bench(out: Path) -> str | None:
     """When, and of which judges, the bench already in `out` is ("2026-11-26T17:00:00+00:00: a, b"); None
     without one, or with one that cannot be read (replaced all the same: check_ours found it ours)."""
     try:
-        earlier = json.loads((out / JSON_FILE).read_text(encoding="utf-8"))
-        return f"{earlier['started']}: {', '.join(judge['name'] for judge in earlier['judges'])}"
-    except (OSError, ValueError, KeyError, TypeError):
+        earlier = read_bench(out)
+    except UserError:
         return None
+    return earlier and f"{earlier['started']}: {', '.join(judge['name'] for judge in earlier['judges'])}"
 
 
 def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[LabeledSample]:
@@ -175,19 +186,19 @@ def _write_calibration(out_dir: Path, bench: dict, args, samples: list) -> str:
     return f"; {count_of(applied, 'threshold')} that passed the check on held-out halves in {path} (use with run --calibration)"
 
 
-RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl
 BENCH_OUTPUTS = {JSON_FILE: json_object_with("judges"), MARKDOWN_FILE: markdown_titled(BENCH_TITLE),
                  HTML_FILE: page_titled(BENCH_TITLE), CALIBRATION_FILE: json_object_with("localeval_calibration")}
 
 
-def write_judge_results(out_dir: Path, runs: list[JudgeRun]) -> None:
+def write_judge_results(out_dir: Path, runs: list[JudgeRun], files: dict[str, str]) -> None:
     """Each judge's per-sample results with their evidence, to see why it disagrees where it does:
-    results/<n>-<judge>.jsonl, numbered in the order the judges ran."""
+    results/<n>-<judge>.jsonl (`files`, by judge), numbered in the order the judges were named."""
     folder = out_dir / RESULTS_DIR
     check_writable_folder(folder)  # a clear error, not a traceback, if it cannot be made
     written = set()
-    for run, name in zip(runs, judge_result_names([run.judge for run in runs])):
+    for run in runs:
         if run.ok:
+            name = files[run.judge]
             lines = (json.dumps(row, ensure_ascii=False) + "\n" for row in run.rows)
             write_atomically(folder / name, "".join(lines))
             written.add(name)
@@ -248,21 +259,26 @@ def _outcome(run: JudgeRun) -> str:
 
 
 def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[JudgeJob], *,
-             data: str | Path, started: float, reasons: str = "auto", example: str = "auto",
+             data: str | Path, data_sha256: str, started: float, reasons: str = "auto", example: str = "auto",
              scoring: str = "auto", calibrate_judges: bool = False, warnings: Sequence[str] = (),
-             not_run: Sequence[str] = (), resumed: dict[str, Any] | None = None) -> dict[str, Any]:
+             not_run: Sequence[str] = (), measured_in: Mapping[str, str] = MappingProxyType({}),
+             results_files: Mapping[str, str] = MappingProxyType({})) -> dict[str, Any]:
     """bench.json: the comparison of every judge that ran, and the circumstances to reproduce it.
 
     `reasons`, `example` and `scoring` are the choices the jobs' settings were made with (auto or
     a value for every metric); what each judge was then asked per metric is in its entry's
     "settings". With `calibrate_judges`, each entry also has its fitted verdict thresholds. `warnings`:
     what reading the data warned of, kept with the figures it may explain. `not_run`: the judges an
-    interrupt stopped before they finished (their runs are not in `runs`). `resumed`: which of `runs`
-    were kept from an earlier bench (bench --resume), and when it started.
+    interrupt stopped before they finished (their runs are not in `runs`). `measured_in`: the runs kept
+    from an earlier bench (bench --resume), each with the start of the bench that ran it.
+    `results_files`: each judge's file in results/.
     """
     elapsed = time.perf_counter() - started
+    began = (datetime.now(UTC).astimezone() - timedelta(seconds=elapsed)).isoformat(timespec="seconds")
     metrics = list(jobs[0].metrics)
-    judges = [_judge_entry(labeled, run, job, calibrate_judges) for run, job in zip(runs, jobs)]
+    judges = [{**_judge_entry(labeled, run, job, calibrate_judges), "measured_in": measured_in.get(run.judge, began),
+               **({"results_file": results_files[run.judge]} if run.ok and run.judge in results_files else {})}
+              for run, job in zip(runs, jobs)]
     best = best_judge(judges)
     job = jobs[0]
     from ..device import describe
@@ -271,12 +287,12 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "best_judge": best and {"name": best["name"], "mean_spearman": best["summary"]["mean_spearman"],
                                 "spearman_defined": best["summary"]["spearman_defined"],
                                 **_ahead_of_next(labeled, judges, runs, metrics)},
-        "dataset": {"path": str(data), "samples": len(labeled), "sha256": file_digest(Path(data)),
+        "dataset": {"path": str(data), "samples": len(labeled), "sha256": data_sha256,
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
         "settings": bench_settings(job, reasons, example, scoring),
-        "started": (datetime.now(UTC).astimezone() - timedelta(seconds=elapsed)).isoformat(timespec="seconds"),
-        **({"resumed": resumed} if resumed else {}),
+        "started": began,
+        **({"resumed": {"kept": dict(measured_in)}} if measured_in else {}),
         "total_seconds": elapsed,
         "warnings": list(warnings),
         "localeval": __version__,

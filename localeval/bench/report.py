@@ -21,6 +21,7 @@ from .compare import SUPPORT_METRICS
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "bench.json", "bench.md", "bench.html"
+RESULTS_DIR = "results"  # each judge's rows, evidence included, as a run's results.jsonl
 BENCH_TITLE = "localeval bench"
 NO_VALUE = "—"  # a cell with no value (no score, nothing measured), in every table
 HIGHER, LOWER = "higher", "lower"  # which way a column is better
@@ -310,8 +311,11 @@ def _resumed_lines(bench: dict[str, Any]) -> list[str]:
     """Which judges a resumed bench kept as an earlier process measured them (bench --resume)."""
     if not (resumed := bench.get("resumed")):
         return []
-    return [f"Resumed (--resume): {', '.join(resumed['kept'])} kept as measured by the bench started "
-            f"{resumed['from']}; the time taken is this run's alone"]
+    kept = resumed["kept"]
+    by_start = {start: [name for name, when in kept.items() if when == start] for start in sorted(set(kept.values()))}
+    measured = "; ".join(f"{', '.join(names)} as the bench started {start} measured {'it' if len(names) == 1 else 'them'}"
+                         for start, names in by_start.items())
+    return [f"Resumed (--resume), keeping {measured}; the time taken is this run's alone"]
 
 
 def _judge_settings_lines(bench: dict[str, Any]) -> list[str]:

@@ -4,8 +4,10 @@ the others run.
 Three judges take a quarter of an hour on a CPU, and Ctrl-C during the last one cost all three. What
 is kept is whole judges, as the bench measured them: a judge's speed and peak memory are measured over
 all its samples in one process of its own, so a judge stopped midway runs again from its first sample.
-A judge is kept only from a bench of the same data (its digest), metrics, options and device, and only
-where its results file in results/ holds a row for each sample of this bench, in order.
+A bench is resumed only where it is a bench of the same data (its digest), metrics, options and
+device, and names no finished judge that this one leaves out (it would be dropped from the report).
+A judge is kept where it was asked as this bench asks it, its weights (a folder's) are unchanged, and
+its results file holds a row for each sample of this bench, in order; else it runs again, said.
 """
 
 from __future__ import annotations
@@ -19,62 +21,27 @@ from typing import Any
 from ..errors import UserError
 from ..results import count_of, said_differences
 from .labels import LabeledSample
+from .report import JSON_FILE, RESULTS_DIR
 from .worker import JudgeRun
 
 Log = Callable[[str], None]
 
 
 @dataclass(frozen=True)
-class Kept:
-    """The finished judges taken from the bench in --out, and when that bench (or the first it resumed) began."""
+class Asked:
+    """What this bench asks: to tell whether an earlier bench's run of a judge is one of this bench's."""
+
+    identity: dict[str, Any]  # bench_identity: the data's digest, the device, the settings of every judge
+    settings: dict[str, dict[str, Any]]  # per judge, in the order named: what it is asked (tuning.settings_used)
+    weights: dict[str, str | None]  # per judge: a folder's fingerprint now; None for a registered judge (pinned)
+
+
+@dataclass(frozen=True)
+class EarlierJudges:
+    """The finished judges a resumed bench takes from the bench in --out, each as that bench measured it."""
 
     runs: dict[str, JudgeRun] = field(default_factory=dict)
-    since: str | None = None
-
-    def record(self) -> dict[str, Any] | None:
-        """bench.json's "resumed": which judges were measured in an earlier process, and since when."""
-        return {"from": self.since, "kept": list(self.runs)} if self.runs else None
-
-
-def kept_judges(out: Path, identity: dict[str, Any], labeled: Sequence[LabeledSample], judges: Sequence[str],
-                result_names: Callable[[list[str]], list[str]], log: Log) -> Kept:
-    """The judges of `judges` that the bench in `out` finished, read back with their rows and measures.
-
-    A bench of other data or options is refused (its judges were measured on something else); a
-    judge whose results file is gone or holds other samples (another --limit) runs again, said."""
-    earlier = _earlier(out)
-    if earlier is None:
-        log(f"--resume: nothing to resume in {out} (no bench.json); running every judge")
-        return Kept()
-    if shown := said_differences(_recorded_identity(earlier), identity):
-        raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
-                        "or bench into another --out")
-    names = [judge["name"] for judge in earlier["judges"]]
-    files = dict(zip(names, result_names(names)))
-    ids = [str(item.sample.id) for item in labeled]
-    runs = {}
-    for entry in earlier["judges"]:
-        name = entry["name"]
-        if name not in judges or entry.get("status") != "ok":
-            continue
-        rows = _rows(out / "results" / files[name], ids)
-        if rows is None:
-            log(f"--resume: {name}'s results in {out / 'results' / files[name]} are missing or hold other samples "
-                "(another --limit?); running it again")
-            continue
-        runs[name] = JudgeRun(name, rows=rows, measures=entry["measures"])
-    since = (earlier.get("resumed") or {}).get("from") or earlier["started"]
-    return Kept({name: runs[name] for name in judges if name in runs}, since)
-
-
-def said_kept(kept: Kept, judges: Sequence[str]) -> str:
-    """What a resumed bench keeps and what it runs, said as it starts."""
-    if not kept.runs:
-        return "--resume: no judge of this bench had finished; running every judge"
-    rest = [name for name in judges if name not in kept.runs]
-    running = f"running {', '.join(rest)}" if rest else "every judge had finished: rewriting the reports"
-    return (f"--resume: keeping {count_of(len(kept.runs), 'judge')} from the bench started {kept.since} "
-            f"({', '.join(kept.runs)}); {running}")
+    measured_in: dict[str, str] = field(default_factory=dict)  # judge -> the start of the bench that ran it
 
 
 def bench_identity(data_sha256: str, device: str, settings: dict[str, Any]) -> dict[str, Any]:
@@ -82,26 +49,84 @@ def bench_identity(data_sha256: str, device: str, settings: dict[str, Any]) -> d
     return {"data_sha256": data_sha256, "device": device, "settings": {**settings, "metrics": sorted(settings["metrics"])}}
 
 
-def _recorded_identity(bench: dict[str, Any]) -> dict[str, Any]:
-    """bench_identity of a bench.json; a bench.json written before its data's digest was recorded
-    has none, and so differs from every bench (it cannot be checked to be this one)."""
-    settings = bench.get("settings") or {}
-    return bench_identity(bench.get("dataset", {}).get("sha256", "not recorded"), bench.get("device"),
-                          {**settings, "metrics": settings.get("metrics") or []})
+def finished_judges(out: Path, asked: Asked, labeled: Sequence[LabeledSample], log: Log) -> EarlierJudges:
+    """The judges that the bench in `out` finished and this one keeps, read back with their rows and measures."""
+    earlier = read_bench(out)
+    if earlier is None:
+        log(f"--resume: nothing to resume in {out} (no {JSON_FILE}); running every judge")
+        return EarlierJudges()
+    _check_same_bench(out, earlier, asked)
+    ids = [str(item.sample.id) for item in labeled]
+    kept: dict[str, tuple[JudgeRun, str]] = {}
+    for entry in (entry for entry in earlier["judges"] if entry.get("status") == "ok"):
+        found = _kept_run(out, entry, asked, ids)
+        if isinstance(found, str):
+            log(f"--resume: {entry['name']} runs again: {found}")
+        else:
+            kept[entry["name"]] = found, entry.get("measured_in") or earlier["started"]
+    in_order = [name for name in asked.settings if name in kept]
+    earlier_judges = EarlierJudges({name: kept[name][0] for name in in_order}, {name: kept[name][1] for name in in_order})
+    log(_said(earlier_judges, list(asked.settings)))
+    return earlier_judges
 
 
-def _earlier(out: Path) -> dict[str, Any] | None:
+def read_bench(out: Path) -> dict[str, Any] | None:
     """The bench.json in `out`; None without one. One that cannot be read cannot be resumed: said."""
-    path = out / "bench.json"
+    path = out / JSON_FILE
     if not path.exists():
         return None
     try:
         bench = json.loads(path.read_text(encoding="utf-8"))
-        _ = [judge["name"] for judge in bench["judges"]], bench["started"]
+        if not isinstance(bench["started"], str) or not all(isinstance(judge["name"], str) for judge in bench["judges"]):
+            raise TypeError
     except (OSError, ValueError, KeyError, TypeError):
         raise UserError(f"--resume: {path} cannot be read, so no judge of it can be kept; bench without --resume "
                         "(it replaces that bench) or into another --out") from None
     return bench
+
+
+def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
+    if "sha256" not in (earlier.get("dataset") or {}):
+        raise UserError(f"--resume: the bench in {out} was written by an earlier localeval, which did not record "
+                        "its data's digest, so it cannot be checked to be this bench; bench without --resume (it "
+                        "replaces that bench) or into another --out")
+    settings = earlier.get("settings") or {}
+    recorded = bench_identity(earlier["dataset"]["sha256"], earlier.get("device"),
+                              {**settings, "metrics": settings.get("metrics") or []})
+    if shown := said_differences(recorded, asked.identity):
+        raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
+                        "or bench into another --out")
+    left_out = [judge["name"] for judge in earlier["judges"]
+                if judge.get("status") == "ok" and judge["name"] not in asked.settings]
+    if left_out:  # the report this bench writes would drop them, and their results with it
+        them = "it" if len(left_out) == 1 else "them"
+        raise UserError(f"--resume: the bench in {out} finished {', '.join(left_out)}, which --judges leaves out; "
+                        f"name {them} in --judges too, or bench into another --out")
+
+
+def _kept_run(out: Path, entry: dict[str, Any], asked: Asked, ids: list[str]) -> JudgeRun | str:
+    """The earlier run of the judge `entry` names, or why it cannot stand for this bench's."""
+    name = entry["name"]
+    if entry.get("settings") != asked.settings[name]:
+        return "it was asked otherwise then (its measured settings changed since)"
+    if asked.weights[name] is not None and entry["measures"].get("weights") != asked.weights[name]:
+        return "its folder's weights changed since"
+    file = entry.get("results_file")
+    rows = _rows(out / RESULTS_DIR / file, ids) if isinstance(file, str) else None
+    if rows is None:
+        return f"its results in {out / RESULTS_DIR} are missing or hold other samples (another --limit?)"
+    return JudgeRun(name, rows=rows, measures=entry["measures"])
+
+
+def _said(earlier: EarlierJudges, judges: list[str]) -> str:
+    """What a resumed bench keeps and what it runs, said as it starts."""
+    if not earlier.runs:
+        return "--resume: no judge of this bench is kept; running every judge"
+    rest = [name for name in judges if name not in earlier.runs]
+    running = f"running {', '.join(rest)}" if rest else "every judge had finished: writing the reports again"
+    when = sorted(set(earlier.measured_in.values()))
+    return (f"--resume: keeping {count_of(len(earlier.runs), 'judge')} from the bench started {', '.join(when)} "
+            f"({', '.join(earlier.runs)}); {running}")
 
 
 def _rows(path: Path, ids: list[str]) -> list[dict[str, Any]] | None:
