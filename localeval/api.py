@@ -92,6 +92,10 @@ class EvaluationResult:
         return frame if self.frame_index is None else frame.reset_index().set_axis(self.frame_index)
 
 
+# evaluate()'s warnings point at its caller's line: past evaluate's own frame and its two decorators'
+CALLER = 4
+
+
 @known_keywords
 @keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags
 def evaluate(
@@ -145,18 +149,18 @@ def evaluate(
     _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     _check_loaded_dtype(judge, dtype)
     frame_index, frame_ids = _index_given_back(samples), _frame_ids(samples)
-    # warned at the caller's line (past this function and its decorator), and kept: what summary.json's
+    # warned at the caller's line (CALLER), and kept: what summary.json's
     # "warnings" keeps for a run, the result keeps too, whatever the caller's filters show
-    samples, said = said_and_kept(lambda: as_samples(samples), caller_level=3)
+    samples, said = said_and_kept(lambda: as_samples(samples), caller_level=CALLER)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
-        said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=3)
+        said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=CALLER)
     if labels is not None:
         human, label_warnings = said_and_kept(lambda: human_scores(labels, samples, [m.name for m in chosen]),
-                                              caller_level=3)
+                                              caller_level=CALLER)
         said.extend(label_warnings)
     else:
         human = None
@@ -166,16 +170,16 @@ def evaluate(
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     # what setting up warns of (emulated bfloat16, Ray workers sharing cores) is kept too
     (cluster, pipeline, score), set_up = said_and_kept(  # a library's stdout is its caller's: log to stderr
-        lambda: scoring_on(recipe, ray, workers, gpus_per_worker, cpus_per_worker, to_stderr), caller_level=3)
+        lambda: scoring_on(recipe, ray, workers, gpus_per_worker, cpus_per_worker, to_stderr), caller_level=CALLER)
     said += set_up
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
-    # at the caller's line (level 3: past this function and its decorator), once nothing is left to refuse the call
+    # at the caller's line (CALLER), once nothing is left to refuse the call
     said += warned([outdated_thresholds(calibration_applied),
                     *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
                     scoring_overridden(calibration_applied, scoring),
-                    seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=3)
-    said += warned([weak_judge_warning(models.judge_name(judge))], WeakJudgeWarning, caller_level=3)
+                    seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=CALLER)
+    said += warned([weak_judge_warning(models.judge_name(judge))], WeakJudgeWarning, caller_level=CALLER)
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)
@@ -187,7 +191,7 @@ def evaluate(
         details["calibration"] = described(calibration_applied)
     result = EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)
     if human is not None and (few := few_labels(result.summary())):  # counted on what the labels corrected
-        warn(FewLabelsWarning(few), stacklevel=3)  # at the caller's line, past this function and its decorator
+        warn(FewLabelsWarning(few), stacklevel=CALLER)  # at the caller's line
         details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
     return result
 
