@@ -37,9 +37,10 @@ def _check_can_install(spec: models.ModelSpec, find_links: str | None) -> None:
     that --find-links holds ..." for a folder that is not there, or a site-packages that is read-only)."""
     if find_links and "://" not in find_links and not Path(find_links).expanduser().is_dir():
         raise UserError(f"--find-links {find_links}: no such folder; give the folder that holds "
-                        f"{spec.name}'s packages' wheels ({' '.join(spec.packages[:1])}{' ...' if len(spec.packages) > 1 else ''})")
+                        f"{spec.name}'s packages' wheels ({spec.packages_named})")
     packages = sysconfig.get_paths()["purelib"]
-    if not os.access(packages, os.W_OK):
+    in_a_venv = sys.prefix != sys.base_prefix  # outside one, pip falls back to the user's own site-packages
+    if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
                                  f"{shlex.join(['pip', 'install', '--no-deps', *spec.packages])}, then localeval models "

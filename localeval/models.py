@@ -66,8 +66,12 @@ class ModelSpec:
         """Said where it is needed and not installed: how to install it, with a network or without
         (there, pip retries an index it cannot reach before it fails)."""
         return (f"{self.name} is not installed{' in full' if partly else ''}: {self.install} (on a machine "
-                f"without network, add --find-links DIR, a folder holding its packages' wheels: {' '.join(self.packages[:1])}"
-                f"{' ...' if len(self.packages) > 1 else ''})")
+                f"without network, add --find-links DIR, a folder holding its packages' wheels: {self.packages_named})")
+
+    @property
+    def packages_named(self) -> str:
+        """Its packages for a message: the first, and "..." for the rest (Qwen-1.5B has 22)."""
+        return self.packages[0] + (" ..." if len(self.packages) > 1 else "")
 
     @property
     def stored_path(self) -> Path:
@@ -89,6 +93,8 @@ class ModelSpec:
         if self.directory or not self.stored_path.is_dir():
             return None
         missing = [name for name in PREPARED_FILES if not (self.stored_path / name).is_file()]
+        if not missing and not _has_chat_template(self.stored_path):
+            missing = ["chat_template.jinja"]
         return f"{', '.join(missing)} missing" if missing else damaged_weights(self.stored_path)
 
     def installed(self) -> bool:
@@ -107,6 +113,16 @@ class ModelSpec:
 # moved from tokenizer_config.json to a file of its own): without one of them a judge fails to load,
 # or (tokenizer_config.json, which names the end-of-text token) loads and cannot end an answer.
 PREPARED_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
+
+
+def _has_chat_template(folder: Path) -> bool:
+    """A chat template, in a file of its own (transformers' newer save) or in tokenizer_config.json (older)."""
+    if any(folder.glob("chat_template.*")):
+        return True
+    try:
+        return "chat_template" in json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
 
 
 def damaged_weights(folder: Path) -> str | None:
@@ -174,6 +190,13 @@ def check_name(name: str, kind: str) -> None:
                         f"({_known(kind)})")
     if not path.is_dir():
         raise UserError(f"unknown {kind} '{name}': give a registered name ({_known(kind)}) or a local model directory")
+
+
+def weights_now(judge: str) -> str | None:
+    """A folder judge's weights as the answer cache and bench know them (ResolvedModel.fingerprint: its
+    files' names, sizes and times), to tell a folder retrained since; None for a registered judge,
+    whose weights its registry entry pins."""
+    return None if judge in registry() else ResolvedModel(judge, Path(judge)).fingerprint()
 
 
 def unused_name_warning(name: str, kind: str) -> str | None:
@@ -296,6 +319,8 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
         raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
                         "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
                         "copy the whole folder")
+    if kind == "judge" and not any((path / name).is_file() for name in ("tokenizer_config.json", "special_tokens_map.json")):
+        raise UserError(no_end_of_text(path))  # said here, not when it loads: in bench, in a judge's worker, exit 1
     if kind == "judge" and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
@@ -330,6 +355,13 @@ def _missing_modules(path: Path) -> list[str]:
     folders = [module.get("path") for module in modules
                if isinstance(module, dict) and not str(module.get("type", "")).endswith(".Normalize")]
     return [folder for folder in folders if isinstance(folder, str) and folder and not (path / folder).is_dir()]
+
+
+def no_end_of_text(path: Any) -> str:
+    """A judge folder whose tokenizer names no end-of-text token: no answer could end (decoding failed on it)."""
+    return (f"{path}: its tokenizer names no end-of-text token (eos_token), so no answer could end; its "
+            "tokenizer_config.json is missing or lacks one: copy it from where the model came from, or convert "
+            "the model's GGUF: python -m localeval models convert")
 
 
 def _has_tokenizer(path: Path) -> bool:
@@ -391,7 +423,10 @@ def _check_folder_kind(path: Path, kind: str, judge_option: str) -> None:
 def _generating_architectures(path: Path) -> tuple[str, ...] | None:
     """The folder's model classes that generate text (transformers' AutoModelForCausalLM table): empty
     where config.json names only others, None where it cannot tell (then the loader decides)."""
-    from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
+    from .interrupts import held
+
+    with held():  # it brings torch: whole, whenever Ctrl-C comes (interrupts.py)
+        from transformers.models.auto.modeling_auto import MODEL_FOR_CAUSAL_LM_MAPPING_NAMES as causal
 
     try:
         config = json.loads((path / "config.json").read_text(encoding="utf-8"))

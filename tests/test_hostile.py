@@ -588,6 +588,7 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         judge.mkdir()
         (judge / "config.json").write_text("{}")
         shutil.copy(tiny_judge / "tokenizer.json", judge)
+        shutil.copy(tiny_judge / "tokenizer_config.json", judge)
         expected = f"{judge} cannot be loaded as a model: "
     elif broken == "weights of another shape":  # transformers raised a RuntimeError: a traceback, exit 1
         shutil.copytree(tiny_judge, judge)
@@ -1272,3 +1273,59 @@ def test_a_folder_that_holds_a_model_another_way_says_what_to_give(capsys, tmp_p
                                       f"{studio / 'judge-Q8_0.gguf'} DIR), then give DIR")]:
         fails(capsys, ["run", str(data), "--judge", str(folder), "--out", str(tmp_path / "out")], EXIT_USER,
               f"{folder} is not a model directory (no config.json); {expected}")
+
+
+def test_interrupts_held_come_once_the_block_is_done_and_a_second_at_once():
+    """interrupts.held, as imports and Ray's start use it: the block finishes, then KeyboardInterrupt; the
+    handlers are put back; a second Ctrl-C is not held (an import stuck on a dead mount can be stopped);
+    SIGTERM, which the CLI makes a KeyboardInterrupt, is held too; an ignored Ctrl-C (nohup) stays ignored."""
+    from localeval.interrupts import held
+
+    before = {number: signal.signal(number, signal.default_int_handler) for number in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            finished = False
+            with pytest.raises(KeyboardInterrupt):
+                with held():
+                    os.kill(os.getpid(), number)
+                    time.sleep(0.1)  # handled meanwhile, and the block goes on
+                    finished = True
+            assert finished and signal.getsignal(number) is signal.default_int_handler
+        reached = []
+        with pytest.raises(KeyboardInterrupt):
+            with held():
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)
+                reached.append("after the first")
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)
+                reached.append("after the second")
+        assert reached == ["after the first"] and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        with held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)
+        assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
+
+
+def test_after_a_hang_up_what_goes_to_the_terminal_goes_nowhere(tmp_path):
+    """A closed terminal fails every write (EIO): the run's last words ended it in a traceback no one saw,
+    exit 1, not 130. A terminal's descriptor is sent to the null device; a file's stays."""
+    import pty
+
+    from localeval.interrupts import away_from_terminal
+
+    controller, terminal = pty.openpty()
+    log = (tmp_path / "log").open("wb")
+    try:
+        away_from_terminal((terminal, log.fileno()))
+        null = os.stat(os.devnull)
+        assert (os.fstat(terminal).st_rdev, os.fstat(terminal).st_ino) == (null.st_rdev, null.st_ino)
+        assert os.fstat(log.fileno()).st_ino == (tmp_path / "log").stat().st_ino
+    finally:
+        log.close()
+        os.close(terminal)
+        os.close(controller)

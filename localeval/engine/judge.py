@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 import torch
 
+from .. import models
 from ..errors import UserError
 from ..requests import JudgeAnswer, JudgeRequest
 from . import attention
@@ -132,17 +133,17 @@ class TransformersJudge:
     @property
     def tokenizer(self):
         if self._tokenizer is None:
-            from transformers import AutoTokenizer
-
             from .. import hf
+            from ..interrupts import held
+
+            with held():  # whole, whenever Ctrl-C comes (interrupts.py)
+                from transformers import AutoTokenizer
 
             tokenizer = hf.load(AutoTokenizer.from_pretrained, self.path)
             if tokenizer.chat_template is None:
                 raise UserError(f"{self.path} has no chat template: a judge must be an instruct (chat) model")
             if tokenizer.eos_token_id is None:  # an answer could not end: decoding failed on it, with a TypeError
-                raise UserError(f"{self.path}: its tokenizer names no end-of-text token (eos_token), so no answer "
-                                "could end; its tokenizer_config.json is missing or lacks one: copy it from where the "
-                                "model came from, or convert the model's GGUF: python -m localeval models convert")
+                raise UserError(models.no_end_of_text(self.path))
             if len(tokenizer) < MIN_VOCABULARY:  # transformers builds one of a few tokens where its file is missing
                 raise UserError(f"{self.path}: its tokenizer has {len(tokenizer)} tokens, where a language model's has "
                                 "tens of thousands; its tokenizer files (tokenizer.json) are missing or broken")
@@ -156,9 +157,11 @@ class TransformersJudge:
         """Load the weights; deferred so that a run answered from the cache never pays for it."""
         if self._model is not None:
             return
-        from transformers import AutoModelForCausalLM
-
         from .. import hf
+        from ..interrupts import held
+
+        with held():  # whole, whenever Ctrl-C comes (interrupts.py)
+            from transformers import AutoModelForCausalLM
 
         started = time.perf_counter()
         model, found = hf.load(AutoModelForCausalLM.from_pretrained, self.path, dtype=self._reading_dtype(),
