@@ -26,6 +26,7 @@ from .errors import (
     LocalevalWarning,
     UserError,
 )
+from .interrupts import hung_up
 from .options import check_paths
 from .tuning import CHOICES
 from .trust import WEAK, measured_agreement
@@ -359,17 +360,20 @@ def _stopped_as_by_ctrl_c() -> Iterator[None]:
     """SIGTERM, how a scheduler (Slurm, Kubernetes, systemd) stops a job, and SIGHUP, as a closed
     terminal or a dropped ssh session stops it, end a command as Ctrl-C does: what was scored is
     said and kept, a Ray cluster it started shut down, exit 130. Python's default ends the process
-    at once, and Ray's (ray.init sets one) aborted it. A SIGHUP that is ignored (nohup) stays
-    ignored: such a run is meant to outlive its terminal."""
+    at once, and Ray's (ray.init sets one) aborted it. After a SIGHUP the terminal is gone, so what
+    the run says goes nowhere (interrupts.hung_up). A SIGHUP that is ignored (nohup) stays ignored:
+    such a run is meant to outlive its terminal."""
     if threading.current_thread() is not threading.main_thread():  # only the main thread may set one
         yield
         return
-    stopping = [signal.SIGTERM]
+    handlers = {signal.SIGTERM: signal.default_int_handler}
     hangup = getattr(signal, "SIGHUP", None)  # none on Windows
     if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:
-        stopping.append(hangup)
-    previous = {number: signal.signal(number, signal.default_int_handler) for number in stopping}
+        handlers[hangup] = hung_up
+    previous = {}
     try:
+        for number, handler in handlers.items():
+            previous[number] = signal.signal(number, handler)
         yield
     finally:
         for number, handler in previous.items():

@@ -11,32 +11,58 @@ the user meant, and leaves the libraries whole for the next.
 from __future__ import annotations
 
 import importlib
+import os
 import signal
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import ModuleType
+from typing import Any
 
 
 @contextmanager
 def held() -> Iterator[None]:
     """Within the block, the signals that would raise KeyboardInterrupt (Ctrl-C's, and SIGTERM's and
-    SIGHUP's where the CLI made them do so) are noted instead; after it, one noted is raised. Signals
-    with handlers of their own are left alone, as is every signal outside the main thread, where
-    Python runs no handler."""
+    SIGHUP's where the CLI made them do so) are noted instead; after it, the first one noted is
+    handled, and raises. A second of the same kind interrupts at once: an import stuck on a dead
+    network mount can still be stopped. Signals with handlers of their own (SIG_IGN under nohup)
+    are left alone, as is every signal outside the main thread, where Python runs no handler."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
     noted: list[int] = []
-    raising = [number for number in _stopping_signals() if signal.getsignal(number) is signal.default_int_handler]
-    previous = {number: signal.signal(number, lambda received, frame: noted.append(received)) for number in raising}
-    try:
+    previous: dict[int, Any] = {}
+
+    def note(number: int, frame: Any) -> None:
+        noted.append(number)
+        signal.signal(number, previous[number])
+
+    try:  # handlers swapped one by one inside it: one that interrupts the swapping still restores them
+        for number in _stopping_signals():
+            if signal.getsignal(number) in (signal.default_int_handler, hung_up):
+                previous[number] = signal.signal(number, note)
         yield
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
     if noted:
-        raise KeyboardInterrupt
+        previous[noted[0]](noted[0], None)  # raises KeyboardInterrupt (hung_up first sends the output nowhere)
+
+
+def hung_up(number: int, frame: Any) -> None:
+    """SIGHUP's handler in the CLI: a closed terminal or a dropped ssh session stops a run as Ctrl-C does.
+    Its terminal is gone, so every write to it would fail (EIO), and the run would end in a traceback
+    no one sees, exit 1: what it says of its end goes nowhere instead, and it ends as interrupted."""
+    away_from_terminal()
+    raise KeyboardInterrupt
+
+
+def away_from_terminal(fds: tuple[int, ...] = (1, 2)) -> None:
+    """Each of `fds` that is a terminal sent to the null device (a file or pipe it writes to stays)."""
+    with open(os.devnull, "wb") as nowhere:
+        for fd in fds:
+            if os.isatty(fd):
+                os.dup2(nowhere.fileno(), fd)
 
 
 def import_whole(name: str) -> ModuleType:

@@ -39,6 +39,7 @@ import torch
 from .device import dtype_name
 from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
 from .evaluation import SampleResult, Timings
+from .interrupts import held
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Log, Pipeline, PipelineRecipe, Score, build_scoring
 from .progress import NoProgress, Progress, progress_for
@@ -216,7 +217,9 @@ class RayScorer:
             _check_reachable(self.cluster.address)
             self._started_here = True
             try:
-                with _interrupts_deferred(), _sigterm_kept():
+                # Ray stopped halfway through starting a cluster left its agents running, and the process could
+                # crash at exit (a probe: exit 139 in 3 of 17 interrupts 9-10 s into a run on 2 cores)
+                with held(), _sigterm_kept():
                     ray.init(**_init_options(self.cluster))
             except SystemExit as stop:  # ray.init's own SIGTERM handler, set as it starts, exits
                 if stop.code != signal.SIGTERM:
@@ -282,25 +285,6 @@ class RayScorer:
             with _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
                 ray.shutdown()
             self._started_here = False
-
-
-@contextmanager
-def _interrupts_deferred() -> Iterator[None]:
-    """Ctrl-C waits until the block is done, then interrupts as usual. Ray stopped halfway through
-    starting a cluster left its agents running, and the process could crash at exit (a probe: exit 139
-    in 3 of 17 interrupts 9-10 s into a run on 2 cores). Only the main thread receives signals; a
-    process that ignores Ctrl-C (started in the background, under nohup) goes on ignoring it."""
-    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
-        yield
-        return
-    received = []
-    previous = signal.signal(signal.SIGINT, lambda *_: received.append(True))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    if received:
-        raise KeyboardInterrupt
 
 
 @contextmanager
