@@ -269,6 +269,7 @@ def test_a_changed_model_directory_changes_the_judge_identity(tmp_path):
     model.mkdir()
     (model / "config.json").write_text("{}")
     (model / "tokenizer.json").write_text("{}")
+    (model / "tokenizer_config.json").write_text("{}")
     (model / "localeval-model.json").write_text('{"gguf_sha256": "ab12"}')  # copied from the store with the rest
     (model / "model.safetensors").write_bytes(b"weights v1")
     before = resolve(str(model), "judge").fingerprint()
