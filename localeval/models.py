@@ -319,7 +319,7 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
         raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
                         "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
                         "copy the whole folder")
-    if kind == "judge" and not any((path / name).is_file() for name in ("tokenizer_config.json", "special_tokens_map.json")):
+    if kind == "judge" and _names_no_end_of_text(path):
         raise UserError(no_end_of_text(path))  # said here, not when it loads: in bench, in a judge's worker, exit 1
     if kind == "judge" and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
@@ -355,6 +355,13 @@ def _missing_modules(path: Path) -> list[str]:
     folders = [module.get("path") for module in modules
                if isinstance(module, dict) and not str(module.get("type", "")).endswith(".Normalize")]
     return [folder for folder in folders if isinstance(folder, str) and folder and not (path / folder).is_dir()]
+
+
+def _names_no_end_of_text(path: Path) -> bool:
+    """A tokenizer.json alone names no end-of-text token: the token is named in tokenizer_config.json (or an
+    older folder's special_tokens_map.json). A sentencepiece tokenizer has one by default: left to loading."""
+    named_by = ("tokenizer_config.json", "special_tokens_map.json", "tokenizer.model")
+    return (path / "tokenizer.json").is_file() and not any((path / name).is_file() for name in named_by)
 
 
 def no_end_of_text(path: Any) -> str:
