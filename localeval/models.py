@@ -12,6 +12,7 @@ source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE
 from __future__ import annotations
 
 import errno
+import difflib
 import hashlib
 import importlib.util
 import json
@@ -189,7 +190,9 @@ def check_name(name: str, kind: str) -> None:
         raise UserError(f"{kind} '{name}': no such folder; give a local model directory, or a registered name "
                         f"({_known(kind)})")
     if not path.is_dir():
-        raise UserError(f"unknown {kind} '{name}': give a registered name ({_known(kind)}) or a local model directory")
+        close = difflib.get_close_matches(name, [n for n, spec in registry().items() if spec.kind == kind], n=1, cutoff=0.8)
+        meant = f" (did you mean {close[0]}?)" if close else ""
+        raise UserError(f"unknown {kind} '{name}'{meant}: give a registered name ({_known(kind)}) or a local model directory")
 
 
 def weights_now(judge: str) -> str | None:
@@ -319,6 +322,9 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
         raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
                         "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
                         "copy the whole folder")
+    if kind == "judge" and not _weights_files(path):  # else bench ran the other judges first, then failed it
+        raise UserError(f"{path}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json: "
+                        "copy the model's folder whole")
     if kind == "judge" and _names_no_end_of_text(path):
         raise UserError(no_end_of_text(path))  # said here, not when it loads: in bench, in a judge's worker, exit 1
     if kind == "judge" and not _has_tokenizer(path):
@@ -355,6 +361,11 @@ def _missing_modules(path: Path) -> list[str]:
     folders = [module.get("path") for module in modules
                if isinstance(module, dict) and not str(module.get("type", "")).endswith(".Normalize")]
     return [folder for folder in folders if isinstance(folder, str) and folder and not (path / folder).is_dir()]
+
+
+def _weights_files(path: Path) -> list[Path]:
+    """The weights transformers loads from a folder: safetensors (sharded too) or a PyTorch checkpoint."""
+    return [file for pattern in ("*.safetensors", "*.bin", "*.pt", "*.pth") for file in path.glob(pattern)]
 
 
 def _names_no_end_of_text(path: Path) -> bool:

@@ -714,7 +714,9 @@ def test_bench_help_teaches_with_examples():
         (["--data", "{tmp}/none.jsonl"], "none.jsonl: file not found"),
         (["--data", "{unlabeled}"], "has no 'labels'"),
         (["--data", "{misaligned}"], "localeval splits the response into 3 sentences"),
-        (["--data", str(SMALL), "--judges", "gpt-9"], "unknown judge 'gpt-9'"),
+        (["--data", str(SMALL), "--judges", "gpt-9"], "unknown judge 'gpt-9': give a registered name"),
+        (["--data", str(SMALL), "--judges", "qwen2.5-coder-05b-instruct"],  # no "did you mean" then (a probe)
+         "unknown judge 'qwen2.5-coder-05b-instruct' (did you mean qwen2.5-coder-0.5b-instruct?)"),
         (["--data", str(SMALL), "--judges", "all-minilm-l6-v2"], "'all-minilm-l6-v2' is a registered embedder, not a judge"),
         (["--data", str(SMALL), "--judges", "smollm2-135m-instruct,smollm2-135m-instruct"], "listed twice"),
         # its store folder is the same judge, and run --calibration looks it up by name
@@ -1040,7 +1042,9 @@ def test_a_resumed_bench_keeps_the_judges_that_finished_and_runs_only_the_rest(t
     # all finished: nothing runs again, and each judge keeps the start of the bench that measured it
     assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
     assert called == ["qwen2.5-coder-0.5b-instruct"]
-    assert "every judge had finished: writing the reports again" in capsys.readouterr().err
+    captured = capsys.readouterr()
+    assert "every judge named had finished: writing the reports again" in captured.err
+    assert "2 judges (2 kept from an earlier bench, --resume) on 4 samples in" in captured.out
     assert json.loads((out / "bench.json").read_text("utf-8"))["resumed"]["kept"] == {
         "smollm2-135m-instruct": first["started"], "qwen2.5-coder-0.5b-instruct": bench["started"]}
 
@@ -1056,32 +1060,38 @@ def test_a_resume_runs_again_a_judge_that_failed_or_whose_results_do_not_fit(tmp
     assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
     assert called == ["qwen2.5-coder-0.5b-instruct"]  # the failed one, not the one that finished
 
-    # another --limit: the kept judge's rows are of other samples, so it runs again
-    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
-    assert called[1:] == ["smollm2-135m-instruct", "qwen2.5-coder-0.5b-instruct"]
-    assert "--resume: smollm2-135m-instruct runs again: its results in" in capsys.readouterr().err
+    # another --limit is another bench, refused as another option is (it ran every judge again, said only as
+    # "results of other samples": a probe)
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 2
+    assert "holds another bench (samples: 4 there, 2 now)" in capsys.readouterr().err
     # results gone: run again, said
     (out / "results" / "2-qwen2.5-coder-0.5b-instruct.jsonl").unlink()
-    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
-    assert called[3:] == ["qwen2.5-coder-0.5b-instruct"]
-    assert "are missing or hold other samples (another --limit?)" in capsys.readouterr().err
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
+    assert called[1:] == ["qwen2.5-coder-0.5b-instruct"]
+    assert "--resume: qwen2.5-coder-0.5b-instruct runs again: its results in" in capsys.readouterr().err
 
     # asked otherwise then (its measured settings changed with an upgrade, say): runs again, said
     bench = json.loads((out / "bench.json").read_text("utf-8"))
     bench["judges"][0]["settings"]["reasons"] = {"context_recall": "never asked so"}
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
-    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume", "--limit", "2"]) == 0
-    assert called[4:] == ["smollm2-135m-instruct"]
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 0
+    assert called[2:] == ["smollm2-135m-instruct"]
     assert ("--resume: smollm2-135m-instruct runs again: it was asked otherwise then (its measured settings changed "
             "since)") in capsys.readouterr().err
 
     # a finished judge this bench leaves out would be dropped from the report, its results deleted: refused
     before = (out / "bench.json").read_bytes()
-    assert main(["bench", str(SMALL), "--out", str(out), "--resume", "--limit", "2",
-                 "--judges", "qwen2.5-coder-0.5b-instruct"]) == 2
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume", "--judges", "qwen2.5-coder-0.5b-instruct"]) == 2
     assert (f"--resume: the bench in {out} finished smollm2-135m-instruct, which --judges leaves out; name it in "
-            "--judges too, or bench into another --out") in capsys.readouterr().err
-    assert (out / "bench.json").read_bytes() == before and len(called) == 5
+            "--judges too (a folder judge by the path it ran from), or bench into another --out") in capsys.readouterr().err
+    assert (out / "bench.json").read_bytes() == before and len(called) == 3
+
+    # --calibrate is part of the bench: a resume without it removed calibration.json, unsaid (a probe)
+    calibrated = json.loads(before)
+    calibrated["settings"]["calibrate"] = True  # as a bench of 10 samples or more with --calibrate records it
+    (out / "bench.json").write_text(json.dumps(calibrated), encoding="utf-8")
+    assert main(["bench", str(SMALL), "--out", str(out), *TWO_JUDGES, "--resume"]) == 2
+    assert "holds another bench (settings.calibrate: true there, false now)" in capsys.readouterr().err
 
 
 def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, monkeypatch):
@@ -1093,6 +1103,7 @@ def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, mon
     edited = tmp_path / "edited.jsonl"
     edited.write_text(SMALL.read_text("utf-8").replace("Paris", "Lyon", 1), encoding="utf-8")
     for args, expected in [(["--batch-size", "3"], "settings.batch_size: 32 there, 3 now"),
+                           (["--limit", "3"], "samples: 4 there, 3 now"),
                            (["--metrics", "context_recall"], "settings.metrics: [answer_supported_precision, "),
                            (["--data", str(edited)], "data_sha256: ")]:
         data = [] if "--data" in args else [str(SMALL)]

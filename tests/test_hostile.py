@@ -569,7 +569,7 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
 
 @pytest.mark.parametrize("broken", ["not a model", "no chat template", "no tokenizer.json", "more layers than weights",
                                     "an embedder", "not generative", "weights of another shape", "weights cut short",
-                                    "no tokenizer_config.json"])
+                                    "no tokenizer_config.json", "no weights"])
 def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(capsys, tmp_path, tiny_judge, broken):
     import shutil
 
@@ -587,8 +587,8 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
     elif broken == "not a model":
         judge.mkdir()
         (judge / "config.json").write_text("{}")
-        shutil.copy(tiny_judge / "tokenizer.json", judge)
-        shutil.copy(tiny_judge / "tokenizer_config.json", judge)
+        for name in ("tokenizer.json", "tokenizer_config.json", "model.safetensors"):
+            shutil.copy(tiny_judge / name, judge)
         expected = f"{judge} cannot be loaded as a model: "
     elif broken == "weights of another shape":  # transformers raised a RuntimeError: a traceback, exit 1
         shutil.copytree(tiny_judge, judge)
@@ -607,6 +607,10 @@ def test_a_judge_folder_that_is_not_an_instruct_model_is_one_line_and_exit_2(cap
         config = json.loads((judge / "tokenizer_config.json").read_text())
         (judge / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": "Qwen2Tokenizer"}))
         expected = f"{judge}: its tokenizer file, tokenizer.json, is missing"
+    elif broken == "no weights":  # bench ran the other judges first, then failed this one, exit 1 (a probe)
+        shutil.copytree(tiny_judge, judge)
+        (judge / "model.safetensors").unlink()
+        expected = f"{judge}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json"
     elif broken == "no tokenizer_config.json":  # no end-of-text token: a TypeError deep in decoding (a probe)
         shutil.copytree(tiny_judge, judge)
         (judge / "tokenizer_config.json").unlink()

@@ -596,6 +596,7 @@ def test_a_judge_loaded_once_serves_call_after_call_and_scores_as_by_its_folder(
     (tmp_path / "config.json").write_text("{}")
     (tmp_path / "tokenizer.json").write_text("{}")
     (tmp_path / "tokenizer_config.json").write_text("{}")
+    (tmp_path / "model.safetensors").write_bytes((tiny_judge / "model.safetensors").read_bytes())
     with pytest.raises(UserError, match="cannot be loaded as a model"):  # said by load_judge, not later
         localeval.load_judge(tmp_path)
     with pytest.raises(UserError, match="judge=: give a registered model name or a model folder; got ScriptedJudge"):

@@ -106,7 +106,7 @@ def _report(args, labeled: list[LabeledSample], jobs: list[JudgeJob], by_judge: 
         calibrated = _write_calibration(out_dir, bench, args, [item.sample for item in labeled])
     agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
     print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
-          f"{count_of(len(runs), 'judge')} on {count_of(len(labeled), 'sample')} in "
+          f"{count_of(len(runs), 'judge')}{_kept_said(kept)} on {count_of(len(labeled), 'sample')} in "
           f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
     for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
         print(f"failed: {line}", file=sys.stderr)
@@ -120,10 +120,15 @@ def _report(args, labeled: list[LabeledSample], jobs: list[JudgeJob], by_judge: 
     return 0 if all(run.ok for run in runs) else 1
 
 
+def _kept_said(kept: EarlierJudges) -> str:
+    """After a resume, how many of the judges reported an earlier bench measured (--quiet said nothing else)."""
+    return f" ({len(kept.runs)} kept from an earlier bench, --resume)" if kept.runs else ""
+
+
 def _asked(args, jobs: list[JudgeJob], data_sha256: str, device: str) -> Asked:
     """What this bench asks, for --resume to tell which judges of the bench in --out stand for this one's."""
-    settings = bench_settings(jobs[0], args.reasons, args.example, args.scoring)
-    return Asked(bench_identity(data_sha256, device, settings),
+    settings = bench_settings(jobs[0], args.reasons, args.example, args.scoring, args.calibrate)
+    return Asked(bench_identity(data_sha256, len(jobs[0].samples), device, settings),
                  {job.name: settings_used(resolve_metrics(job.metrics, job.settings)) for job in jobs},
                  {job.name: models.weights_now(job.name) for job in jobs})
 
@@ -290,7 +295,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "dataset": {"path": str(data), "samples": len(labeled), "sha256": data_sha256,
                     "languages": dict(Counter(item.sample.language or "en" for item in labeled))},
         "device": describe(job.device),
-        "settings": bench_settings(job, reasons, example, scoring),
+        "settings": bench_settings(job, reasons, example, scoring, calibrate_judges),
         "started": began,
         **({"resumed": {"kept": dict(measured_in)}} if measured_in else {}),
         "total_seconds": elapsed,
@@ -302,13 +307,13 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
     }
 
 
-def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str) -> dict[str, Any]:
-    """bench.json's "settings": what every judge of the bench was run with."""
+def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, calibrate: bool) -> dict[str, Any]:
+    """bench.json's "settings": what every judge of the bench was run with, and whether it was calibrated."""
     metrics = list(job.metrics)
     return {"metrics": metrics, "reasons": reasons, "example": example, "scoring": scoring,
             "questions": job.settings[metrics[0]].questions,
             "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
-            "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder)}
+            "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate}
 
 
 def _load_average() -> float | None:

@@ -44,9 +44,12 @@ class EarlierJudges:
     measured_in: dict[str, str] = field(default_factory=dict)  # judge -> the start of the bench that ran it
 
 
-def bench_identity(data_sha256: str, device: str, settings: dict[str, Any]) -> dict[str, Any]:
-    """What makes two benches one (the metrics in any order: their order changes no judge's answer)."""
-    return {"data_sha256": data_sha256, "device": device, "settings": {**settings, "metrics": sorted(settings["metrics"])}}
+def bench_identity(data_sha256: str, samples: int, device: str, settings: dict[str, Any]) -> dict[str, Any]:
+    """What makes two benches one: the data and how many of its samples (--limit), the device, the options
+    (with --calibrate: a resume without it would remove the calibration.json of the judges it keeps). The
+    metrics in any order: their order changes no judge's answer."""
+    return {"data_sha256": data_sha256, "samples": samples, "device": device,
+            "settings": {**settings, "metrics": sorted(settings["metrics"])}}
 
 
 def finished_judges(out: Path, asked: Asked, labeled: Sequence[LabeledSample], log: Log) -> EarlierJudges:
@@ -91,7 +94,7 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
                         "its data's digest, so it cannot be checked to be this bench; bench without --resume (it "
                         "replaces that bench) or into another --out")
     settings = earlier.get("settings") or {}
-    recorded = bench_identity(earlier["dataset"]["sha256"], earlier.get("device"),
+    recorded = bench_identity(earlier["dataset"]["sha256"], earlier["dataset"].get("samples"), earlier.get("device"),
                               {**settings, "metrics": settings.get("metrics") or []})
     if shown := said_differences(recorded, asked.identity):
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
@@ -101,7 +104,8 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
     if left_out:  # the report this bench writes would drop them, and their results with it
         them = "it" if len(left_out) == 1 else "them"
         raise UserError(f"--resume: the bench in {out} finished {', '.join(left_out)}, which --judges leaves out; "
-                        f"name {them} in --judges too, or bench into another --out")
+                        f"name {them} in --judges too (a folder judge by the path it ran from), or bench into another "
+                        "--out (its results in results/ stay there until a bench into that folder replaces them)")
 
 
 def _kept_run(out: Path, entry: dict[str, Any], asked: Asked, ids: list[str]) -> JudgeRun | str:
@@ -110,11 +114,11 @@ def _kept_run(out: Path, entry: dict[str, Any], asked: Asked, ids: list[str]) ->
     if entry.get("settings") != asked.settings[name]:
         return "it was asked otherwise then (its measured settings changed since)"
     if asked.weights[name] is not None and entry["measures"].get("weights") != asked.weights[name]:
-        return "its folder's weights changed since"
+        return "its folder changed since (a file's name, size or time)"
     file = entry.get("results_file")
     rows = _rows(out / RESULTS_DIR / file, ids) if isinstance(file, str) else None
     if rows is None:
-        return f"its results in {out / RESULTS_DIR} are missing or hold other samples (another --limit?)"
+        return f"its results in {out / RESULTS_DIR} are missing or hold other samples"
     return JudgeRun(name, rows=rows, measures=entry["measures"])
 
 
@@ -123,7 +127,7 @@ def _said(earlier: EarlierJudges, judges: list[str]) -> str:
     if not earlier.runs:
         return "--resume: no judge of this bench is kept; running every judge"
     rest = [name for name in judges if name not in earlier.runs]
-    running = f"running {', '.join(rest)}" if rest else "every judge had finished: writing the reports again"
+    running = f"running {', '.join(rest)}" if rest else "every judge named had finished: writing the reports again"
     when = sorted(set(earlier.measured_in.values()))
     return (f"--resume: keeping {count_of(len(earlier.runs), 'judge')} from the bench started {', '.join(when)} "
             f"({', '.join(earlier.runs)}); {running}")
