@@ -5,11 +5,13 @@ a module half built in sys.modules, and every later import in that process fails
 library ("partially initialized module 'torch' has no attribute 'fx'", "Could not import module
 'AttentionInterface'"): in a notebook, until the kernel restarts (a probe pressed Ctrl-C during a
 first evaluate()). Held for the seconds an import takes, the interrupt still stops the call, as
-the user meant, and leaves the libraries whole for the next.
+the user meant, and leaves the libraries whole for the next. Ray's start and bench's files are held
+the same way. Here too: SIGHUP's handler for the CLI, which stops a run whose terminal is gone.
 """
 
 from __future__ import annotations
 
+import errno
 import importlib
 import os
 import signal
@@ -23,10 +25,9 @@ from typing import Any
 @contextmanager
 def held() -> Iterator[None]:
     """Within the block, the signals that would raise KeyboardInterrupt (Ctrl-C's, and SIGTERM's and
-    SIGHUP's where the CLI made them do so) are noted instead; after it, the first one noted is
-    handled, and raises. A second of the same kind interrupts at once: an import stuck on a dead
-    network mount can still be stopped. Signals with handlers of their own (SIG_IGN under nohup)
-    are left alone, as is every signal outside the main thread, where Python runs no handler."""
+    SIGHUP's where the CLI made them do so) are noted instead, and one noted raises it after the
+    block. Signals with handlers of their own (SIG_IGN under nohup) are left alone, as is every
+    signal outside the main thread, where Python runs no handler."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -35,18 +36,22 @@ def held() -> Iterator[None]:
 
     def note(number: int, frame: Any) -> None:
         noted.append(number)
-        signal.signal(number, previous[number])
+        if previous[number] is hung_up:  # at once: whatever the block writes must not fail on a dead terminal
+            away_from_terminal()
 
-    try:  # handlers swapped one by one inside it: one that interrupts the swapping still restores them
+    with _signals_blocked():  # none handled mid-swap: a handler swapped in and not recorded would stay for good
         for number in _stopping_signals():
             if signal.getsignal(number) in (signal.default_int_handler, hung_up):
-                previous[number] = signal.signal(number, note)
+                previous[number] = signal.getsignal(number)
+                signal.signal(number, note)
+    try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        with _signals_blocked():
+            for number, handler in previous.items():
+                signal.signal(number, handler)
     if noted:
-        previous[noted[0]](noted[0], None)  # raises KeyboardInterrupt (hung_up first sends the output nowhere)
+        raise KeyboardInterrupt
 
 
 def hung_up(number: int, frame: Any) -> None:
@@ -58,11 +63,37 @@ def hung_up(number: int, frame: Any) -> None:
 
 
 def away_from_terminal(fds: tuple[int, ...] = (1, 2)) -> None:
-    """Each of `fds` that is a terminal sent to the null device (a file or pipe it writes to stays)."""
+    """Each of `fds` that writes to a terminal that hung up sent to the null device; a live terminal
+    (a SIGHUP sent by hand), a file or a pipe stays."""
     with open(os.devnull, "wb") as nowhere:
         for fd in fds:
-            if os.isatty(fd):
+            if _hung_up_terminal(fd):
                 os.dup2(nowhere.fileno(), fd)
+
+
+def _hung_up_terminal(fd: int) -> bool:
+    """Whether `fd` is a terminal that hung up: isatty() no longer says so (the kernel marks the terminal
+    hung up before it sends SIGHUP), but asking for its settings fails with EIO, as every write does."""
+    import termios  # not on Windows, which has no SIGHUP either
+
+    try:
+        termios.tcgetattr(fd)
+    except termios.error as error:
+        return error.args[0] == errno.EIO
+    return False
+
+
+@contextmanager
+def _signals_blocked() -> Iterator[None]:
+    """The stopping signals kept pending while the block runs (where the system can block them)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, _stopping_signals())
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
 def import_whole(name: str) -> ModuleType:
