@@ -190,8 +190,9 @@ def check_name(name: str, kind: str) -> None:
         raise UserError(f"{kind} '{name}': no such folder; give a local model directory, or a registered name "
                         f"({_known(kind)})")
     if not path.is_dir():
-        close = difflib.get_close_matches(name, [n for n, spec in registry().items() if spec.kind == kind], n=1, cutoff=0.8)
-        meant = f" (did you mean {close[0]}?)" if close else ""
+        names = {n.lower(): n for n, spec in registry().items() if spec.kind == kind}  # Qwen2.5-Coder-0.5B-Instruct too
+        close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.8)
+        meant = f" (did you mean {names[close[0]]}?)" if close else ""
         raise UserError(f"unknown {kind} '{name}'{meant}: give a registered name ({_known(kind)}) or a local model directory")
 
 
@@ -317,22 +318,21 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json){_not_a_model_hint(path, kind)}")
-    _check_folder_kind(path, kind, judge_option)
-    if kind == "embedder" and (missing := _missing_modules(path)):  # sentence-transformers then fails in a TypeError
-        raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
-                        "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
-                        "copy the whole folder")
-    if kind == "judge" and not _weights_files(path):  # else bench ran the other judges first, then failed it
-        raise UserError(f"{path}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json: "
-                        "copy the model's folder whole")
-    if kind == "judge" and _names_no_end_of_text(path):
-        raise UserError(no_end_of_text(path))  # said here, not when it loads: in bench, in a judge's worker, exit 1
-    if kind == "judge" and not _has_tokenizer(path):
+    if kind == "judge" and not _weights_files(path) and not (path / "modules.json").is_file():
+        # else bench ran the other judges first, then failed this one (exit 1)
+        raise UserError(f"{path}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json"
+                        f"{_gguf_hint(path) or ': copy the model folder whole'}")
+    if kind == "judge" and not _has_tokenizer(path) and not (path / "modules.json").is_file():
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
         raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "
                         "one; copy it from where the model came from, or convert the model's GGUF: python -m "
                         "localeval models convert)")
+    _check_folder_kind(path, kind, judge_option)  # after the checks of files: it imports transformers (seconds)
+    if kind == "embedder" and (missing := _missing_modules(path)):  # sentence-transformers then fails in a TypeError
+        raise UserError(f"{path}: {', '.join(missing)}, which its modules.json lists, {'is' if len(missing) == 1 else 'are'} "
+                        "missing (a copy of the folder's files without its subfolders, as cp without -r makes); "
+                        "copy the whole folder")
 
 
 def _not_a_model_hint(path: Path, kind: str) -> str:
@@ -342,11 +342,16 @@ def _not_a_model_hint(path: Path, kind: str) -> str:
                 "copied without the blobs it links to: copy the snapshot with its links followed (cp -rL)")
     if (path / "snapshots").is_dir():  # a Hugging Face cache's models--ORG--NAME folder
         return f"; it is a Hugging Face cache folder: give one of its snapshots, {path / 'snapshots' / 'REVISION'}"
-    gguf = next(iter(sorted(path.glob("*.gguf"))), None)  # LM Studio keeps a model as a folder of one GGUF
-    if gguf and kind == "judge":
-        return (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
-                "then give DIR")
-    return ""
+    return _gguf_hint(path) if kind == "judge" else ""
+
+
+def _gguf_hint(path: Path) -> str:
+    """Where a folder holds a GGUF (LM Studio keeps a model as a folder of one): how to make it a judge's."""
+    gguf = next(iter(sorted(path.glob("*.gguf"))), None)
+    if gguf is None:
+        return ""
+    return (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
+            "then give DIR")
 
 
 def _missing_modules(path: Path) -> list[str]:
@@ -364,15 +369,9 @@ def _missing_modules(path: Path) -> list[str]:
 
 
 def _weights_files(path: Path) -> list[Path]:
-    """The weights transformers loads from a folder: safetensors (sharded too) or a PyTorch checkpoint."""
-    return [file for pattern in ("*.safetensors", "*.bin", "*.pt", "*.pth") for file in path.glob(pattern)]
-
-
-def _names_no_end_of_text(path: Path) -> bool:
-    """A tokenizer.json alone names no end-of-text token: the token is named in tokenizer_config.json (or an
-    older folder's special_tokens_map.json). A sentencepiece tokenizer has one by default: left to loading."""
-    named_by = ("tokenizer_config.json", "special_tokens_map.json", "tokenizer.model")
-    return (path / "tokenizer.json").is_file() and not any((path / name).is_file() for name in named_by)
+    """The weights transformers loads from a folder: model.safetensors or pytorch_model.bin, sharded (with
+    their index) or whole; not a Trainer checkpoint's optimizer.pt or training_args.bin."""
+    return [file for pattern in ("*.safetensors", "pytorch_model*.bin") for file in path.glob(pattern)]
 
 
 def no_end_of_text(path: Any) -> str:

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from localeval import models
 from localeval.bench import agreement
 from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.agreement import untied
@@ -430,6 +431,7 @@ def an_idle_machine(monkeypatch):
 def agreeing_child(job: JudgeJob) -> JudgeRun:
     """A judge's run as its worker process gives it, answered from SMALL's labels (no model loads)."""
     judge = scripted(job.name, LabelJudge(read_labeled(SMALL, METRICS)))
+    judge.fingerprint = models.weights_now(job.name)  # a folder judge's weights, as the worker's judge has them
     return run_judge(replace(job, judge=judge, embedder=EMBEDDER, settings=metric_settings("scripted")))
 
 
@@ -1094,6 +1096,37 @@ def test_a_resume_runs_again_a_judge_that_failed_or_whose_results_do_not_fit(tmp
     assert "holds another bench (settings.calibrate: true there, false now)" in capsys.readouterr().err
 
 
+def test_a_resume_follows_the_judges_as_named_and_a_folder_judge_that_changed(tmp_path, capsys, monkeypatch, tiny_judge):
+    """Results files are numbered by --judges, so a resume in another order renumbers them and leaves no stale
+    one; a folder judge whose files changed runs again; data given as a quoted ~ path is hashed where it is
+    (it crashed once every judge had run); a bench.json edited into another shape is refused, not a traceback."""
+    import shutil
+
+    folder = tmp_path / "my-judge"
+    shutil.copytree(tiny_judge, folder)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    shutil.copy(SMALL, tmp_path / "labeled.jsonl")
+    out, called = tmp_path / "out", judges_called(monkeypatch)
+    given = ["bench", "~/labeled.jsonl", "--out", str(out), "--quiet", "--resume"]
+    assert main([*given, "--judges", f"smollm2-135m-instruct,{folder}"]) == 0
+    assert sorted(path.name for path in (out / "results").iterdir()) == ["1-smollm2-135m-instruct.jsonl", "2-my-judge.jsonl"]
+    assert main([*given, "--judges", f"{folder},smollm2-135m-instruct"]) == 0 and len(called) == 2  # kept, both
+    assert sorted(path.name for path in (out / "results").iterdir()) == ["1-my-judge.jsonl", "2-smollm2-135m-instruct.jsonl"]
+    bench = json.loads((out / "bench.json").read_text("utf-8"))
+    assert [(judge["name"], judge["results_file"]) for judge in bench["judges"]] == [
+        (str(folder), "1-my-judge.jsonl"), ("smollm2-135m-instruct", "2-smollm2-135m-instruct.jsonl")]
+    os.utime(folder / "config.json", (1, 1))  # retrained in place, say
+    assert main([*given, "--judges", f"{folder},smollm2-135m-instruct"]) == 0
+    assert called[2:] == [str(folder)]
+    bench = json.loads((out / "bench.json").read_text("utf-8"))
+    for damage in (lambda b: b.update(dataset=[]), lambda b: b["judges"][0].update(measures=None)):
+        edited = json.loads(json.dumps(bench))
+        damage(edited)
+        (out / "bench.json").write_text(json.dumps(edited), encoding="utf-8")
+        assert main([*given, "--judges", f"{folder},smollm2-135m-instruct"]) == 2
+        assert "bench.json cannot be read, so no judge of it can be kept" in capsys.readouterr().err
+
+
 def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, monkeypatch):
     out = tmp_path / "out"
     called = judges_called(monkeypatch)
@@ -1104,7 +1137,7 @@ def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, mon
     edited.write_text(SMALL.read_text("utf-8").replace("Paris", "Lyon", 1), encoding="utf-8")
     for args, expected in [(["--batch-size", "3"], "settings.batch_size: 32 there, 3 now"),
                            (["--limit", "3"], "samples: 4 there, 3 now"),
-                           (["--metrics", "context_recall"], "settings.metrics: [answer_supported_precision, "),
+                           (["--metrics", "context_recall"], "metrics: [answer_supported_precision, "),
                            (["--data", str(edited)], "data_sha256: ")]:
         data = [] if "--data" in args else [str(SMALL)]
         assert main(["bench", *data, "--out", str(out), "--resume", *args]) == 2

@@ -28,7 +28,7 @@ from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
-from .resume import Asked, EarlierJudges, bench_identity, finished_judges, read_bench
+from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
 from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, RESULTS_DIR, failures, headline,
                      markdown_table, ranked_judges, tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
@@ -49,7 +49,7 @@ def bench_command(args) -> int:
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
     data_warnings += warned([models.unused_name_warning(args.embedder, "embedder")
                              if args.embedder is not None and not embeds else None], LocalevalWarning)
-    data_sha256 = file_digest(Path(args.data).expanduser())  # now: the data the judges are given, as it was read
+    data_sha256 = file_digest(Path(args.data).expanduser())  # once, now: a file edited while judges run is not this one
     if args.calibrate:
         check_enough_samples(len(labeled))
     _check_folders(judges, args.embedder, embeds)
@@ -71,7 +71,7 @@ def bench_command(args) -> int:
             for judge in judges
         ]
         earlier = _earlier_bench(out)
-        kept = (finished_judges(out, _asked(args, jobs, data_sha256, describe(device)), labeled, log) if args.resume
+        kept = (kept_judges(out, _asked(args, jobs, data_sha256, describe(device)), labeled, log) if args.resume
                 else EarlierJudges())
         if earlier and not args.resume:  # said while Ctrl-C still loses nothing
             log(f"note: {out / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its results and "
@@ -360,9 +360,12 @@ def best_judge(judges: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def _embedder_name(embedder: Any) -> str:
+    """As judges are named: a registered name, or a folder's absolute path however it was typed."""
     if embedder is None:
         return models.default_model("embedder")
-    return embedder if isinstance(embedder, str) else embedder.identity
+    if not isinstance(embedder, str):
+        return embedder.identity
+    return embedder if embedder in models.registry() else str(Path(embedder).expanduser().resolve())
 
 
 def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob, calibrate_judge: bool) -> dict[str, Any]:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
+from ..metrics import METRICS
 from ..results import count_of, said_differences
 from .labels import LabeledSample
 from .report import JSON_FILE, RESULTS_DIR
@@ -47,13 +48,17 @@ class EarlierJudges:
 def bench_identity(data_sha256: str, samples: int, device: str, settings: dict[str, Any]) -> dict[str, Any]:
     """What makes two benches one: the data and how many of its samples (--limit), the device, the options
     (with --calibrate: a resume without it would remove the calibration.json of the judges it keeps). The
-    metrics in any order: their order changes no judge's answer."""
-    return {"data_sha256": data_sha256, "samples": samples, "device": device,
-            "settings": {**settings, "metrics": sorted(settings["metrics"])}}
+    metrics in any order: their order changes no judge's answer; the embedder only where one embeds."""
+    embeds = any(getattr(METRICS.get(name), "uses_embedder", False) for name in settings["metrics"])
+    asked = {key: value for key, value in settings.items() if key != "metrics" and (key != "embedder" or embeds)}
+    # the metrics first, where a difference is said: a change of metrics explains the rest
+    return {"metrics": sorted(settings["metrics"]), "data_sha256": data_sha256, "samples": samples, "device": device,
+            "settings": asked}
 
 
-def finished_judges(out: Path, asked: Asked, labeled: Sequence[LabeledSample], log: Log) -> EarlierJudges:
-    """The judges that the bench in `out` finished and this one keeps, read back with their rows and measures."""
+def kept_judges(out: Path, asked: Asked, labeled: Sequence[LabeledSample], log: Log) -> EarlierJudges:
+    """The judges that the bench in `out` finished and this one keeps, read back with their rows and measures
+    (the others it finished run again, said)."""
     earlier = read_bench(out)
     if earlier is None:
         log(f"--resume: nothing to resume in {out} (no {JSON_FILE}); running every judge")
@@ -80,12 +85,23 @@ def read_bench(out: Path) -> dict[str, Any] | None:
         return None
     try:
         bench = json.loads(path.read_text(encoding="utf-8"))
-        if not isinstance(bench["started"], str) or not all(isinstance(judge["name"], str) for judge in bench["judges"]):
-            raise TypeError
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
+        bench = None
+    if not _whole(bench):  # cut short, or edited by hand: read on, it failed in a traceback
         raise UserError(f"--resume: {path} cannot be read, so no judge of it can be kept; bench without --resume "
-                        "(it replaces that bench) or into another --out") from None
+                        "(it replaces that bench) or into another --out")
     return bench
+
+
+def _whole(bench: Any) -> bool:
+    """A bench.json as bench writes it, as far as a resume reads it."""
+    def a(kind: type, value: Any) -> bool:
+        return isinstance(value, kind)
+    if not (a(dict, bench) and a(str, bench.get("started")) and a(dict, bench.get("dataset"))
+            and a(dict, bench.get("settings")) and a(list, bench.get("judges"))):
+        return False
+    return all(a(dict, judge) and a(str, judge.get("name")) and (judge.get("status") != "ok" or a(dict, judge.get("measures")))
+               for judge in bench["judges"])
 
 
 def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
