@@ -95,23 +95,21 @@ def read_bench(out: Path) -> dict[str, Any] | None:
 
 def _whole(bench: Any) -> bool:
     """A bench.json as bench writes it, as far as a resume reads it."""
-    def a(kind: type, value: Any) -> bool:
-        return isinstance(value, kind)
-    if not (a(dict, bench) and a(str, bench.get("started")) and a(dict, bench.get("dataset"))
-            and a(dict, bench.get("settings")) and a(list, bench.get("judges"))):
+    if not (isinstance(bench, dict) and isinstance(bench.get("started"), str) and isinstance(bench.get("dataset"), dict)
+            and isinstance(bench.get("settings"), dict) and isinstance(bench["settings"].get("metrics"), list)
+            and isinstance(bench.get("judges"), list)):
         return False
-    return all(a(dict, judge) and a(str, judge.get("name")) and (judge.get("status") != "ok" or a(dict, judge.get("measures")))
-               for judge in bench["judges"])
+    return all(isinstance(judge, dict) and isinstance(judge.get("name"), str)
+               and (judge.get("status") != "ok" or isinstance(judge.get("measures"), dict)) for judge in bench["judges"])
 
 
 def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
-    if "sha256" not in (earlier.get("dataset") or {}):
+    if "sha256" not in earlier["dataset"]:
         raise UserError(f"--resume: the bench in {out} was written by an earlier localeval, which did not record "
                         "its data's digest, so it cannot be checked to be this bench; bench without --resume (it "
                         "replaces that bench) or into another --out")
-    settings = earlier.get("settings") or {}
     recorded = bench_identity(earlier["dataset"]["sha256"], earlier["dataset"].get("samples"), earlier.get("device"),
-                              {**settings, "metrics": settings.get("metrics") or []})
+                              earlier["settings"])
     if shown := said_differences(recorded, asked.identity):
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
                         "or bench into another --out")
