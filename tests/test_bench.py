@@ -963,6 +963,21 @@ def test_a_judge_with_no_defined_spearman_has_no_mean_not_zero(tmp_path, tiny_ju
     assert row.split("|")[2].strip() == "— (0 of 1)"  # was "0.000 (0 of 1)"
 
 
+def test_the_soft_and_hard_means_each_say_how_many_rhos_they_rest_on():
+    """The soft/hard table's hard mean counted an undefined ρ as 0 without the "(1 of 2)" the main table
+    gives (a probe): 0.348 read as a mean of two."""
+    from localeval.bench.report import _scorings_mean_note
+
+    def entry(soft: list, hard: list, hard_mean: float | None) -> dict:
+        metrics = {f"m{i}": {"scorings": {"soft": {"spearman": a}, "hard": {"spearman": b}}}
+                   for i, (a, b) in enumerate(zip(soft, hard))}
+        return {"metrics": metrics, "summary": {"mean_spearman_hard": hard_mean}}
+
+    assert _scorings_mean_note(entry([0.5, 0.2], [0.696, None], 0.348)) == " (0.348, 1 of 2)"
+    assert _scorings_mean_note(entry([0.5, None], [0.4, 0.2], 0.3)) == " (1 of 2) (0.300)"
+    assert _scorings_mean_note(entry([0.5, 0.2], [None, None], None)) == " (—, 0 of 2)"
+
+
 def test_an_interrupted_bench_reports_the_judges_that_finished(tmp_path, capsys, monkeypatch):
     """Ctrl-C during the second judge threw away the first one's finished run ("no report written"),
     and bench has no --resume: minutes of a slow judge lost (a probe's finding)."""

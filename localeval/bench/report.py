@@ -103,8 +103,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
                        note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")))
                 for m in [*metrics]]
-    scorings.append(Column("mean", _get("summary", "mean_spearman_soft"),
-                           note=_hard_note(_get("summary", "mean_spearman_hard"))))
+    scorings.append(Column("mean", _get("summary", "mean_spearman_soft"), note=_scorings_mean_note))
     probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc")) for m in sentence_metrics]
     judges = bench["judges"]
     return [
@@ -149,6 +148,19 @@ def _hard_note(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
         hard = value(entry)
         return f" ({'—' if hard is None else f'{hard:.3f}'})"
     return note
+
+
+def _scorings_mean_note(entry: dict) -> str:
+    """The soft mean's "(n of N)" and, in brackets, the hard mean with its own: each counts an undefined ρ
+    as 0, as the main table's mean does, and says so there (the hard mean lacked it: a probe)."""
+    def share(mode: str) -> str:
+        spearmans = [metric["scorings"][mode]["spearman"] for metric in entry["metrics"].values()]
+        defined = sum(value is not None for value in spearmans)
+        return "" if defined == len(spearmans) else f"{defined} of {len(spearmans)}"
+    hard = entry["summary"]["mean_spearman_hard"]
+    soft_share, hard_share = share("soft"), share("hard")
+    return (f" ({soft_share})" if soft_share else "") + \
+        f" ({'—' if hard is None else f'{hard:.3f}'}{f', {hard_share}' if hard_share else ''})"
 
 
 def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
