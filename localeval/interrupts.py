@@ -41,8 +41,8 @@ def held() -> Iterator[None]:
 
     with _signals_blocked():  # none handled mid-swap: a handler swapped in and not recorded would stay for good
         for number in _stopping_signals():
-            if signal.getsignal(number) in (signal.default_int_handler, hung_up):
-                previous[number] = signal.getsignal(number)
+            if (handler := signal.getsignal(number)) in (signal.default_int_handler, hung_up):
+                previous[number] = handler
                 signal.signal(number, note)
     try:
         yield

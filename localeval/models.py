@@ -203,6 +203,17 @@ def weights_now(judge: str) -> str | None:
     return None if judge in registry() else ResolvedModel(judge, Path(judge)).fingerprint()
 
 
+def embedder_checked(name: str | None, used: bool) -> str | None:
+    """--embedder as run and bench check it before anything loads: a name that names nothing is refused
+    where a chosen metric embeds, and only warned of where none does (the warning, for the caller to say)."""
+    if name is None:
+        return None
+    if used:
+        check_name(name, "embedder")
+        return None
+    return unused_name_warning(name, "embedder")
+
+
 def unused_name_warning(name: str, kind: str) -> str | None:
     """A model named for a run that will not load it (an embedder no chosen metric uses): not refused,
     since a run without it needs nothing of it, but a name that names nothing is warned of, or a typo
@@ -318,11 +329,12 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json){_not_a_model_hint(path, kind)}")
-    if kind == "judge" and not _weights_files(path) and not (path / "modules.json").is_file():
+    an_embedder = (path / "modules.json").is_file()  # given as a judge: the kind check below says so
+    if kind == "judge" and not an_embedder and not _weights_files(path):
         # else bench ran the other judges first, then failed this one (exit 1)
         raise UserError(f"{path}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json"
                         f"{_gguf_hint(path) or ': copy the model folder whole'}")
-    if kind == "judge" and not _has_tokenizer(path) and not (path / "modules.json").is_file():
+    if kind == "judge" and not an_embedder and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy
         raise UserError(f"{path}: its tokenizer file, tokenizer.json, is missing (every judge in the registry has "

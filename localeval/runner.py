@@ -128,11 +128,8 @@ def _plan(args) -> RunPlan:
     metrics = resolve_metrics(args.metrics, settings)
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
-    embeds = any(m.uses_embedder for m in metrics)
-    if args.embedder is not None and embeds:  # else it is never loaded: a bad name is only warned of, below
-        models.check_name(args.embedder, "embedder")
-    option_warnings = warned([models.unused_name_warning(args.embedder, "embedder")
-                              if args.embedder is not None and not embeds else None], LocalevalWarning)
+    option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics))],
+                             LocalevalWarning)
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are

@@ -67,7 +67,7 @@ class Cluster:
     cpus_per_worker: float = 1.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.address, str) and self.address[:6].lower() == "ray://":  # Ray takes only ray:// itself
+        if isinstance(self.address, str) and _through_client(self.address):  # Ray takes only ray:// itself
             object.__setattr__(self, "address", "ray://" + self.address[6:])
         _check_address(self.address, given("ray", self.address))
         if self.workers < 1:
@@ -341,7 +341,7 @@ def _check_address(address: Any, named: str) -> None:
         raise UserError(f"{named}: give local, auto, or a running cluster's HOST:PORT (ray://HOST:PORT through Ray Client)")
     if (found := _host_and_port(address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
         usual = ("Ray Client's is 10001 unless 'ray start --head --ray-client-server-port' chose another"
-                 if address[:6].lower() == "ray://" else
+                 if _through_client(address) else
                  "a cluster's own is 6379 unless 'ray start --head --port' chose another")
         raise UserError(f"{named}: {found[1]} is not a port (1 to 65535); {usual}")
 
@@ -359,9 +359,14 @@ def _web_address(address: str) -> bool:
     return bool(separator) and scheme.lower() != "ray"
 
 
+def _through_client(address: str) -> bool:
+    """ray://HOST:PORT, Ray Client's address; RAY:// too, which Ray reads as ray://."""
+    return address[:6].lower() == "ray://"
+
+
 def _host_and_port(address: str) -> tuple[str, str] | None:
     """HOST:PORT or ray://HOST:PORT split in two (the host as written, brackets kept); None without both."""
-    if address[:6].lower() == "ray://":  # Ray reads RAY:// as ray://
+    if _through_client(address):
         address = address[6:]
     host, colon, port = address.rpartition(":")
     return (host, port) if colon and host.strip("[]") and port.isascii() and port.isdigit() else None
@@ -389,7 +394,7 @@ def _check_reachable(address: str) -> None:
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
     if not _tls():  # Ray would retry anything else without end, printing gcs_client lines, deaf to Ctrl-C
-        _check_speaks_ray(named, f"{host}:{port}", client=address.lower().startswith("ray://"))
+        _check_speaks_ray(named, f"{host}:{port}", client=_through_client(address))
 
 
 def _tls() -> bool:

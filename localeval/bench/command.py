@@ -44,11 +44,9 @@ def bench_command(args) -> int:
     metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
     embeds = any(metric.uses_embedder for metric in chosen)
-    if args.embedder is not None and embeds:  # else it is never loaded: a bad name is only warned of, as run does
-        models.check_name(args.embedder, "embedder")
+    unused_embedder = models.embedder_checked(args.embedder, embeds)  # said once the data's warnings are
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
-    data_warnings += warned([models.unused_name_warning(args.embedder, "embedder")
-                             if args.embedder is not None and not embeds else None], LocalevalWarning)
+    data_warnings += warned([unused_embedder], LocalevalWarning)
     data_sha256 = file_digest(Path(args.data).expanduser())  # once, now: a file edited while judges run is not this one
     if args.calibrate:
         check_enough_samples(len(labeled))
