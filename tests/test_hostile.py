@@ -1233,6 +1233,45 @@ def test_ctrl_c_during_the_first_import_leaves_the_libraries_whole(after_s):
     assert done.stdout.split() == ["interrupted", "whole"], done.stderr[-2000:]
 
 
+INTERRUPTED_IN_THE_MODELS_MODULE = """
+import sys
+import torch, transformers  # whole: the interrupt lands in the load
+from localeval import load_judge
+
+lines = 0
+def trace(frame, event, arg):  # Ctrl-C at the k-th top-level line of the model's own module, as it is imported
+    if not frame.f_code.co_filename.endswith("modeling_llama.py") or frame.f_code.co_name != "<module>":
+        return None
+    def line(frame, event, arg):
+        global lines
+        lines += event == "line"
+        if lines == int(sys.argv[2]):
+            sys.settrace(None)
+            raise KeyboardInterrupt
+        return line
+    return line
+
+sys.settrace(trace)
+try:
+    load_judge(sys.argv[1]).load()
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+sys.settrace(None)
+load_judge(sys.argv[1]).load()
+print("loaded", flush=True)
+"""
+
+
+@pytest.mark.parametrize("at_line", [1, 40])
+def test_ctrl_c_while_a_judge_imports_its_own_module_leaves_the_next_load_whole(tiny_judge, at_line):
+    """The model's module (modeling_llama) is imported by the load, outside interrupts.held: an interrupt
+    midway must not leave it half built for the next load, as one in `import torch` did. Python drops a
+    module whose import failed, and transformers imports it again: checked here, not assumed."""
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_IN_THE_MODELS_MODULE, str(tiny_judge), str(at_line)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["interrupted", "loaded"], done.stderr[-2000:]
+
+
 def test_an_embedder_folder_copied_without_its_subfolders_is_one_line_and_exit_2(capsys, tmp_path):
     """`cp model/* dest/` leaves out 1_Pooling/: sentence-transformers then failed in a TypeError, exit 1
     (an air-gapped user's probe). Normalize's folder, which all-MiniLM-L6-v2 does without, is not asked for."""

@@ -146,7 +146,7 @@ def _cache_caveat(judges: list[dict]) -> str:
 def _hard_note(value: Callable[[dict], float | None]) -> Callable[[dict], str]:
     def note(entry: dict) -> str:
         hard = value(entry)
-        return f" ({'—' if hard is None else f'{hard:.3f}'})"
+        return f" ({_plain(hard)})"
     return note
 
 
@@ -160,7 +160,7 @@ def _scorings_mean_note(entry: dict) -> str:
     hard = entry["summary"]["mean_spearman_hard"]
     soft_share, hard_share = share("soft"), share("hard")
     return (f" ({soft_share})" if soft_share else "") + \
-        f" ({'—' if hard is None else f'{hard:.3f}'}{f', {hard_share}' if hard_share else ''})"
+        f" ({_plain(hard)}{f', {hard_share}' if hard_share else ''})"
 
 
 def _calibration_table(bench: dict[str, Any], metrics: list[str]) -> Table:
@@ -483,7 +483,7 @@ def _scatter(metric: str, ok: list[dict]) -> str:
             if row[metric]["human"] is not None and row[metric]["judge"] is not None
         ]
         rho = judge["metrics"][metric]["scores"]["spearman"]
-        notes[judge["name"]] = f"ρ {'—' if rho is None else f'{rho:.2f}'}"
+        notes[judge["name"]] = f"ρ {NO_VALUE if rho is None else f'{rho:.2f}'}"
     return svg.scatter(metric, [j["name"] for j in ok], points, notes)
 
 
