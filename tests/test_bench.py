@@ -422,9 +422,11 @@ def jobs_for(labeled, judges) -> list[JudgeJob]:
 
 @pytest.fixture(autouse=True)
 def an_idle_machine(monkeypatch):
-    """bench warns of other work beside a judge, read from the load average: these tests run beside others."""
+    """bench warns of other work beside a judge, read from the CPU it took and the load average: these tests
+    run beside others."""
     from localeval.bench import command
 
+    monkeypatch.setattr(command, "others_cores", lambda before, after: 0.0)
     monkeypatch.setattr(command, "_load_average", lambda: 0.0)
 
 
@@ -814,28 +816,63 @@ def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypat
 
 def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, capsys, monkeypatch):
     """One judge's samples/s fell 20-fold with a test suite on the same 2 cores, and the report named the
-    fastest judge all the same (a probe)."""
+    fastest judge all the same (a probe). Read from the CPU other work took while the judge ran: a judge
+    2.8x slower beside other work went unwarned at a load average of 1.27 (a probe); where that is not
+    measured, from the load average."""
     from localeval.bench import command
 
     monkeypatch.setattr(command, "run_in_child", agreeing_child)
     monkeypatch.setattr(command.os, "cpu_count", lambda: 2)
-    monkeypatch.setattr(command, "_load_average", lambda: 3.4)
     out = tmp_path / "out"
-    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
-    said = ("warning: other work ran beside a judge, so the speeds measured then are not comparable (load average "
-            "over the minute before a judge ended, smollm2-135m-instruct: 3.4, on 2 cores, which a judge alone keeps "
-            "about busy); bench on an otherwise idle machine to compare speeds")
-    assert f"localeval: {said}" in capsys.readouterr().err
-    assert said in json.loads((out / "bench.json").read_text("utf-8"))["warnings"]
-    assert said in (out / "bench.md").read_text("utf-8")
-    monkeypatch.setattr(command, "_load_average", lambda: 2.2)  # the judge's own threads, and a little
-    assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
-    assert "other work" not in capsys.readouterr().err
-    monkeypatch.undo()  # the real reading, of a system that has none (Windows): no warning, no crash
+
+    def warning(others: float | None, load: float | None) -> str | None:
+        monkeypatch.setattr(command, "others_cores", lambda before, after: others)
+        monkeypatch.setattr(command, "_load_average", lambda: load)
+        assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
+        said = [line.removeprefix("localeval: ") for line in capsys.readouterr().err.splitlines() if "other work" in line]
+        bench = json.loads((out / "bench.json").read_text("utf-8"))
+        assert bench["judges"][0]["measures"]["other_work_cores"] == others
+        assert [line for line in bench["warnings"] if "other work" in line] == said
+        assert all(line in (out / "bench.md").read_text("utf-8") for line in said)
+        return said[0] if said else None
+
+    assert warning(1.0, 1.27) == (
+        "warning: other work ran beside a judge, so the speeds measured then are not comparable (cores other work "
+        "kept busy on average while a judge ran, smollm2-135m-instruct: 1.0, of 2 cores); bench on an otherwise idle "
+        "machine to compare speeds")
+    assert warning(0.1, 3.4) is None  # what was measured outweighs the load average, a minute's
+    assert warning(None, 3.4) == (
+        "warning: other work ran beside a judge, so the speeds measured then are not comparable (load average over the "
+        "minute before a judge ended, smollm2-135m-instruct: 3.4, on 2 cores, which a judge alone keeps about busy); "
+        "bench on an otherwise idle machine to compare speeds")
+    assert warning(None, 2.2) is None  # the judge's own threads, and a little
+    monkeypatch.undo()  # the real readings, of a system that has neither (Windows): no warning, no crash
     monkeypatch.setattr(command, "run_in_child", agreeing_child)
     monkeypatch.delattr(command.os, "getloadavg")
+    monkeypatch.setattr("localeval.bench.cpu_share.STAT", tmp_path / "no-proc-stat")
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
-    assert json.loads((out / "bench.json").read_text("utf-8"))["judges"][0]["measures"]["load_average"] is None
+    measures = json.loads((out / "bench.json").read_text("utf-8"))["judges"][0]["measures"]
+    assert measures["load_average"] is None and measures["other_work_cores"] is None
+
+
+@pytest.mark.skipif(not Path("/proc/stat").exists(), reason="measured from Linux's /proc/stat")
+def test_the_cpu_other_work_takes_is_counted_and_a_judges_own_is_not():
+    """cpu_share counts what other processes take of the cores, not this process's time or its judges'."""
+    from localeval.bench.cpu_share import CpuClock, others_cores, read_clock
+
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    try:
+        time.sleep(0.3)  # started
+        before = read_clock()
+        time.sleep(1.5)
+        after = read_clock()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert others_cores(before, after) >= 0.6  # a whole core, less what a busy machine's scheduler shares out
+    assert others_cores(CpuClock(0.0, 10.0, 4.0), CpuClock(2.0, 13.0, 6.5)) == pytest.approx(0.25)  # 3 s busy, 2.5 own
+    assert others_cores(CpuClock(0.0, 10.0, 4.0), CpuClock(2.0, 11.0, 6.0)) == 0.0  # ticks are coarser than os.times
+    assert others_cores(None, after) is None
 
 
 def test_a_bench_where_no_judge_finished_writes_no_report_and_keeps_the_earlier_one(tmp_path, capsys, monkeypatch):

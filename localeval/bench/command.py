@@ -26,6 +26,7 @@ from ..options import check_counts, check_paths
 from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
+from .cpu_share import others_cores, read_clock
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
@@ -242,10 +243,12 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
     for number, job in enumerate(jobs, start=1):
         tag = f"judge {number}/{len(jobs)} {job.name}"
         log(f"{tag}: starting")
-        started = time.perf_counter()
+        started, clock = time.perf_counter(), read_clock()
         run = run_in_child(job) if isolate else run_judge(job)
         run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
-        run.measures["load_average"] = _load_average()  # the last minute's: other work slows a judge too
+        # other work slows a judge too: the cores it took meanwhile, and the last minute's load average
+        run.measures["other_work_cores"] = others_cores(clock, read_clock())
+        run.measures["load_average"] = _load_average()
         runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
     return runs
@@ -314,6 +317,10 @@ def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, cali
             "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate}
 
 
+# a judge's threads meet at every product, so a quarter of a core taken from them slows them all
+OTHERS_BUSY_CORES = 0.25
+
+
 def _load_average() -> float | None:
     """The system's load average over the last minute; None where there is none to read (Windows)."""
     try:
@@ -324,17 +331,25 @@ def _load_average() -> float | None:
 
 def _busy(runs: list[JudgeRun]) -> list[str]:
     """A warning where other work ran beside a judge: on a shared machine one judge's samples/s fell 20-fold
-    with a test suite beside it (a probe), enough to reverse a ranking by speed. The judge itself keeps
-    about as many threads busy as there are cores, so a load average a core above that is someone else's."""
+    with a test suite beside it (a probe), enough to reverse a ranking by speed. Read from the CPU other
+    work took while the judge ran (cpu_share.py); where that is not measured, from the load average, of
+    which the judge itself makes about as many as there are cores, so a core above that is someone else's."""
     cores = os.cpu_count() or 1
-    busy = {run.judge: load for run in runs if run.ok and (load := run.measures.get("load_average")) is not None
-            and load >= cores + 1}
-    if not busy:
+    taken = {run.judge: others for run in runs if run.ok and (others := run.measures.get("other_work_cores")) is not None
+             and others >= OTHERS_BUSY_CORES}
+    loaded = {run.judge: load for run in runs if run.ok and run.measures.get("other_work_cores") is None
+              and (load := run.measures.get("load_average")) is not None and load >= cores + 1}
+    if not (taken or loaded):
         return []
-    loads = ", ".join(f"{judge}: {load:.1f}" for judge, load in busy.items())
-    return [f"warning: other work ran beside a judge, so the speeds measured then are not comparable (load "
-            f"average over the minute before a judge ended, {loads}, on {count_of(cores, 'core')}, which a judge "
-            "alone keeps about busy); bench on an otherwise idle machine to compare speeds"]
+    told = [f"{judge}: {others:.1f}" for judge, others in taken.items()]
+    measured = [f"cores other work kept busy on average while a judge ran, {', '.join(told)}, of "
+                f"{count_of(cores, 'core')}"] if taken else []
+    if loaded:
+        loads = ", ".join(f"{judge}: {load:.1f}" for judge, load in loaded.items())
+        measured.append(f"load average over the minute before a judge ended, {loads}, on {count_of(cores, 'core')}, "
+                        "which a judge alone keeps about busy")
+    return [f"warning: other work ran beside a judge, so the speeds measured then are not comparable "
+            f"({'; '.join(measured)}); bench on an otherwise idle machine to compare speeds"]
 
 
 def _ahead_of_next(labeled: list[LabeledSample], judges: list[dict], runs: list[JudgeRun], metrics: list[str]
