@@ -251,6 +251,19 @@ def test_out_inside_a_file_is_the_users_mistake_and_the_file_kept(tmp_path, caps
     assert blocking.read_text() == "precious"
 
 
+def test_out_through_a_link_to_nothing_is_the_users_mistake(tmp_path, capsys):
+    """A dangling link was "cannot create it (File exists)", exit 3, which CI retries as the machine's fault
+    (a CI probe)."""
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    (tmp_path / "dangle").symlink_to("nowhere")
+    for out in (tmp_path / "dangle", tmp_path / "dangle" / "run-1"):
+        fails(capsys, ["run", str(data), "--out", str(out)], EXIT_USER,
+              f"--out {out}: {tmp_path / 'dangle'} is a link to nowhere, which is not there; make that folder, or give "
+              "another")
+    assert not (tmp_path / "nowhere").exists()
+
+
 def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, capsys):
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
     out = tmp_path / "bench-out"
@@ -820,7 +833,11 @@ def test_an_unwritable_answer_cache_is_exit_3_with_the_way_out(tmp_path, capsys,
 
     argv = one_sample_run(tmp_path, tiny_judge)
     monkeypatch.setattr(sqlite3, "connect", raising(sqlite3.OperationalError("attempt to write a readonly database")))
-    fails(capsys, argv, EXIT_ENVIRONMENT, "--no-cache")
+    assert "free space" not in fails(capsys, argv, EXIT_ENVIRONMENT, "--no-cache")  # not the way out of this one
+    full = sqlite3.OperationalError("database or disk is full")
+    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    monkeypatch.setattr(sqlite3, "connect", raising(full))
+    fails(capsys, argv, EXIT_ENVIRONMENT, "(database or disk is full); free space, set LOCALEVAL_CACHE_DIR")
 
 
 def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch):
@@ -1204,6 +1221,77 @@ def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp
     monkeypatch.setattr(TransformersJudge, "generate", raising(AssertionError("the judge was asked")))
     fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_USER,
           f"LOCALEVAL_CACHE_DIR={tmp_path / 'a-file'} is not a folder; name a folder (it is created if absent)")
+
+
+@pytest.mark.parametrize("damage", ["not a database", "cut short"])
+def test_a_damaged_answer_cache_is_set_aside_and_the_run_goes_on(tmp_path, capsys, tiny_judge, monkeypatch, damage):
+    """A CI cache restored cut short failed every later run with exit 3, "free space", after the models had
+    loaded (a CI probe). It is only a cache: set aside beside itself, said, and a new one started."""
+    cache = tmp_path / "cache"
+    file = cache / "judge-answers.sqlite"
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(cache))
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet", out="first")) == 0
+    first = (tmp_path / "first" / "results.jsonl").read_text("utf-8")
+    broken = b"garbage\n" if damage == "not a database" else file.read_bytes()[:6000]
+    file.write_bytes(broken)
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == 0
+    reason = "file is not a database" if damage == "not a database" else "database disk image is malformed"
+    said = (f"the judge-answer cache {file} was damaged ({reason}): set aside as {file}.damaged, and a new one "
+            "started; its answers are asked of the judge again")
+    assert f"localeval: warning: {said}" in capsys.readouterr().err
+    assert f"warning: {said}" in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"]
+    assert (tmp_path / "out" / "results.jsonl").read_text("utf-8") == first  # asked again, the same answers
+    assert (cache / "judge-answers.sqlite.damaged").read_bytes() == broken  # kept to look at, not destroyed
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet", out="third")) == 0  # the new cache is whole
+    assert "damaged" not in capsys.readouterr().err
+
+
+def test_a_damaged_cache_entry_is_asked_again(tmp_path, capsys, tiny_judge, monkeypatch):
+    """An entry whose probabilities could not be read failed the run with a JSONDecodeError traceback, exit 1."""
+    import sqlite3
+
+    from localeval.engine.cache import TABLE
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet", out="first")) == 0
+    with sqlite3.connect(tmp_path / "cache" / "judge-answers.sqlite") as connection:
+        assert connection.execute(f"UPDATE {TABLE} SET choices = '{{bad'").rowcount > 0
+    connection.close()
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == 0
+    assert (tmp_path / "out" / "results.jsonl").read_text("utf-8") == \
+        (tmp_path / "first" / "results.jsonl").read_text("utf-8")
+
+
+def test_damage_found_while_a_cache_writes_is_set_aside_and_the_answers_written_anew(tmp_path):
+    """A cache damaged past its first pages is found by a later read or write, mid-run: the same remedy."""
+    import sqlite3
+
+    from localeval.engine.cache import AnswerCache, DamagedCacheWarning
+    from localeval.errors import said_and_kept
+    from localeval.requests import JudgeAnswer, JudgeRequest
+
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    cache.open()
+    malformed = sqlite3.DatabaseError("database disk image is malformed")
+    malformed.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
+    failing_once = [malformed]
+    real_opened = cache._opened
+
+    def connection_failing_once():
+        connection = real_opened()
+        if not failing_once:
+            return connection
+        (tmp_path / "answers.sqlite-journal").write_bytes(b"a journal of the damaged file")  # as a write left it
+        return type("Failing", (), {"__enter__": lambda self: self, "__exit__": lambda self, *a: False,
+                                    "executemany": raising(failing_once.pop()), "close": connection.close})()
+    cache.close()
+    cache._opened = connection_failing_once
+    request = JudgeRequest.build("system", "user", {"type": "object"}, 8)
+    _, said = said_and_kept(lambda: cache.put_many("judge", {request: JudgeAnswer.parse('{"a": 1}', 5, ())}))
+    assert len(said) == 1 and "set aside as" in said[0] and (tmp_path / "answers.sqlite.damaged").exists()
+    assert (tmp_path / "answers.sqlite.damaged-journal").exists() and not (tmp_path / "answers.sqlite-journal").exists()
+    assert cache.get_many("judge", [request])[request].text == '{"a": 1}'  # written to the new file
+    assert issubclass(DamagedCacheWarning, Warning)
 
 
 INTERRUPTED_FIRST_USE = """

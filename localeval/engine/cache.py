@@ -5,22 +5,36 @@ bound): a changed prompt, schema or model never hits a stale entry. An answer is
 its text and the probabilities of its choices, without which soft scoring would silently fall
 back to the greedy verdicts. Answers cached before probabilities were kept are in an older
 table, which is not read.
+
+A cache file found damaged (a CI cache restored cut short, a disk's error) is only a cache: it is set
+aside beside itself, said, and a new one started, whose answers the judge gives again. It failed every
+later run otherwise, with advice to free space. An entry that cannot be read is asked again.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import sqlite3
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import platformdirs
 
-from ..errors import EnvironmentFailure, ScoringStopped
+from ..errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, warn
 from ..options import folder_from_environment, switched_off
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
+T = TypeVar("T")
 TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
+DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)  # sqlite's words for a file it cannot read as its own
+SET_ASIDE = ".damaged"  # added to the name of a damaged cache file, and of its journal
+
+
+class DamagedCacheWarning(LocalevalWarning):
+    """The answer cache could not be read, so it was set aside and a new one started."""
 
 
 def default_cache_dir() -> Path:
@@ -74,46 +88,79 @@ class AnswerCache:
         """Opened on first use, so that a run refused before it scores (a bad option, an --out that
         cannot be written) reports that, not the cache, and leaves the cache folder alone."""
         if self._connection is None:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                connection = sqlite3.connect(self.path)
-                connection.execute(
-                    f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER,"
-                    " choices TEXT, PRIMARY KEY (judge, request))"
-                )
-            except (OSError, sqlite3.Error) as error:
-                raise self._failure(error) from None
-            self._connection = connection
+            self._connection = self._damage_set_aside(self._opened, retried=True)
         return self._connection
 
+    def open(self) -> None:
+        """Opened now: a damaged file is set aside as the run starts, and its warning kept with the run's."""
+        self._db  # noqa: B018  (the property opens it)
+
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        found = {}
-        for request in requests:
-            row = self._db.execute(
-                f"SELECT text, output_tokens, choices FROM {TABLE} WHERE judge = ? AND request = ?",
-                (judge, request.key()),
-            ).fetchone()
-            if row is not None:
-                choices = tuple(Choice(key, probabilities) for key, probabilities in json.loads(row[2]))
-                found[request] = JudgeAnswer.parse(row[0], row[1], choices)
-        return found
+        return self._damage_set_aside(lambda: dict(self._found(judge, requests)), {})
 
     def put_many(self, judge: str, answers: dict[JudgeRequest, JudgeAnswer]) -> None:
         rows = [(judge, r.key(), a.text, a.output_tokens, _choices_json(a)) for r, a in answers.items()
                 if a.error is None]
-        try:
+
+        def insert() -> None:
             with self._db:
                 self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
-        except sqlite3.Error as error:
+        self._damage_set_aside(insert, retried=True)
+
+    def _opened(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        connection = sqlite3.connect(self.path)
+        try:
+            connection.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, "
+                               "output_tokens INTEGER, choices TEXT, PRIMARY KEY (judge, request))")
+        except BaseException:
+            connection.close()
+            raise
+        return connection
+
+    def _found(self, judge: str, requests: list[JudgeRequest]) -> Iterator[tuple[JudgeRequest, JudgeAnswer]]:
+        for request in requests:
+            row = self._db.execute(f"SELECT text, output_tokens, choices FROM {TABLE} WHERE judge = ? AND request = ?",
+                                   (judge, request.key())).fetchone()
+            try:
+                choices = tuple(Choice(key, probabilities) for key, probabilities in json.loads(row[2]))
+            except (TypeError, ValueError):  # no row (TypeError), or one damaged: asked of the judge again
+                continue
+            yield request, JudgeAnswer.parse(row[0], row[1], choices)
+
+    def _damage_set_aside(self, use: Callable[[], T], after_damage: T | None = None, retried: bool = False) -> T:
+        """`use()`; where it finds the file damaged, the file set aside and a new one started, then `use()`
+        again where `retried` (a write), else `after_damage` (a read: nothing cached)."""
+        try:
+            try:
+                return use()
+            except sqlite3.DatabaseError as error:
+                if getattr(error, "sqlite_errorcode", None) not in DAMAGED:  # (set by sqlite, not by every raiser)
+                    raise
+                self._set_aside(error)
+            return use() if retried else after_damage
+        except (OSError, sqlite3.Error) as error:
             raise self._failure(error) from None
 
+    def _set_aside(self, error: sqlite3.DatabaseError) -> None:
+        self.close()
+        aside = self.path.with_name(self.path.name + SET_ASIDE)
+        for file, moved in ((self.path, aside), *((Path(f"{self.path}{end}"), Path(f"{aside}{end}"))
+                                                  for end in ("-journal", "-wal", "-shm"))):
+            if file.exists():  # a journal left beside a new file would be played into it
+                os.replace(file, moved)
+        warn(DamagedCacheWarning(f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, "
+                                 "and a new one started; its answers are asked of the judge again"))
+
     def _failure(self, error: Exception) -> ScoringStopped:
-        # mid-run: what was kept, and how to go on, is the caller's to add
-        return ScoringStopped(_cannot_write(self.path, error, full=True))  # mid-run, a full disk is likeliest
+        # mid-run: what was kept, and how to go on, is the caller's to add; free space only where it ran out
+        full = getattr(error, "errno", None) == errno.ENOSPC or getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+        return ScoringStopped(_cannot_write(self.path, error, full=full))
 
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
+            self._connection = None
 
 
 def _choices_json(answer: JudgeAnswer) -> str:
