@@ -42,7 +42,7 @@ from . import models
 from .errors import LocalevalWarning, UserError
 from .metrics import METRICS
 from .options import given, option
-from .results import write_atomically
+from .results import count_of, write_atomically
 from .samples import Sample
 
 CALIBRATION_FILE = "calibration.json"
@@ -119,9 +119,12 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
             "test_balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p[test], y[test]),
             "test_balanced_accuracy_fitted": balanced_accuracy_at(fitted, p[test], y[test]),
         })
-    why_not = _why_not_applied(threshold, halves) if checkable else ONE_CLASS
+    labeled_samples = len(set(samples.tolist()))
+    why_not = (_too_few(labeled_samples) if labeled_samples < MIN_SAMPLES else
+               _why_not_applied(threshold, halves) if checkable else ONE_CLASS)
     return {
         "threshold": threshold,
+        "samples": labeled_samples,
         "verdicts": len(y),
         "balanced_accuracy_at_0.5": balanced_accuracy_at(0.5, p, y),
         "balanced_accuracy_fitted": balanced_accuracy_at(threshold, p, y),
@@ -129,6 +132,12 @@ def _calibrate_one(triples: list[tuple[int, float, bool]]) -> dict[str, Any]:
         "helps_both_halves": why_not is None,
         "not_applied_because": why_not,
     }
+
+
+def _too_few(labeled_samples: int) -> str:
+    """A metric labeled on fewer samples than a bench needs (a sample without a reference gives context_recall
+    no sentence): its halves were checked on two samples each, a probe found, however many the bench had."""
+    return f"verdicts from {count_of(labeled_samples, 'sample')}, fewer than {MIN_SAMPLES}"
 
 
 def _why_not_applied(threshold: float, halves: list[dict[str, Any]]) -> str | None:
@@ -224,7 +233,9 @@ def _rechecked(entries: Any) -> tuple[Any, dict[str, str]]:
     outdated = {}
     for metric, entry in entries.items():
         try:
-            if "not_applied_because" not in entry and (why := _why_not_applied(entry["threshold"], entry["halves"])):
+            if why := entry.get("not_applied_because"):  # moved from not_applied by hand: it says why not
+                outdated[metric] = why
+            elif "not_applied_because" not in entry and (why := _why_not_applied(entry["threshold"], entry["halves"])):
                 outdated[metric] = why
         except (KeyError, TypeError, AttributeError):  # no halves (a file edited by hand): applied as written
             continue
@@ -236,9 +247,9 @@ def outdated_thresholds(calibration: dict[str, Any] | None) -> str | None:
     outdated = (calibration or {}).get(OUTDATED)
     if not outdated:
         return None
-    return (f"{calibration['path']} was written by an older `bench --calibrate`, whose check was looser: its "
-            f"thresholds for {', '.join(f'{metric} ({why})' for metric, why in outdated.items())} are not applied; "
-            "run bench --calibrate again to write the file anew")
+    return (f"{calibration['path']}: its thresholds for {', '.join(f'{metric} ({why})' for metric, why in outdated.items())} "
+            "are not applied, since the check of `bench --calibrate` refuses them (the file was written by an older "
+            "localeval, whose check was looser, or edited); run bench --calibrate again to write the file anew")
 
 
 FITTED_ON_SAMPLES = "fitted_on_samples"  # kept in load_thresholds' naming for seen_in_fitting, not in a summary

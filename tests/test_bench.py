@@ -1266,7 +1266,7 @@ def test_a_balanced_accuracy_over_one_class_of_labels_is_marked_and_explained():
     table = next(t for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
     recall = table.headers.index("context_recall")
     assert all(row[recall][0].endswith(" (one class)") for row in table.rows)
-    assert "(one class): people gave every sentence compared the same verdict" in table.note
+    assert "(one class): people gave every sentence (or response) compared the same verdict" in table.note
 
 
 def test_a_rho_over_people_s_scores_nearly_all_tied_is_marked_and_explained():
@@ -1286,6 +1286,41 @@ def test_a_rho_over_people_s_scores_nearly_all_tied_is_marked_and_explained():
     assert "(rests on n): people gave all but n of the samples compared the same score" in main_table.note
     assert untied([0.5, 0.5, 1.0, 0.5]) == 1 and untied([0.0, 1.0]) == 1 and untied([]) == 0
     assert untied([0.3] * 28 + [0.1 + 0.2, 1.0]) == 1  # float noise is a tie, as ρ's ranks count it (a review's case)
+    for judge in bench["judges"]:  # three samples, each scored otherwise by people: no tie to rest on (a probe's case)
+        if judge["status"] == "ok":
+            judge["metrics"]["context_recall"]["scores"].update(samples=3, human_untied=untied([1.0, 0.667, 0.0]))
+    assert not any("rests on" in row[recall][0] for row in tables(bench)[0].rows)
+
+
+def test_a_rho_that_pairs_few_samples_of_many_is_said_to_be_chance():
+    """6 of 10 labeled samples had no reference: context_recall's ρ paired 4, and the headline, which counted
+    the bench's samples, said nothing of chance (a probe's finding)."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    assert "mostly chance" not in headline(bench)
+    for judge in bench["judges"]:
+        if judge["status"] == "ok":
+            judge["metrics"]["context_recall"]["scores"]["samples"] = 4
+    assert headline(bench).endswith(
+        ". Context_recall's ρ rests on 4 samples (the others had no label or no score for it), so it is mostly "
+        "chance: label 10 or more for it (localeval docs labeled-data)")
+    bench["judges"][0]["metrics"]["faithfulness"] = {"scores": {"samples": 6, "spearman": 0.2}}
+    bench["settings"]["metrics"].append("faithfulness")
+    assert headline(bench).endswith(
+        ". The ρ of context_recall (4), faithfulness (6) rest on fewer than 10 samples each (the others had no "
+        "label or no score for it), so they are mostly chance: label 10 or more for each (localeval docs labeled-data)")
+
+
+def test_the_noncommittal_flag_is_measured_by_balanced_accuracy_not_agreement():
+    """A judge that never flags scored 90% "agreement" where people flagged one response of ten, in a table
+    titled "balanced accuracy (0.5 = chance)" (a probe's finding): SmolLM2's 76.7% on the dev set is 0.460."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    table = next(t for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
+    column = table.headers.index("noncommittal")
+    assert [row[column][0] for row in table.rows] == ["0.460", "0.500", "1.000"]
+    assert "noncommittal: the judge's flag" in table.note and "(one class)" not in table.note
+    bench["judges"][0]["metrics"]["response_relevancy"]["noncommittal"]["human_flagged"] = 0
+    table = next(t for t in tables(bench) if t.title.startswith("Per sentence: balanced accuracy"))
+    assert table.rows[0][column][0].endswith(" (one class)") and "every sentence (or response)" in table.note
 
 
 def test_a_bench_into_a_folder_with_an_earlier_one_says_it_replaces_it(tmp_path, capsys, monkeypatch):

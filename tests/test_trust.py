@@ -198,30 +198,46 @@ def test_a_threshold_that_cannot_improve_stays_at_one_half():
 
 
 def test_calibration_is_checked_on_each_half_of_the_samples():
-    # (sample, probability, label): the same strict judge on 6 samples, one true and one false each
-    triples = [(s, p, label) for s in range(6) for p, label in ((0.3 + s / 100, True), (0.1, False))]
+    # (sample, probability, label): the same strict judge on 10 samples, one true and one false each
+    triples = [(s, p, label) for s in range(10) for p, label in ((0.3 + s / 100, True), (0.1, False))]
     fitted = calibrate({"context_recall": triples})["context_recall"]
-    assert fitted["verdicts"] == 12 and fitted["balanced_accuracy_fitted"] == 1.0
+    assert fitted["verdicts"] == 20 and fitted["samples"] == 10 and fitted["balanced_accuracy_fitted"] == 1.0
     assert fitted["balanced_accuracy_at_0.5"] == 0.5
     assert [h["fit_on"] for h in fitted["halves"]] == ["even", "odd"]
     assert all(h["test_balanced_accuracy_fitted"] == 1.0 for h in fitted["halves"])
     assert fitted["helps_both_halves"] is True and fitted["not_applied_because"] is None
 
 
+def twice(triples: list[tuple[int, float, bool]]) -> list[tuple[int, float, bool]]:
+    """Six samples' verdicts as twelve samples': each again as sample + 6, in the same half, so that every
+    threshold and balanced accuracy stays, on samples enough to calibrate."""
+    return triples + [(sample + 6, probability, label) for sample, probability, label in triples]
+
+
+def test_a_metric_labeled_on_fewer_samples_than_a_calibration_needs_is_not_applied():
+    """bench counted labeled samples, not those that gave the metric verdicts: context_recall was fitted and
+    checked on 4 samples of 10, the other 6 without a reference (a probe)."""
+    triples = [(s, p, label) for s in range(9) for p, label in ((0.3 + s / 100, True), (0.1, False))]
+    fitted = calibrate({"context_recall": triples})["context_recall"]
+    assert fitted["samples"] == 9 and fitted["balanced_accuracy_fitted"] == 1.0  # it would have passed the check
+    assert fitted["helps_both_halves"] is False
+    assert fitted["not_applied_because"] == "verdicts from 9 samples, fewer than 10"
+
+
 def test_labels_of_one_class_fit_nothing_and_apply_nothing():
     # every sentence true: balanced accuracy is a recall, which a threshold near 0 would "win"
-    triples = [(s, p, True) for s in range(6) for p in (0.1, 0.3)]
+    triples = [(s, p, True) for s in range(10) for p in (0.1, 0.3)]
     fitted = calibrate({"context_recall": triples})["context_recall"]
     assert fitted["threshold"] == 0.5 and fitted["helps_both_halves"] is False
     # both classes overall, but one half has only true labels: it cannot check the threshold
-    lopsided = [(s, 0.3, True) for s in range(6)] + [(0, 0.1, False), (2, 0.1, False)]
+    lopsided = [(s, 0.3, True) for s in range(10)] + [(0, 0.1, False), (2, 0.1, False)]
     assert calibrate({"context_recall": lopsided})["context_recall"]["not_applied_because"] == ONE_CLASS
 
 
 def test_a_threshold_that_only_makes_the_verdicts_constant_is_not_applied():
     # people's true sentences get 0.4, their false ones 0.8: at 0.5 every verdict is wrong (balanced
     # accuracy 0); the best threshold calls everything true, which is chance, not a judge made right
-    triples = [(s, 0.4, True) for s in range(6)] + [(s, 0.8, False) for s in range(6)]
+    triples = [(s, 0.4, True) for s in range(10)] + [(s, 0.8, False) for s in range(10)]
     fitted = calibrate({"context_recall": triples})["context_recall"]
     assert all(h["test_balanced_accuracy_fitted"] == 0.5 > h["test_balanced_accuracy_at_0.5"] for h in fitted["halves"])
     assert fitted["helps_both_halves"] is False
@@ -234,7 +250,7 @@ def test_a_threshold_the_halves_lean_against_is_not_applied():
     triples = [(0, 0.95, True), (0, 0.4, True), (1, 0.6, False), (1, 0.95, False), (2, 0.05, False),
                (2, 0.6, False), (3, 0.2, False), (3, 0.95, True), (4, 0.8, False), (4, 0.8, True),
                (5, 0.4, False), (5, 0.4, True)]
-    fitted = calibrate({"context_recall": triples})["context_recall"]
+    fitted = calibrate({"context_recall": twice(triples)})["context_recall"]
     assert fitted["threshold"] == pytest.approx(0.7)
     assert [h["threshold"] for h in fitted["halves"]] == pytest.approx([0.7, 0.3])
     assert all(h["test_balanced_accuracy_fitted"] > max(0.5, h["test_balanced_accuracy_at_0.5"])
@@ -248,7 +264,7 @@ def test_a_whole_fit_of_one_half_is_not_applied_and_says_why():
     # turn a soft-scored metric into hard verdicts, and "the halves lean another way" would be untrue
     triples = [(0, 0.2, False), (0, 0.6, False), (1, 0.4, False), (1, 0.6, False), (2, 0.6, True), (2, 0.4, True),
                (3, 0.4, True), (3, 0.4, False), (4, 0.6, True), (4, 0.6, True), (5, 0.2, False), (5, 0.4, False)]
-    fitted = calibrate({"context_recall": triples})["context_recall"]
+    fitted = calibrate({"context_recall": twice(triples)})["context_recall"]
     assert fitted["threshold"] == 0.5 and [h["threshold"] for h in fitted["halves"]] == pytest.approx([0.3, 0.3])
     assert all(h["test_balanced_accuracy_fitted"] > max(0.5, h["test_balanced_accuracy_at_0.5"]) for h in fitted["halves"])
     assert fitted["helps_both_halves"] is False and fitted["not_applied_because"] == NOTHING_TO_CORRECT
@@ -452,13 +468,24 @@ def test_an_older_files_thresholds_are_checked_again_and_those_refused_now_are_n
     monkeypatch.setattr(runner, "_score", scored_after_looking)
     assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                  "--metrics", "context_recall,response_relevancy", "--calibration", str(path)]) == 0
-    warning = (f"{path} was written by an older `bench --calibrate`, whose check was looser: its thresholds for "
-               "response_relevancy (no better than chance on a held-out half) are not applied; run bench --calibrate "
-               "again to write the file anew")
+    warning = (f"{path}: its thresholds for response_relevancy (no better than chance on a held-out half) are not "
+               "applied, since the check of `bench --calibrate` refuses them (the file was written by an older "
+               "localeval, whose check was looser, or edited); run bench --calibrate again to write the file anew")
     assert said_before_scoring[0].count(warning) == 1 and warning not in capsys.readouterr().err  # before, and once
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["calibration"]["thresholds"] == {"context_recall": 0.651}
     assert f"warning: {warning}" in summary["warnings"]
+
+
+def test_a_threshold_moved_by_hand_from_not_applied_is_not_applied(tmp_path, tiny_judge):
+    """An entry that says why it failed the check, moved into "judges", was applied without a word (a probe)."""
+    refused = {"threshold": 0.247, "verdicts": 8, "helps_both_halves": False,
+               "not_applied_because": "no gain on a held-out half", "halves": []}
+    path = tmp_path / "calibration.json"
+    path.write_text(json.dumps({"localeval_calibration": 1, "data": "d.jsonl",
+                                "judges": {str(tiny_judge): {"context_recall": refused}}}))
+    thresholds, named = load_thresholds(path, str(tiny_judge))
+    assert thresholds == {} and named["not_applied_now"] == {"context_recall": "no gain on a held-out half"}
 
 
 def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_judge, capsys):
@@ -683,7 +710,8 @@ def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tm
     assert written["fitted_with"][key] == {"weights": models.folder_weights(judge), "folder": key,
                                            "reasons": {"context_recall": False}, "example": {"context_recall": True}}
     # a random tiny judge's threshold helps on neither half; as if it had helped on both:
-    written["judges"][key] = {"context_recall": {**written["not_applied"][key]["context_recall"], "threshold": 0.2}}
+    written["judges"][key] = {"context_recall": {**written["not_applied"][key]["context_recall"], "threshold": 0.2,
+                                                 "helps_both_halves": True, "not_applied_because": None}}
     calibration.write_text(json.dumps(written))
 
     def run(judge_given: str, out: str, *extra: str) -> int:

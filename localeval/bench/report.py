@@ -97,8 +97,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         per_sentence.append(Column("pooled support", _get("summary", "pooled_support_balanced_accuracy")))
     if RESPONSE_RELEVANCY in metrics:
         per_sentence += [Column("response_relevancy AUC", _get("metrics", RESPONSE_RELEVANCY, "auc")),
-                         Column("noncommittal agreement", _get("metrics", RESPONSE_RELEVANCY, "noncommittal", "agreement"),
-                                _percent)]
+                         Column("noncommittal", _get("metrics", RESPONSE_RELEVANCY, "noncommittal", "balanced_accuracy"),
+                                note=_one_class_flags)]
     errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics]
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
                        note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")))
@@ -198,7 +198,9 @@ def _few_untied_note(metric: str) -> Callable[[dict], str]:
     def note(entry: dict) -> str:
         scores = entry.get("metrics", {}).get(metric, {}).get("scores", {})
         untied = scores.get("human_untied")  # absent from a bench.json written before it was counted
-        return f" (rests on {untied})" if scores.get("spearman") is not None and untied and untied <= FEW_UNTIED else ""
+        shared = (scores.get("samples") or 0) - (untied or 0)  # how many have the commonest score: a tie needs two
+        return f" (rests on {untied})" if scores.get("spearman") is not None and untied and untied <= FEW_UNTIED \
+            and shared >= 2 else ""
 
     return note
 
@@ -265,9 +267,28 @@ def headline(bench: dict[str, Any]) -> str:
         said = "no ρ can be measured (it pairs two samples or more)" if samples < 2 else f"{what} mostly chance"
         sentences.append(f"On {count_of(samples, 'labeled sample')} {said}: label {FEW_TO_RANK} or "
                          f"more ({manual.see('labeled-data')})")
+    elif few := _few_compared(bench):
+        rests = (f"{next(iter(few))}'s ρ rests on {count_of(next(iter(few.values())), 'sample')}" if len(few) == 1 else
+                 f"the ρ of {', '.join(f'{metric} ({compared})' for metric, compared in few.items())} rest on fewer "
+                 f"than {FEW_TO_RANK} samples each")
+        sentences.append(f"{rests[0].upper()}{rests[1:]} (the others had no label or no score for it), so "
+                         f"{'it is' if len(few) == 1 else 'they are'} mostly chance: label {FEW_TO_RANK} or more for "
+                         f"{'it' if len(few) == 1 else 'each'} ({manual.see('labeled-data')})")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
         sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
     return ". ".join([*(sentence.rstrip(".") for sentence in sentences[:-1]), sentences[-1]])  # the last keeps its own
+
+
+def _few_compared(bench: dict[str, Any]) -> dict[str, int]:
+    """{metric: samples compared} for the metrics whose ρ, for some judge that ran, pairs fewer than FEW_TO_RANK
+    samples, though the bench has more: a metric a sample cannot score (context_recall without a reference)."""
+    def scores(judge: dict, metric: str) -> dict:
+        return judge.get("metrics", {}).get(metric, {}).get("scores", {})
+    compared = {metric: min((scores(judge, metric).get("samples", FEW_TO_RANK) for judge in bench["judges"]
+                             if judge["status"] == "ok" and scores(judge, metric).get("spearman") is not None),
+                            default=FEW_TO_RANK)
+                for metric in bench["settings"]["metrics"]}
+    return {metric: samples for metric, samples in compared.items() if samples < FEW_TO_RANK}
 
 
 def _ranking(bench: dict[str, Any]) -> str:
@@ -356,10 +377,11 @@ def _per_sentence_note(metrics: list[str], judges: list[dict] = ()) -> str:
     support = [m for m in SUPPORT_METRICS if m in metrics]
     notes = [f"pooled support: the attributed/supported verdicts of {', '.join(support)} together."] if support else []
     if RESPONSE_RELEVANCY in metrics:
-        notes.append("AUC: judge score against relevant / not relevant.")
-    if any(_one_class_note(m)(entry) for m in metrics for entry in judges):
-        notes.append("(one class): people gave every sentence compared the same verdict, so the figure is the "
-                     "judge's hit rate on that verdict, from 0 to 1, with no chance level at 0.5.")
+        notes.append("AUC: judge score against relevant / not relevant. noncommittal: the judge's flag (every "
+                     "question it wrote flagged noncommittal) against people's, per response.")
+    if any(_one_class_note(m)(entry) for m in metrics for entry in judges) or any(map(_one_class_flags, judges)):
+        notes.append("(one class): people gave every sentence (or response) compared the same verdict, so the figure "
+                     "is the judge's hit rate on that verdict, from 0 to 1, with no chance level at 0.5.")
     return " ".join([*notes, "Accuracy and F1 are in bench.json."])
 
 
@@ -372,6 +394,12 @@ def _one_class_note(metric: str) -> Callable[[dict], str]:
         return " (one class)" if one_class else ""
 
     return note
+
+
+def _one_class_flags(entry: dict) -> str:
+    """_one_class_note's for the noncommittal flag: people flagged every response compared, or none."""
+    flags = entry.get("metrics", {}).get(RESPONSE_RELEVANCY, {}).get("noncommittal") or {}
+    return " (one class)" if flags.get("samples") and flags["human_flagged"] in (0, flags["samples"]) else ""
 
 
 def failures(bench: dict[str, Any]) -> list[str]:
