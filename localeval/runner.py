@@ -98,7 +98,9 @@ def run_command(args) -> int:
         summary = summarize(rows, result_names(plan.metrics), plan.human)
         details = _details(args, pipeline, cluster, len(plan.samples), scored, started)
         details.update(calibration=described(plan.calibration), labels=args.labels,
-                       gates=outcomes(summary, plan.gates))
+                       gates=outcomes(summary, plan.gates),
+                       # the exit status's answer, for a CI step that reads the file later (None: no gate)
+                       gates_passed=not failures(summary, plan.gates) if plan.gates else None)
         details["warnings"] = _kept_warnings(args, plan, set_up, misfits, summary)
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(writer.out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
@@ -170,8 +172,8 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
             *plan.calibration_warnings}
     unsaid = [w for w in document["warnings"] if w not in said]
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
-        if note:
-            say(f"\n{note}")
+        if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
+            say(f"\nlocaleval: {note}")
     say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} scored now) in "
         f"{document['timings']['total_seconds']:.1f} s; results in {writer.path}, report in {report}")
     if args.json:

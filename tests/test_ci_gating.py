@@ -71,7 +71,7 @@ def test_gating_on_a_weak_judge_is_said_before_the_scoring(tmp_path, data, tiny_
     # without gates: under the table, as before
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     out, err = capsys.readouterr()
-    assert weak in out and weak not in err
+    assert f"\nlocaleval: warning: {weak}" in out and weak not in err  # the prefix of every warning (a CI probe)
     # with labels the gates compare corrected means, and it says so (it said "these scores": a probe)
     labeled = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
     assert run(tmp_path, labeled, tiny_judge, "--fail-under", "context_relevance=0", "--labels", str(labeled)) == EXIT_OK
@@ -116,6 +116,11 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
                               "passed": False, "undecided": None, "scored": 3, "null": 0},
         "context_recall": {"at_least": 0, "compared": "mean", "value": recall, "interval": None, "passed": True,
                            "undecided": None, "scored": 2, "null": 1}}  # the sample without a reference
+    assert document["gates_passed"] is False  # the exit status, kept for a later step (no verdict of its own: a probe)
+    assert run(tmp_path, data, tiny_judge, "--json", "--fail-under", "context_recall=0") == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["gates_passed"] is True
+    assert run(tmp_path, data, tiny_judge, "--json") == EXIT_OK
+    assert json.loads(capsys.readouterr().out)["gates_passed"] is None
 
 
 def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, tiny_judge, capsys):
