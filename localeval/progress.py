@@ -11,6 +11,8 @@ import threading
 import time
 from typing import TextIO
 
+from .results import count_of
+
 
 def to_stderr(message: str) -> None:
     """Where a run's notes go (preparing a model, what was kept when it stopped): stdout is the
@@ -24,6 +26,9 @@ class Progress:
 
     def advance(self, n: int) -> None:
         """n requests were answered."""
+
+    def written(self, n: int) -> None:
+        """n samples' results were written: how far a run is, where the requests' total still grows."""
 
     def close(self) -> None:
         pass
@@ -47,6 +52,7 @@ class BarProgress(Progress):
         from tqdm.auto import tqdm
 
         self.bar = tqdm(total=0, desc=description, unit=" " + unit, file=stream or sys.stderr, dynamic_ncols=True)
+        self.unit, self.samples_written = unit, 0
 
     def expect(self, n: int) -> None:
         self.bar.total += n
@@ -55,12 +61,17 @@ class BarProgress(Progress):
     def advance(self, n: int) -> None:
         self.bar.update(n)
 
+    def written(self, n: int) -> None:
+        self.samples_written += n
+        if self.unit != "samples":  # else the bar counts them already
+            self.bar.set_postfix_str(f"{count_of(self.samples_written, 'sample')} done")
+
     def close(self) -> None:
         self.bar.close()
 
 
 class LineProgress(Progress):
-    """`judging 30 samples: 120/480 requests, 41 s` every `every` seconds, and at the end.
+    """`judging 30 samples: 8 done, 120/480 requests, 41 s` every `every` seconds, and at the end.
 
     A clock thread writes the lines, not advance(): answers come in bursts as a batch finishes, and
     a large first batch can take minutes, which is when a log most needs to show the run is alive.
@@ -69,7 +80,7 @@ class LineProgress(Progress):
     def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0,
                  unit: str = "requests"):
         self.description, self.stream, self.every, self.unit = description, stream or sys.stderr, every, unit
-        self.done = self.total = 0
+        self.done = self.total = self.samples_written = 0
         self.started = time.monotonic()
         self._closed = threading.Event()
         self._clock = threading.Thread(target=self._tick, name="localeval-progress", daemon=True)
@@ -80,6 +91,9 @@ class LineProgress(Progress):
 
     def advance(self, n: int) -> None:
         self.done += n
+
+    def written(self, n: int) -> None:
+        self.samples_written += n
 
     def close(self) -> None:
         if self._closed.is_set():
@@ -95,5 +109,6 @@ class LineProgress(Progress):
                 self._line()
 
     def _line(self) -> None:
-        print(f"{self.description}: {self.done}/{self.total} {self.unit}, {time.monotonic() - self.started:.0f} s",
+        samples = "" if self.unit == "samples" else f"{self.samples_written} done, "  # else counted twice
+        print(f"{self.description}: {samples}{self.done}/{self.total} {self.unit}, {time.monotonic() - self.started:.0f} s",
               file=self.stream, flush=True)

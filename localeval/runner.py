@@ -239,6 +239,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
             for result in results:
                 row = result.to_json()
                 writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
+                bar.written(1)
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")

@@ -448,10 +448,21 @@ def test_progress_is_plain_lines_when_not_a_terminal():
     assert isinstance(progress, LineProgress)
     progress.expect(4)
     progress.advance(2)
+    progress.written(1)
     progress.advance(2)
+    progress.written(1)
     progress.close()
     progress.close()  # a second close (the runner's finally after Ctrl-C) writes nothing more
-    assert log.getvalue() == "judging 2 samples: 4/4 requests, 0 s\n"  # at the end, and not on every answer
+    # at the end, and not on every answer; with the samples done, since the requests' total grows as they go
+    assert log.getvalue() == "judging 2 samples: 2 done, 4/4 requests, 0 s\n"
+
+
+def test_a_run_s_progress_counts_the_samples_written(tmp_path, data, tiny_judge, capsys):
+    """A CI log showed "0/30 requests, 30 s" then "30/30", a total that grows as the metrics' steps reveal their
+    requests, and no count of the samples done (a CI probe)."""
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache",
+                 "--metrics", "context_relevance,context_recall"]) == EXIT_OK  # not --quiet
+    assert re.search(r"^judging 3 samples: 3 done, (\d+)/\1 requests, \d+ s$", capsys.readouterr().err, re.MULTILINE)
 
 
 def test_progress_lines_keep_coming_while_no_request_is_answered():
@@ -464,5 +475,5 @@ def test_progress_lines_keep_coming_while_no_request_is_answered():
         time.sleep(0.01)
     progress.close()
     lines = log.getvalue().splitlines()
-    assert len(lines) >= 4 and all(re.fullmatch(r"judging 2 samples: 0/4 requests, \d+ s", line) for line in lines)
+    assert len(lines) >= 4 and all(re.fullmatch(r"judging 2 samples: 0 done, 0/4 requests, \d+ s", line) for line in lines)
     assert "\r" not in log.getvalue()
