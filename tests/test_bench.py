@@ -901,7 +901,24 @@ def test_the_terminal_table_says_what_its_columns_are(tmp_path, capsys, monkeypa
     printed = capsys.readouterr().out
     title, table = printed.split("Agreement with people (Spearman ρ of judge vs human score per sample) and speed\n")
     assert table.startswith("| judge | mean ρ |")
-    assert "\nmean ρ: an undefined ρ (the judge, or people, gave every sample the same score" in table
+    assert ("\nρ: 1, the judge orders the samples as people do; 0, its order is unrelated to theirs; -1, the reverse. "
+            "A mean ρ below 0.5 says little of a RAG system (localeval docs labeled-data, \"Reading the numbers\"). "
+            "mean ρ: an undefined ρ (the judge, or people, gave every sample the same score") in table  # (a probe)
+
+
+def test_people_who_gave_every_sample_one_score_are_told_so():
+    """Every label alike: the headline said "no defined mean Spearman (each score was constant ...)" and then
+    "its ρ is mostly chance", of a ρ that did not exist, not that the labels were the trouble (a probe)."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    for judge in bench["judges"]:
+        judge["summary"]["spearman_defined"] = 0
+        for metric in judge["metrics"].values():
+            metric["scores"].update(spearman=None, human_untied=0)
+    bench["dataset"]["samples"] = 4
+    assert headline(bench) == (
+        "No judge has a defined mean Spearman: people gave every sample the same score in every metric, so there is "
+        "no order of theirs to compare a judge's with; label answers of better and worse quality (localeval docs "
+        "labeled-data).")
 
 
 def test_the_html_details_name_measures_as_people_do_and_a_missing_score_as_a_dash(labeled, tmp_path):

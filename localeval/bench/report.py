@@ -16,6 +16,7 @@ from typing import Any
 from .. import manual
 from ..report import breakable
 from ..results import count_of, write_atomically
+from ..trust import WEAK
 from . import svg
 from .compare import SUPPORT_METRICS
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
@@ -108,6 +109,9 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
+               f"ρ: 1, the judge orders the samples as people do; 0, its order is unrelated to theirs; -1, the "
+               f"reverse. A mean ρ below {WEAK} says little of a RAG system ({manual.see('labeled-data')}, \"Reading "
+               "the numbers\"). "
                f"mean ρ: an undefined ρ (the judge, or people, gave every sample the same score, or fewer than two "
                f"samples were scored) counts as 0; (n of {len(metrics)}): "
                "how many are defined. Speeds exclude "
@@ -262,7 +266,7 @@ def headline(bench: dict[str, Any]) -> str:
     sentences = [_ranking(bench)]
     samples = bench["dataset"]["samples"]
     ran = sum(j["status"] == "ok" for j in bench["judges"])
-    if samples < FEW_TO_RANK and ran:
+    if ran and (samples < 2 or samples < FEW_TO_RANK and ranked_judges(bench["judges"])):  # a ρ, to be chance
         what = "this ranking is" if ran > 1 else "its ρ is"
         said = "no ρ can be measured (it pairs two samples or more)" if samples < 2 else f"{what} mostly chance"
         sentences.append(f"On {count_of(samples, 'labeled sample')} {said}: label {FEW_TO_RANK} or "
@@ -277,6 +281,13 @@ def headline(bench: dict[str, Any]) -> str:
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report
         sentences.append(f"Interrupted before {', '.join(not_run)} finished: not compared")
     return ". ".join([*(sentence.rstrip(".") for sentence in sentences[:-1]), sentences[-1]])  # the last keeps its own
+
+
+def _people_never_differ(judge: dict[str, Any], metrics: list[str]) -> bool:
+    """Whether people's scores, as compared with this judge's, are one value in every metric (a bench.json
+    written before it counted them says nothing)."""
+    scores = [judge.get("metrics", {}).get(metric, {}).get("scores", {}) for metric in metrics]
+    return all(score.get("samples", 0) >= 2 and score.get("human_untied") == 0 for score in scores)
 
 
 def _few_compared(bench: dict[str, Any]) -> dict[str, int]:
@@ -294,6 +305,10 @@ def _few_compared(bench: dict[str, Any]) -> dict[str, int]:
 def _ranking(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     ranked = ranked_judges(bench["judges"])
+    if not ranked and ok and _people_never_differ(ok[0], bench["settings"]["metrics"]):
+        return ("No judge has a defined mean Spearman: people gave every sample the same score in every metric, so "
+                "there is no order of theirs to compare a judge's with; label answers of better and worse quality "
+                f"({manual.see('labeled-data')}).")
     if not ranked:
         return "No judge completed." if not ok else ("No judge has a defined mean Spearman (each score was "
                                                      "constant, or paired on fewer than two samples).")
