@@ -48,7 +48,8 @@ def _lowest_score(text: str, value: str) -> float:
     try:
         lowest = float(value)
     except ValueError:
-        raise UserError(f"--fail-under {text}: {value!r} is not a number") from None
+        several = " (one gate per --fail-under: repeat the option for each metric)" if "," in value else ""
+        raise UserError(f"--fail-under {text}: {value!r} is not a number{several}") from None
     if not a_score(lowest):
         raise UserError(f"--fail-under {text}: {SCORE_RANGE}")
     return lowest

@@ -160,7 +160,15 @@ def write_records(tmp_path: Path, edit) -> Path:
 @pytest.mark.parametrize(
     "edit, expected",
     [
-        (lambda r: r[1].pop("labels"), r"line 2, field 'labels': sample dev-021 has no 'labels'"),
+        (lambda r: r[1].pop("labels"), r"line 2, field 'labels': sample dev-021 has no 'labels': .*; a labeled file "
+                                       r"holds only labeled samples"),
+        # the labels beside the sample's fields, and labels under names of the labeler's own (a probe's)
+        (lambda r: r[1].update(r[1].pop("labels")),
+         r"sample dev-021 has no 'labels': .*; its context_sentences_relevant, reference_sentences_attributed \.\.\. are "
+         r"beside the sample's fields: put them in a 'labels' object"),
+        (lambda r: r[0]["labels"].update(supported=r[0]["labels"].pop("response_sentences_supported"), notes="ok"),
+         r"sample dev-020: missing \(needed for answer_supported_precision; .*\); localeval reads none of 'supported', "
+         r"'notes'"),
         (lambda r: r[0]["labels"].pop("response_sentences_supported"),
          r"line 1, field 'labels.response_sentences_supported': sample dev-020: missing"),
         (lambda r: r[0]["labels"]["response_sentences_supported"].pop(),

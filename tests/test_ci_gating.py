@@ -183,6 +183,8 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
                                                   "chunk, not a score a gate can compare; gate on "
                                                   "context_supported_precision"),
     ("context_recall=high", "'high' is not a number"),
+    ("context_recall=0.5,context_relevance=0.9", "'0.5,context_relevance=0.9' is not a number (one gate per "
+                                                 "--fail-under: repeat the option for each metric)"),  # a probe's
     ("context_recall=70", "a score lies between 0 and 1"),
     ("context_recall=nan", "a score lies between 0 and 1"),
     ("context_recall=-0.5", "a score lies between 0 and 1"),  # every score is at least 0: it never failed

@@ -301,7 +301,8 @@ def test_trust_options_fail_with_one_clear_line_and_exit_2(tmp_path):
         (["--calibration", str(other)], "no thresholds for judge 'smollm2-135m-instruct'"),
         (["--labels", str(stranger), "--metrics", "context_recall"], "not among the samples scored"),
         (["--labels", str(impostor), "--metrics", "context_recall"],
-         "has another user_input than the sample of that id in the data; labels hold only for the texts"),
+         "has another user_input than the sample of that id in the data (from character 1: 'Another qu' in the "
+         f"labels, {record['user_input'][:10]!r} in the data); labels hold only for the texts"),
         (["--scoring", "fuzzy"], "invalid choice: 'fuzzy'"),
     ]
     for extra, expected in cases:

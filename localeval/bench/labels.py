@@ -164,9 +164,10 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
                      if getattr(item.sample, f) != getattr(data, f)]
         if differing:
+            where = _first_difference(getattr(item.sample, differing[0]), getattr(data, differing[0]))
             raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
-                            "of that id in the data; labels hold only for the texts they were made on (label it again, or "
-                            "score the data it was labeled on; a file without ids is matched by line number)")
+                            f"of that id in the data{where}; labels hold only for the texts they were made on (label it "
+                            "again, or score the data it was labeled on; a file without ids is matched by line number)")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
@@ -189,14 +190,32 @@ def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
         yield (lambda message, field, n=number: RecordError(path, message, n, field)), record
 
 
+def _first_difference(labeled: Any, scored: Any) -> str:
+    """Where two texts (or lists of chunks) first differ, for a message: a double space is hard to find."""
+    if isinstance(labeled, (list, tuple)) and isinstance(scored, (list, tuple)):
+        if len(labeled) != len(scored):
+            return f" ({len(labeled)} chunks in the labels, {len(scored)} in the data)"
+        chunk = next(number for number, (one, other) in enumerate(zip(labeled, scored), 1) if one != other)
+        return _first_difference(labeled[chunk - 1], scored[chunk - 1]).replace(" (", f" (chunk {chunk}, ", 1)
+    if not (isinstance(labeled, str) and isinstance(scored, str)):
+        return ""
+    at = next((i for i, (one, other) in enumerate(zip(labeled, scored)) if one != other), min(len(labeled), len(scored)))
+    start = max(0, at - 10)
+    return (f" (from character {at + 1}: {labeled[start:at + 10]!r} in the labels, {scored[start:at + 10]!r} in "
+            "the data)")
+
+
 # --- one record's labels ------------------------------------------------------------------
 
 
 def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> LabeledSample:
     labels = record.get("labels")
     if labels is None:
+        outside = [key for key in LABEL_KEYS if key in record]
+        where = (f"; its {first_few(outside, 2)} {'is' if len(outside) == 1 else 'are'} beside the sample's fields: "
+                 "put them in a 'labels' object") if outside else "; a labeled file holds only labeled samples"
         raise place(f"sample {sample.id} has no 'labels': a labeled file gives each sample people's labels "
-                    f"(format: {FORMAT_DOC})", "labels")
+                    f"(format: {FORMAT_DOC}){where}", "labels")
     if not isinstance(labels, dict):
         raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
     language = sample.language or DEFAULT_LANGUAGE
@@ -240,7 +259,8 @@ def _missing(key: str, metric: str, labels: dict) -> str:
     like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
     theirs = [name for name in labels if name not in LABEL_KEYS]
     close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
-    typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else ""
+    typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else \
+        f"; localeval reads none of {', '.join(map(repr, theirs[:3]))}{' ...' if len(theirs) > 3 else ''}" if theirs else ""
     return f"missing (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"
 
 
