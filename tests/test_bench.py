@@ -27,7 +27,7 @@ from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.agreement import untied
 from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
-from localeval.bench.report import headline, markdown_table, tables, write_reports
+from localeval.bench.report import headline, html_page, markdown_table, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
@@ -1292,6 +1292,7 @@ def test_a_balanced_accuracy_over_one_class_of_labels_is_marked_and_explained():
     recall = table.headers.index("context_recall")
     assert all(row[recall][0].endswith(" (one class)") for row in table.rows)
     assert "(one class): people gave every sentence (or response) compared the same verdict" in table.note
+    assert "· context_recall (one class): " in html_page(bench)  # its bar too, under the chart's chance line (a probe)
 
 
 def test_a_rho_over_people_s_scores_nearly_all_tied_is_marked_and_explained():

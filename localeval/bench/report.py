@@ -500,8 +500,8 @@ def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
          for j in ok}, -1.0, 1.0, (-1, -0.5, 0, 0.5, 1))
     groups, getters = [], []
     for metric in metrics:
-        if metric in SENTENCE_LABELS:
-            groups.append(metric)
+        if metric in SENTENCE_LABELS:  # a bar of one class of labels has no chance level: its name says so
+            groups.append(metric + (" (one class)" if any(_one_class_note(metric)(j) for j in ok) else ""))
             getters.append(_get("metrics", metric, "sentences", "balanced_accuracy"))
     if any(m in SUPPORT_METRICS for m in metrics):
         groups.append("pooled_support")
