@@ -18,7 +18,7 @@ from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import LocalevalWarning, UserError, said_and_kept, warn, warned
+from .errors import LocalevalWarning, UserError, kept_warning, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments, known_keywords
@@ -186,6 +186,7 @@ def evaluate(
     finally:
         bar.close()
     # plain values, as summary.json has them: a notebook saves details with json.dump
+    said += [kept_warning(message) for message in pipeline.said_while_scoring()]  # warned as they came
     details: dict[str, Any] = {"timings": asdict(pipeline.evaluator.timings), "warnings": said}
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)

@@ -235,6 +235,8 @@ def _rechecked(entries: Any) -> tuple[Any, dict[str, str]]:
         try:
             if why := entry.get("not_applied_because"):  # moved from not_applied by hand: it says why not
                 outdated[metric] = why
+            elif entry.get("samples", MIN_SAMPLES) < MIN_SAMPLES:  # counted per metric since (older files: not)
+                outdated[metric] = _too_few(entry["samples"])
             elif "not_applied_because" not in entry and (why := _why_not_applied(entry["threshold"], entry["halves"])):
                 outdated[metric] = why
         except (KeyError, TypeError, AttributeError):  # no halves (a file edited by hand): applied as written

@@ -72,7 +72,9 @@ class Evaluator:
     def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
         """Score `samples`, yielding each sample's result as soon as its window is done."""
         for start in range(0, len(samples), self.window):
-            yield from self._score_window(samples[start:start + self.window], progress)
+            results = self._score_window(samples[start:start + self.window], progress)
+            progress.finished(len(results))
+            yield from results
 
     def _score_window(self, samples: list[Sample], progress: Progress) -> list[SampleResult]:
         outcomes: dict[tuple[int, str], MetricResult] = {}

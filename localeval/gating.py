@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -48,11 +49,19 @@ def _lowest_score(text: str, value: str) -> float:
     try:
         lowest = float(value)
     except ValueError:
-        several = " (one gate per --fail-under: repeat the option for each metric)" if "," in value else ""
-        raise UserError(f"--fail-under {text}: {value!r} is not a number{several}") from None
+        raise UserError(f"--fail-under {text}: {value!r} is not a number{_comma_hint(value)}") from None
     if not a_score(lowest):
         raise UserError(f"--fail-under {text}: {SCORE_RANGE}")
     return lowest
+
+
+def _comma_hint(value: str) -> str:
+    """What a comma in a gate's value likely meant: several gates in one, or a decimal comma."""
+    if "," in value and "=" in value:
+        return " (one gate per --fail-under: repeat the option for each metric)"
+    if re.fullmatch(r"\s*\d*,\d+\s*", value):
+        return f" (write a decimal point: {value.strip().replace(',', '.')})"
+    return ""
 
 
 SCORE_RANGE = "a score lies between 0 and 1"

@@ -57,6 +57,10 @@ class Pipeline:
             self.embedder.load()
         return self.evaluator.run(samples, progress)
 
+    def said_while_scoring(self) -> list[str]:
+        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside."""
+        return list(self.engine.cache.set_aside) if self.engine.cache is not None else []
+
 
 @dataclass
 class PipelineRecipe:
@@ -105,11 +109,8 @@ def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embe
     device = choose_device(device)
     judge = build_judge(judge, device, dtype, log)
     embedder = build_embedder(embedder, device, log) if any(m.uses_embedder for m in metrics) else None
-    answers = cache if isinstance(cache, AnswerCache) else \
-        AnswerCache() if cache and getattr(judge, "cacheable", True) else None
-    if answers is not None:
-        answers.open()  # now: a damaged file is set aside before the models load, said with the run's warnings
-    engine = JudgeEngine(judge, limits, answers)
+    engine = JudgeEngine(judge, limits, cache if isinstance(cache, AnswerCache) else
+                         AnswerCache() if cache and getattr(judge, "cacheable", True) else None)
     return Pipeline(metrics, judge, embedder, engine, Evaluator(metrics, engine, embedder, language, window), device)
 
 

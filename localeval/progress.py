@@ -27,8 +27,8 @@ class Progress:
     def advance(self, n: int) -> None:
         """n requests were answered."""
 
-    def written(self, n: int) -> None:
-        """n samples' results were written: how far a run is, where the requests' total still grows."""
+    def finished(self, n: int) -> None:
+        """n samples were scored: how far a run is, where the requests' total still grows."""
 
     def close(self) -> None:
         pass
@@ -52,7 +52,7 @@ class BarProgress(Progress):
         from tqdm.auto import tqdm
 
         self.bar = tqdm(total=0, desc=description, unit=" " + unit, file=stream or sys.stderr, dynamic_ncols=True)
-        self.unit, self.samples_written = unit, 0
+        self.unit, self.samples_finished = unit, 0
 
     def expect(self, n: int) -> None:
         self.bar.total += n
@@ -61,10 +61,10 @@ class BarProgress(Progress):
     def advance(self, n: int) -> None:
         self.bar.update(n)
 
-    def written(self, n: int) -> None:
-        self.samples_written += n
+    def finished(self, n: int) -> None:
+        self.samples_finished += n
         if self.unit != "samples":  # else the bar counts them already
-            self.bar.set_postfix_str(f"{count_of(self.samples_written, 'sample')} done")
+            self.bar.set_postfix_str(f"{count_of(self.samples_finished, 'sample')} done")
 
     def close(self) -> None:
         self.bar.close()
@@ -80,7 +80,7 @@ class LineProgress(Progress):
     def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0,
                  unit: str = "requests"):
         self.description, self.stream, self.every, self.unit = description, stream or sys.stderr, every, unit
-        self.done = self.total = self.samples_written = 0
+        self.done = self.total = self.samples_finished = 0
         self.started = time.monotonic()
         self._closed = threading.Event()
         self._clock = threading.Thread(target=self._tick, name="localeval-progress", daemon=True)
@@ -92,8 +92,8 @@ class LineProgress(Progress):
     def advance(self, n: int) -> None:
         self.done += n
 
-    def written(self, n: int) -> None:
-        self.samples_written += n
+    def finished(self, n: int) -> None:
+        self.samples_finished += n
 
     def close(self) -> None:
         if self._closed.is_set():
@@ -109,6 +109,6 @@ class LineProgress(Progress):
                 self._line()
 
     def _line(self) -> None:
-        samples = "" if self.unit == "samples" else f"{self.samples_written} done, "  # else counted twice
+        samples = "" if self.unit == "samples" else f"{self.samples_finished} done, "  # else counted twice
         print(f"{self.description}: {samples}{self.done}/{self.total} {self.unit}, {time.monotonic() - self.started:.0f} s",
               file=self.stream, flush=True)

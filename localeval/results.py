@@ -200,8 +200,9 @@ def check_writable_folder(folder: Path) -> None:
         raise UserError(f"{given('out', folder)}: {inside_a_file} is a file, not a folder; give a folder path")
     dangling = next((place for place in (folder, *folder.parents) if place.is_symlink() and not place.exists()), None)
     if dangling is not None:  # mkdir failed on it with "File exists", as if the machine had stopped the run
-        raise UserError(f"{given('out', folder)}: {dangling} is a link to {os.readlink(dangling)}, which is not there; "
-                        "make that folder, or give another")
+        target = dangling.parent / os.readlink(dangling)  # a relative link is read from its own folder
+        raise UserError(f"{given('out', folder)}: {dangling} is a link to {target}, which is not there; make that "
+                        "folder, or give another")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -98,15 +98,16 @@ def run_command(args) -> int:
         summary = summarize(rows, result_names(plan.metrics), plan.human)
         details = _details(args, pipeline, cluster, len(plan.samples), scored, started)
         details.update(calibration=described(plan.calibration), labels=args.labels,
-                       gates=outcomes(summary, plan.gates),
-                       # the exit status's answer, for a CI step that reads the file later (None: no gate)
-                       gates_passed=not failures(summary, plan.gates) if plan.gates else None)
-        details["warnings"] = _kept_warnings(args, plan, set_up, misfits, summary)
+                       gates=outcomes(summary, plan.gates))
+        # the exit status's answer, for a CI step that reads the file later (None: no gate)
+        details["gates_passed"] = all(gate["passed"] for gate in details["gates"].values()) if plan.gates else None
+        scoring_said = [kept_warning(said) for said in pipeline.said_while_scoring()]
+        details["warnings"] = _kept_warnings(args, plan, [*set_up, *scoring_said], misfits, summary)
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(writer.out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
         report = write_report(writer.out_dir, rows, summary, details, plan.samples)
-        _say_outcome(args, plan, document, writer, report, said={*set_up, *misfits})
+        _say_outcome(args, plan, document, writer, report, said={*set_up, *scoring_said, *misfits})
         return _gate(summary, plan.gates)
 
 
@@ -239,7 +240,6 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
             for result in results:
                 row = result.to_json()
                 writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
-                bar.written(1)
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")

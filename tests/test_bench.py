@@ -27,6 +27,7 @@ from localeval.bench.command import assemble, best_judge, run_judges
 from localeval.bench.agreement import untied
 from localeval.bench.compare import compare
 from localeval.bench.labels import LabeledSample, read_labeled, warn_of_samples_left_out
+from localeval.bench.cpu_share import Sharing
 from localeval.bench.report import headline, html_page, markdown_table, tables, write_reports
 from localeval.bench.worker import JudgeJob, JudgeRun, run_judge
 from localeval.cli import main
@@ -434,8 +435,8 @@ def an_idle_machine(monkeypatch):
     run beside others."""
     from localeval.bench import command
 
-    monkeypatch.setattr(command, "others_cores", lambda before, after: 0.0)
-    monkeypatch.setattr(command, "_load_average", lambda: 0.0)
+    monkeypatch.setattr(command, "sharing", lambda before, after: Sharing(0.0, 0.0))
+    monkeypatch.setattr(command, "load_average", lambda: 0.0)
 
 
 def agreeing_child(job: JudgeJob) -> JudgeRun:
@@ -830,25 +831,28 @@ def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, cap
     from localeval.bench import command
 
     monkeypatch.setattr(command, "run_in_child", agreeing_child)
-    monkeypatch.setattr(command.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(command, "allowed_cores", lambda: 2)
     out = tmp_path / "out"
 
-    def warning(others: float | None, load: float | None) -> str | None:
-        monkeypatch.setattr(command, "others_cores", lambda before, after: others)
-        monkeypatch.setattr(command, "_load_average", lambda: load)
+    def warning(shared: Sharing | None, load: float | None) -> str | None:
+        monkeypatch.setattr(command, "sharing", lambda before, after: shared)
+        monkeypatch.setattr(command, "load_average", lambda: load)
         assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
         said = [line.removeprefix("localeval: ") for line in capsys.readouterr().err.splitlines() if "other work" in line]
         bench = json.loads((out / "bench.json").read_text("utf-8"))
-        assert bench["judges"][0]["measures"]["other_work_cores"] == others
+        measures = bench["judges"][0]["measures"]
+        assert (measures["other_work_cores"], measures["idle_cores"]) == ((None, None) if shared is None else
+                                                                          (shared.others, shared.idle))
         assert [line for line in bench["warnings"] if "other work" in line] == said
         assert all(line in (out / "bench.md").read_text("utf-8") for line in said)
         return said[0] if said else None
 
-    assert warning(1.0, 1.27) == (
+    assert warning(Sharing(1.0, 0.1), 1.27) == (
         "warning: other work ran beside a judge, so the speeds measured then are not comparable (cores other work "
-        "kept busy on average while a judge ran, smollm2-135m-instruct: 1.0, of 2 cores); bench on an otherwise idle "
-        "machine to compare speeds")
-    assert warning(0.1, 3.4) is None  # what was measured outweighs the load average, a minute's
+        "kept busy on average while a judge ran, smollm2-135m-instruct: 1.0, of 2 cores, more than stood idle); "
+        "bench on an otherwise idle machine to compare speeds")
+    assert warning(Sharing(0.1, 0.0), 3.4) is None  # what was measured outweighs the load average, a minute's
+    assert warning(Sharing(1.0, 30.0), 3.4) is None  # fitted in cores the judge left idle (a machine of many)
     assert warning(None, 3.4) == (
         "warning: other work ran beside a judge, so the speeds measured then are not comparable (load average over the "
         "minute before a judge ended, smollm2-135m-instruct: 3.4, on 2 cores, which a judge alone keeps about busy); "
@@ -856,7 +860,7 @@ def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, cap
     assert warning(None, 2.2) is None  # the judge's own threads, and a little
     monkeypatch.undo()  # the real readings, of a system that has neither (Windows): no warning, no crash
     monkeypatch.setattr(command, "run_in_child", agreeing_child)
-    monkeypatch.delattr(command.os, "getloadavg")
+    monkeypatch.delattr(os, "getloadavg")
     monkeypatch.setattr("localeval.bench.cpu_share.STAT", tmp_path / "no-proc-stat")
     assert main(["bench", "--data", str(SMALL), "--quiet", "--out", str(out)]) == 0
     measures = json.loads((out / "bench.json").read_text("utf-8"))["judges"][0]["measures"]
@@ -864,9 +868,11 @@ def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, cap
 
 
 @pytest.mark.skipif(not Path("/proc/stat").exists(), reason="measured from Linux's /proc/stat")
-def test_the_cpu_other_work_takes_is_counted_and_a_judges_own_is_not():
-    """cpu_share counts what other processes take of the cores, not this process's time or its judges'."""
-    from localeval.bench.cpu_share import CpuClock, others_cores, read_clock
+def test_the_cpu_other_work_takes_is_counted_and_a_judges_own_is_not(tmp_path, monkeypatch):
+    """cpu_share counts what other processes take of the cores, not this process's time or that of the judges'
+    processes it waited for; and measures nothing where /proc/stat is not the machine's."""
+    from localeval.bench import cpu_share
+    from localeval.bench.cpu_share import read_clock, sharing
 
     busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
     try:
@@ -877,10 +883,24 @@ def test_the_cpu_other_work_takes_is_counted_and_a_judges_own_is_not():
     finally:
         busy.kill()
         busy.wait()
-    assert others_cores(before, after) >= 0.6  # a whole core, less what a busy machine's scheduler shares out
-    assert others_cores(CpuClock(0.0, 10.0, 4.0), CpuClock(2.0, 13.0, 6.5)) == pytest.approx(0.25)  # 3 s busy, 2.5 own
-    assert others_cores(CpuClock(0.0, 10.0, 4.0), CpuClock(2.0, 11.0, 6.0)) == 0.0  # ticks are coarser than os.times
-    assert others_cores(None, after) is None
+    assert sharing(before, after).others >= 0.6  # a whole core, less what a busy machine's scheduler shares out
+    before = read_clock()
+    subprocess.run([sys.executable, "-c", "import time\nend = time.time() + 1.5\nwhile time.time() < end: pass"],
+                   check=True)  # a judge's process: waited for, so its time is this bench's own
+    waited = sharing(before, read_clock())
+    assert waited.others < 0.6 or waited.idle < 0.2  # not counted, unless other work really took a core meanwhile
+    assert sharing(None, after) is None
+    stat = tmp_path / "stat"  # lxcfs numbers a container's cores from 0 where the affinity gives the host's
+    stat.write_text("cpu  1 2 3 4 5 6 7 8 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    monkeypatch.setattr(cpu_share, "STAT", stat)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {4, 5})
+    assert read_clock() is None
+    quota = tmp_path / "cpu.max"  # a container held to 2 cores: /proc/stat is the host's
+    quota.write_text("200000 100000\n")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert read_clock() is not None
+    monkeypatch.setattr(cpu_share, "QUOTAS", (quota,))
+    assert read_clock() is None
 
 
 def test_a_bench_where_no_judge_finished_writes_no_report_and_keeps_the_earlier_one(tmp_path, capsys, monkeypatch):
@@ -1327,13 +1347,28 @@ def test_a_rho_that_pairs_few_samples_of_many_is_said_to_be_chance():
         if judge["status"] == "ok":
             judge["metrics"]["context_recall"]["scores"]["samples"] = 4
     assert headline(bench).endswith(
-        ". Context_recall's ρ rests on 4 samples (the others had no label or no score for it), so it is mostly "
+        ". The ρ of context_recall rests on 4 samples (the others had no label or no score for it), so it is mostly "
         "chance: label 10 or more for it (localeval docs labeled-data)")
     bench["judges"][0]["metrics"]["faithfulness"] = {"scores": {"samples": 6, "spearman": 0.2}}
     bench["settings"]["metrics"].append("faithfulness")
     assert headline(bench).endswith(
         ". The ρ of context_recall (4), faithfulness (6) rest on fewer than 10 samples each (the others had no "
         "label or no score for it), so they are mostly chance: label 10 or more for each (localeval docs labeled-data)")
+
+
+def test_a_labeled_text_that_differs_from_the_data_says_where():
+    """A double space in one response was "has another response" with nothing to find it by (a probe)."""
+    from localeval.bench.labels import _first_difference
+
+    assert _first_difference("The cat  sat.", "The cat sat.") == " (from character 9: 'The cat  sat.' in the labels, " \
+        "'The cat sat.' in the data)"
+    assert _first_difference(("a", "b c"), ("a", "b  c")) == " (chunk 2, from character 3: 'b c' in the labels, " \
+        "'b  c' in the data)"
+    assert _first_difference(("a",), ("a", "b")) == " (1 chunk in the labels, 2 in the data)"
+    assert _first_difference(["a"], ("a",)) == ""  # the same chunks, held otherwise: nothing to point at
+    assert _first_difference("caf\u00e9", "cafe\u0301") == " (from character 4: 'caf\\xe9' in the labels, " \
+        "'cafe\\u0301' in the data)"  # alike on a screen, and not alike
+    assert _first_difference(None, "a reference") == ""
 
 
 def test_the_noncommittal_flag_is_measured_by_balanced_accuracy_not_agreement():

@@ -185,6 +185,7 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
     ("context_recall=high", "'high' is not a number"),
     ("context_recall=0.5,context_relevance=0.9", "'0.5,context_relevance=0.9' is not a number (one gate per "
                                                  "--fail-under: repeat the option for each metric)"),  # a probe's
+    ("context_recall=0,7", "'0,7' is not a number (write a decimal point: 0.7)"),  # not two gates (a review's)
     ("context_recall=70", "a score lies between 0 and 1"),
     ("context_recall=nan", "a score lies between 0 and 1"),
     ("context_recall=-0.5", "a score lies between 0 and 1"),  # every score is at least 0: it never failed
@@ -450,21 +451,26 @@ def test_progress_is_plain_lines_when_not_a_terminal():
     assert isinstance(progress, LineProgress)
     progress.expect(4)
     progress.advance(2)
-    progress.written(1)
+    progress.finished(1)
     progress.advance(2)
-    progress.written(1)
+    progress.finished(1)
     progress.close()
     progress.close()  # a second close (the runner's finally after Ctrl-C) writes nothing more
     # at the end, and not on every answer; with the samples done, since the requests' total grows as they go
     assert log.getvalue() == "judging 2 samples: 2 done, 4/4 requests, 0 s\n"
 
 
-def test_a_run_s_progress_counts_the_samples_written(tmp_path, data, tiny_judge, capsys):
+def test_progress_counts_the_samples_done_in_a_run_and_in_evaluate(tmp_path, data, tiny_judge, capsys):
     """A CI log showed "0/30 requests, 30 s" then "30/30", a total that grows as the metrics' steps reveal their
-    requests, and no count of the samples done (a CI probe)."""
+    requests, and no count of the samples done (a CI probe). Counted where samples are scored, so that
+    evaluate(progress=True) and bench's judges count them too."""
+    import localeval
+
     assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache",
                  "--metrics", "context_relevance,context_recall"]) == EXIT_OK  # not --quiet
     assert re.search(r"^judging 3 samples: 3 done, (\d+)/\1 requests, \d+ s$", capsys.readouterr().err, re.MULTILINE)
+    localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False, progress=True)
+    assert re.search(r"^judging: 3 done, (\d+)/\1 requests, \d+ s$", capsys.readouterr().err, re.MULTILINE)
 
 
 def test_progress_lines_keep_coming_while_no_request_is_answered():

@@ -259,8 +259,8 @@ def test_out_through_a_link_to_nothing_is_the_users_mistake(tmp_path, capsys):
     (tmp_path / "dangle").symlink_to("nowhere")
     for out in (tmp_path / "dangle", tmp_path / "dangle" / "run-1"):
         fails(capsys, ["run", str(data), "--out", str(out)], EXIT_USER,
-              f"--out {out}: {tmp_path / 'dangle'} is a link to nowhere, which is not there; make that folder, or give "
-              "another")
+              f"--out {out}: {tmp_path / 'dangle'} is a link to {tmp_path / 'nowhere'}, which is not there; make that "
+              "folder, or give another")
     assert not (tmp_path / "nowhere").exists()
 
 
@@ -1262,36 +1262,67 @@ def test_a_damaged_cache_entry_is_asked_again(tmp_path, capsys, tiny_judge, monk
         (tmp_path / "first" / "results.jsonl").read_text("utf-8")
 
 
-def test_damage_found_while_a_cache_writes_is_set_aside_and_the_answers_written_anew(tmp_path):
-    """A cache damaged past its first pages is found by a later read or write, mid-run: the same remedy."""
+def test_damage_found_while_a_cache_writes_is_set_aside_and_kept_with_the_run_s_warnings(tmp_path):
+    """A cache damaged past its first pages is found by a later write, mid-run: the same remedy, and the warning
+    kept in the run's details (it was only shown), its journal moved with it."""
     import sqlite3
 
-    from localeval.engine.cache import AnswerCache, DamagedCacheWarning
-    from localeval.errors import said_and_kept
-    from localeval.requests import JudgeAnswer, JudgeRequest
+    import localeval
+    from localeval.engine.cache import TABLE, AnswerCache, DamagedCacheWarning
+    from localeval.engine.scripted import ScriptedJudge
 
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    cache.open()
-    malformed = sqlite3.DatabaseError("database disk image is malformed")
-    malformed.sqlite_errorcode = sqlite3.SQLITE_CORRUPT
-    failing_once = [malformed]
-    real_opened = cache._opened
+    real_opened, damaged = cache._opened, []
 
-    def connection_failing_once():
+    def opened_then_damaged():  # the first connection fails its first write as sqlite does on a damaged page
         connection = real_opened()
-        if not failing_once:
+        if damaged:
             return connection
-        (tmp_path / "answers.sqlite-journal").write_bytes(b"a journal of the damaged file")  # as a write left it
-        return type("Failing", (), {"__enter__": lambda self: self, "__exit__": lambda self, *a: False,
-                                    "executemany": raising(failing_once.pop()), "close": connection.close})()
-    cache.close()
-    cache._opened = connection_failing_once
+        damaged.append(True)
+
+        def write_failing(*args):  # the journal as the failed write left it
+            (tmp_path / "answers.sqlite-journal").write_bytes(b"a journal of the damaged file")
+            malformed = sqlite3.DatabaseError("database disk image is malformed")
+            malformed.sqlite_errorcode = 779  # SQLITE_CORRUPT_INDEX: an extended code of SQLITE_CORRUPT
+            raise malformed
+        return type("Damaged", (), {"__enter__": lambda self: self, "__exit__": lambda self, *a: False,
+                                    "execute": connection.execute, "executemany": write_failing,
+                                    "close": connection.close})()
+    cache._opened = opened_then_damaged
+    judge = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "reason": "r", "attributed": 1}]})
+    with pytest.warns(DamagedCacheWarning, match="database disk image is malformed"):
+        result = localeval.evaluate([GOOD], ["context_recall"], judge=judge, cache=cache)
+    said = [line for line in result.details["warnings"] if "was damaged" in line]
+    assert len(said) == 1 and said[0].startswith(f"warning: the judge-answer cache {tmp_path / 'answers.sqlite'} ")
+    assert (tmp_path / "answers.sqlite.damaged").exists() and (tmp_path / "answers.sqlite.damaged-journal").exists()
+    assert not (tmp_path / "answers.sqlite-journal").exists()
+    with sqlite3.connect(tmp_path / "answers.sqlite") as written:  # the write, done again into the new file
+        assert written.execute(f"SELECT count(*) FROM {TABLE}").fetchone()[0] == 1
+    written.close()
+
+
+def test_a_damaged_cache_another_process_set_aside_first_is_not_set_aside_again(tmp_path):
+    """Two processes sharing a damaged cache (Ray workers, two CI jobs): the second to find the damage must not
+    move the first's new, whole file over the damaged one."""
+    import sqlite3
+
+    from localeval.engine.cache import AnswerCache
+
+    damaged = tmp_path / "answers.sqlite"
+    damaged.write_bytes(b"garbage\n")
+    first, second = AnswerCache(damaged), AnswerCache(damaged)
+    with pytest.raises(sqlite3.DatabaseError):
+        second._opened()  # the second opened the damaged file before the first moved it
+    from localeval.requests import JudgeRequest
+
     request = JudgeRequest.build("system", "user", {"type": "object"}, 8)
-    _, said = said_and_kept(lambda: cache.put_many("judge", {request: JudgeAnswer.parse('{"a": 1}', 5, ())}))
-    assert len(said) == 1 and "set aside as" in said[0] and (tmp_path / "answers.sqlite.damaged").exists()
-    assert (tmp_path / "answers.sqlite.damaged-journal").exists() and not (tmp_path / "answers.sqlite-journal").exists()
-    assert cache.get_many("judge", [request])[request].text == '{"a": 1}'  # written to the new file
-    assert issubclass(DamagedCacheWarning, Warning)
+    first.get_many("judge", [request])  # opens: sets the damaged file aside, starts a new one
+    assert len(first.set_aside) == 1 and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
+    malformed = sqlite3.DatabaseError("file is not a database")
+    malformed.sqlite_errorcode = sqlite3.SQLITE_NOTADB
+    second._set_aside(malformed)
+    assert second.set_aside == [] and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
+    assert second.get_many("judge", [request]) == {} and second.set_aside == []  # the first's new file, whole
 
 
 INTERRUPTED_FIRST_USE = """

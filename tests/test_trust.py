@@ -486,6 +486,12 @@ def test_a_threshold_moved_by_hand_from_not_applied_is_not_applied(tmp_path, tin
                                 "judges": {str(tiny_judge): {"context_recall": refused}}}))
     thresholds, named = load_thresholds(path, str(tiny_judge))
     assert thresholds == {} and named["not_applied_now"] == {"context_recall": "no gain on a held-out half"}
+    # its reason deleted too, or a file from before the samples were counted per metric: checked again (a review)
+    few = {**refused, "samples": 4, "helps_both_halves": True, "not_applied_because": None}
+    path.write_text(json.dumps({"localeval_calibration": 1, "data": "d.jsonl",
+                                "judges": {str(tiny_judge): {"context_recall": few}}}))
+    thresholds, named = load_thresholds(path, str(tiny_judge))
+    assert thresholds == {} and named["not_applied_now"] == {"context_recall": "verdicts from 4 samples, fewer than 10"}
 
 
 def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_judge, capsys):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import platform
 import re
 import sys
@@ -26,7 +25,7 @@ from ..options import check_counts, check_paths
 from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
-from .cpu_share import others_cores, read_clock
+from .cpu_share import allowed_cores, load_average, read_clock, sharing
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
@@ -246,9 +245,11 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         started, clock = time.perf_counter(), read_clock()
         run = run_in_child(job) if isolate else run_judge(job)
         run.measures["wall_seconds"] = time.perf_counter() - started  # spawn, load and judge: what a user waits
-        # other work slows a judge too: the cores it took meanwhile, and the last minute's load average
-        run.measures["other_work_cores"] = others_cores(clock, read_clock())
-        run.measures["load_average"] = _load_average()
+        # other work slows a judge too: the cores it took meanwhile (and those left idle), the last minute's load
+        shared = sharing(clock, read_clock())
+        run.measures["other_work_cores"] = None if shared is None else shared.others
+        run.measures["idle_cores"] = None if shared is None else shared.idle
+        run.measures["load_average"] = load_average()
         runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
     return runs
@@ -321,29 +322,22 @@ def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, cali
 OTHERS_BUSY_CORES = 0.25
 
 
-def _load_average() -> float | None:
-    """The system's load average over the last minute; None where there is none to read (Windows)."""
-    try:
-        return os.getloadavg()[0]
-    except (AttributeError, OSError):
-        return None
-
-
 def _busy(runs: list[JudgeRun]) -> list[str]:
     """A warning where other work ran beside a judge: on a shared machine one judge's samples/s fell 20-fold
     with a test suite beside it (a probe), enough to reverse a ranking by speed. Read from the CPU other
-    work took while the judge ran (cpu_share.py); where that is not measured, from the load average, of
-    which the judge itself makes about as many as there are cores, so a core above that is someone else's."""
-    cores = os.cpu_count() or 1
+    work took while the judge ran, where it took more than the cores left idle could give (cpu_share.py);
+    where that is not measured, from the load average, of which the judge itself makes about as many as
+    there are cores, so a core above that is someone else's."""
+    cores = allowed_cores()
     taken = {run.judge: others for run in runs if run.ok and (others := run.measures.get("other_work_cores")) is not None
-             and others >= OTHERS_BUSY_CORES}
+             and others >= OTHERS_BUSY_CORES and others > (run.measures.get("idle_cores") or 0.0)}
     loaded = {run.judge: load for run in runs if run.ok and run.measures.get("other_work_cores") is None
               and (load := run.measures.get("load_average")) is not None and load >= cores + 1}
     if not (taken or loaded):
         return []
     told = [f"{judge}: {others:.1f}" for judge, others in taken.items()]
     measured = [f"cores other work kept busy on average while a judge ran, {', '.join(told)}, of "
-                f"{count_of(cores, 'core')}"] if taken else []
+                f"{count_of(cores, 'core')}, more than stood idle"] if taken else []
     if loaded:
         loads = ", ".join(f"{judge}: {load:.1f}" for judge, load in loaded.items())
         measured.append(f"load average over the minute before a judge ended, {loads}, on {count_of(cores, 'core')}, "

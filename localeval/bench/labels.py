@@ -191,18 +191,20 @@ def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
 
 
 def _first_difference(labeled: Any, scored: Any) -> str:
-    """Where two texts (or lists of chunks) first differ, for a message: a double space is hard to find."""
+    """Where two texts (or lists of chunks) first differ, for a message: a double space is hard to find.
+    Written as ascii() writes them, so that an accent made of two characters shows as what it is."""
     if isinstance(labeled, (list, tuple)) and isinstance(scored, (list, tuple)):
         if len(labeled) != len(scored):
-            return f" ({len(labeled)} chunks in the labels, {len(scored)} in the data)"
-        chunk = next(number for number, (one, other) in enumerate(zip(labeled, scored), 1) if one != other)
-        return _first_difference(labeled[chunk - 1], scored[chunk - 1]).replace(" (", f" (chunk {chunk}, ", 1)
+            return f" ({count_of(len(labeled), 'chunk')} in the labels, {len(scored)} in the data)"
+        chunk = next((n for n, (one, other) in enumerate(zip(labeled, scored), 1) if one != other), None)
+        return "" if chunk is None else \
+            _first_difference(labeled[chunk - 1], scored[chunk - 1]).replace(" (", f" (chunk {chunk}, ", 1)
     if not (isinstance(labeled, str) and isinstance(scored, str)):
-        return ""
+        return ""  # one side has none (a reference left out): the field's name says it all
     at = next((i for i, (one, other) in enumerate(zip(labeled, scored)) if one != other), min(len(labeled), len(scored)))
     start = max(0, at - 10)
-    return (f" (from character {at + 1}: {labeled[start:at + 10]!r} in the labels, {scored[start:at + 10]!r} in "
-            "the data)")
+    return (f" (from character {at + 1}: {ascii(labeled[start:at + 10])} in the labels, {ascii(scored[start:at + 10])} "
+            "in the data)")
 
 
 # --- one record's labels ------------------------------------------------------------------
@@ -259,8 +261,10 @@ def _missing(key: str, metric: str, labels: dict) -> str:
     like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
     theirs = [name for name in labels if name not in LABEL_KEYS]
     close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
-    typo = f"; '{close[0]}' is there: did you mean '{key}'?" if close else \
-        f"; localeval reads none of {', '.join(map(repr, theirs[:3]))}{' ...' if len(theirs) > 3 else ''}" if theirs else ""
+    if close:
+        typo = f"; '{close[0]}' is there: did you mean '{key}'?"
+    else:
+        typo = f"; localeval reads none of {first_few([repr(name) for name in theirs], 3)}" if theirs else ""
     return f"missing (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"
 
 

@@ -272,10 +272,10 @@ def headline(bench: dict[str, Any]) -> str:
         sentences.append(f"On {count_of(samples, 'labeled sample')} {said}: label {FEW_TO_RANK} or "
                          f"more ({manual.see('labeled-data')})")
     elif few := _few_compared(bench):
-        rests = (f"{next(iter(few))}'s ρ rests on {count_of(next(iter(few.values())), 'sample')}" if len(few) == 1 else
-                 f"the ρ of {', '.join(f'{metric} ({compared})' for metric, compared in few.items())} rest on fewer "
-                 f"than {FEW_TO_RANK} samples each")
-        sentences.append(f"{rests[0].upper()}{rests[1:]} (the others had no label or no score for it), so "
+        rests = (f"The ρ of {next(iter(few))} rests on {count_of(next(iter(few.values())), 'sample')}" if len(few) == 1
+                 else f"The ρ of {', '.join(f'{metric} ({compared})' for metric, compared in few.items())} rest on "
+                 f"fewer than {FEW_TO_RANK} samples each")
+        sentences.append(f"{rests} (the others had no label or no score for it), so "
                          f"{'it is' if len(few) == 1 else 'they are'} mostly chance: label {FEW_TO_RANK} or more for "
                          f"{'it' if len(few) == 1 else 'each'} ({manual.see('labeled-data')})")
     if not_run := bench.get("not_run"):  # absent from a bench.json written before interrupts kept a report

@@ -18,6 +18,7 @@ import json
 import os
 import sqlite3
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TypeVar
 
@@ -81,22 +82,20 @@ def _cannot_write(path: Path, reason: object, full: bool = False) -> str:
 class AnswerCache:
     def __init__(self, path: Path | None = None):
         self.path = path or default_cache_file()
+        self.set_aside: list[str] = []  # what was said of each damaged file set aside: the run keeps it
         self._connection: sqlite3.Connection | None = None
+        self._file_opened: tuple[int, int] | None = None  # which file the connection reads (_file_at)
 
     @property
     def _db(self) -> sqlite3.Connection:
         """Opened on first use, so that a run refused before it scores (a bad option, an --out that
         cannot be written) reports that, not the cache, and leaves the cache folder alone."""
         if self._connection is None:
-            self._connection = self._damage_set_aside(self._opened, retried=True)
+            self._connection = self._past_damage(self._opened, retried=True)
         return self._connection
 
-    def open(self) -> None:
-        """Opened now: a damaged file is set aside as the run starts, and its warning kept with the run's."""
-        self._db  # noqa: B018  (the property opens it)
-
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        return self._damage_set_aside(lambda: dict(self._found(judge, requests)), {})
+        return self._past_damage(lambda: dict(self._found(judge, requests)), {})
 
     def put_many(self, judge: str, answers: dict[JudgeRequest, JudgeAnswer]) -> None:
         rows = [(judge, r.key(), a.text, a.output_tokens, _choices_json(a)) for r, a in answers.items()
@@ -105,11 +104,12 @@ class AnswerCache:
         def insert() -> None:
             with self._db:
                 self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
-        self._damage_set_aside(insert, retried=True)
+        self._past_damage(insert, retried=True)
 
     def _opened(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         connection = sqlite3.connect(self.path)
+        self._file_opened = _file_at(self.path)
         try:
             connection.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, "
                                "output_tokens INTEGER, choices TEXT, PRIMARY KEY (judge, request))")
@@ -122,20 +122,25 @@ class AnswerCache:
         for request in requests:
             row = self._db.execute(f"SELECT text, output_tokens, choices FROM {TABLE} WHERE judge = ? AND request = ?",
                                    (judge, request.key())).fetchone()
+            if row is None:
+                continue
             try:
                 choices = tuple(Choice(key, probabilities) for key, probabilities in json.loads(row[2]))
-            except (TypeError, ValueError):  # no row (TypeError), or one damaged: asked of the judge again
+            except (TypeError, ValueError):  # an entry damaged: asked of the judge again, and written anew
                 continue
-            yield request, JudgeAnswer.parse(row[0], row[1], choices)
+            if isinstance(row[0], str):
+                yield request, JudgeAnswer.parse(row[0], row[1], choices)
 
-    def _damage_set_aside(self, use: Callable[[], T], after_damage: T | None = None, retried: bool = False) -> T:
+    def _past_damage(self, use: Callable[[], T], after_damage: T | None = None, retried: bool = False) -> T:
         """`use()`; where it finds the file damaged, the file set aside and a new one started, then `use()`
-        again where `retried` (a write), else `after_damage` (a read: nothing cached)."""
+        again where `retried` (opening, writing), else `after_damage` (a read: nothing cached)."""
         try:
             try:
                 return use()
             except sqlite3.DatabaseError as error:
-                if getattr(error, "sqlite_errorcode", None) not in DAMAGED:  # (set by sqlite, not by every raiser)
+                # the extended code's low byte is the primary one (SQLITE_CORRUPT_INDEX is 779); not every
+                # raiser sets it
+                if (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF not in DAMAGED:
                     raise
                 self._set_aside(error)
             return use() if retried else after_damage
@@ -143,14 +148,27 @@ class AnswerCache:
             raise self._failure(error) from None
 
     def _set_aside(self, error: sqlite3.DatabaseError) -> None:
+        """The damaged file and its journals moved beside it, the journals first: one left beside a new file
+        would be played into it. Under a lock, and only if the file is still the one this cache opened:
+        another process (a Ray worker, a second CI job) that found the damage first has set it aside."""
         self.close()
         aside = self.path.with_name(self.path.name + SET_ASIDE)
-        for file, moved in ((self.path, aside), *((Path(f"{self.path}{end}"), Path(f"{aside}{end}"))
-                                                  for end in ("-journal", "-wal", "-shm"))):
-            if file.exists():  # a journal left beside a new file would be played into it
-                os.replace(file, moved)
-        warn(DamagedCacheWarning(f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, "
-                                 "and a new one started; its answers are asked of the judge again"))
+        with _locked_beside(self.path):
+            if _file_at(self.path) not in (None, self._file_opened):
+                return
+            try:
+                for end in ("-journal", "-wal", "-shm", ""):
+                    if Path(f"{self.path}{end}").exists():
+                        os.replace(f"{self.path}{end}", f"{aside}{end}")
+            except OSError as failure:
+                raise ScoringStopped(
+                    f"the judge-answer cache {self.path} is damaged ({error}) and could not be set aside "
+                    f"({failure.strerror or failure}); remove it, set LOCALEVAL_CACHE_DIR to another folder, or turn "
+                    f"the cache off ({switched_off('cache')})") from None
+        said = (f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, and a new one "
+                "started; its answers are asked of the judge again")
+        self.set_aside.append(said)
+        warn(DamagedCacheWarning(said))
 
     def _failure(self, error: Exception) -> ScoringStopped:
         # mid-run: what was kept, and how to go on, is the caller's to add; free space only where it ran out
@@ -161,6 +179,29 @@ class AnswerCache:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+
+
+def _file_at(path: Path) -> tuple[int, int] | None:
+    """Which file is at `path` now (device and inode); None where none is."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
+
+
+@contextmanager
+def _locked_beside(path: Path) -> Iterator[None]:
+    """An exclusive lock on a file beside `path`, for the processes that share the cache (none on Windows,
+    which has no flock: there two processes setting one file aside at once is left to chance)."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(f"{path}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def _choices_json(answer: JudgeAnswer) -> str:
