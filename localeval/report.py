@@ -10,7 +10,7 @@ from typing import Any
 
 from .bench import svg
 from .gating import caveats, failures
-from .metrics import METRICS, Metric
+from .metrics import METRICS, Metric, metric_of
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
 from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
@@ -33,11 +33,13 @@ h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{wid
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
+.inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:18em;font-size:12px;color:#444}
 """
 STYLE += f"figure.histogram{{width:{svg.HISTOGRAM_WIDTH}px;display:flex;flex-direction:column;justify-content:space-between}}"  # its caption wraps within the chart's width
 
 
 LOW_SCORE = 0.5  # the filter's "below" threshold: under half is where a sample most likely went wrong
+EMPTY_RESPONSE = "empty response"  # a null's reason where the response is blank (evaluation.py), one of a list
 QUESTION_CHARS = 90  # of the question in the sample table; the full one is in the evidence
 
 # Sorting and filtering the sample table: a few lines inline, so the page works offline and from a file.
@@ -97,21 +99,25 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     given = {str(sample.id): sample for sample in samples}
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
     thresholds = _thresholds(details)
+    scored_as = _scored_as(summary, details)
     parts = [
-        f"<!doctype html><meta charset='utf-8'><title>{REPORT_TITLE}</title><style>{STYLE}</style>",
+        f"<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<h1>{REPORT_TITLE}</h1>",
         f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
         f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
-        f"{escape(details['device'])}.</p>",
+        f"{escape(details['device'])}; localeval {escape(str(details.get('localeval', '')))}"
+        f"{_finished(details)}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
         _gates_note(summary, details.get("gates")),
-        _summary_table(summary),
+        _summary_table(summary, scored_as),
         _null_note(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
         _sample_table(rows, metrics, inputs),
-        *(_sample_evidence(row, metrics, inputs.get(str(row["id"])), thresholds) for row in rows),
+        *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as)
+          for number, row in enumerate(rows, 1)),
         f"<script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE
@@ -171,22 +177,52 @@ def _interval(interval) -> str:
     return "<td class='num null'>-</td>" if not interval else f"<td class='num'>{interval[0]:.3f} – {interval[1]:.3f}</td>"
 
 
-def _summary_table(summary) -> str:
+def _summary_table(summary, scored_as: dict[str, str]) -> str:
     corrected = any("corrected" in row for row in summary.values())
     extra = "<th>labeled</th><th>bias</th><th>corrected mean</th><th>95% interval (corrected)</th>" if corrected else ""
-    head = f"<table><tr><th>metric</th><th>mean</th><th>95% interval</th><th>scored</th><th>null</th>{extra}</tr>"
+    head = (f"<table><tr><th>metric</th><th>mean</th><th>95% interval</th><th>scored</th><th>null</th>{extra}"
+            "<th>scored as</th><th>what it measures; a low score points at</th></tr>")
     body = "".join(
         f"<tr><td>{escape(name)}</td>{_score(row['mean'])}{_interval(row.get('interval'))}"
-        f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}</tr>"
+        f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}"
+        f"<td>{escape(scored_as.get(name, ''))}</td><td class='about'>{escape(_about(name))}</td></tr>"
         for name, row in summary.items()
     )
-    note = "<p class='reason'>95% interval: bootstrap over samples."
+    note = ("<p class='reason'>95% interval: bootstrap over samples. Scored as hard: the share of ✓ verdicts (for "
+            "response_relevancy, its questions' similarity to the question, 0 where all are noncommittal); soft: the "
+            "same over each verdict's probability of ✓, so a soft score need not be the share of the marks shown; a "
+            "threshold: ✓ where that probability reaches it (run --calibration). Beside each verdict, (93%): the "
+            "judge's probability of the verdict shown.")
     if corrected:
         note += (" Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered"
                  " inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
-                 " (- where there are fewer).")
+                 " (- where there are fewer, and for sub-scores, which labels do not correct).")
     note += "</p>"
-    return head + body + "</table>" + note
+    return "<div class='wide'>" + head + body + "</table></div>" + note
+
+
+def _scored_as(summary, details: dict[str, Any]) -> dict[str, str]:
+    """Per score (sub-scores as their metric): hard, soft, or the calibrated threshold its verdicts count by."""
+    thresholds, scoring = _thresholds(details), details.get("settings", {}).get("scoring", {})
+    found = {}
+    for name in summary:
+        metric = metric_of(name)
+        found[name] = (f"threshold {thresholds[metric]:.3g}" if metric in thresholds else scoring.get(metric, ""))
+    return found
+
+
+def _about(name: str) -> str:
+    """What a score measures and, for a metric, what a low one points at."""
+    metric = METRICS.get(metric_of(name))
+    if metric is None:
+        return ""
+    if name != metric.name:
+        return metric.part_descriptions.get(name, "")
+    return f"{metric.description}; low: {metric.low_means}" if metric.low_means else metric.description
+
+
+def _finished(details: dict[str, Any]) -> str:
+    return f", finished {escape(details['finished'])}" if details.get("finished") else ""
 
 
 def _corrected_cells(row: dict[str, Any], shown: bool) -> str:
@@ -225,35 +261,47 @@ def _is_score(value: Any) -> bool:
 
 
 def _lowest(row: dict[str, Any], metrics: list[str]) -> float | None:
-    """A sample's lowest score: how far its weakest metric says it went wrong. None when all are null."""
-    return min((row[m] for m in metrics if _is_score(row.get(m))), default=None)
+    """A sample's lowest score: how far its weakest metric says it went wrong. A score null for an empty
+    response counts as 0: a system that answered nothing went wrong most of all (a probe's ranked 7th of
+    10). None when all are null for other reasons (no reference, too long for the judge)."""
+    scores = [0.0 if _empty_response(row, m) else row[m] for m in metrics
+              if _is_score(row.get(m)) or _empty_response(row, m)]
+    return min(scores, default=None)
+
+
+def _empty_response(row: dict[str, Any], metric: str) -> bool:
+    reason = row.get("evidence", {}).get(metric_of(metric), {}).get("null_reason") or ""
+    return EMPTY_RESPONSE in reason.split(", ")
 
 
 def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
-    """Lowest-scoring samples first (the ones to look at); null-only samples last."""
-    def lowest_first(row):
-        lowest = _lowest(row, metrics)
+    """Lowest-scoring samples first (the ones to look at); null-only samples last. Each row links to its
+    sample's evidence by the sample's number in the results (an id may hold what an anchor cannot)."""
+    def lowest_first(numbered):
+        lowest = _lowest(numbered[1], metrics)
         return (lowest is None, lowest or 0.0)
 
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(row, metrics, inputs.get(str(row["id"]))) for row in sorted(rows, key=lowest_first))
+    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])))
+                   for number, row in sorted(enumerate(rows, 1), key=lowest_first))
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
             f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
             f"only samples with a score below {LOW_SCORE}</label><span id='shown'></span></p>"
-            "<p class='reason'>Ordered by each sample's lowest score, lowest first (all null: last). "
-            "Click a column header to sort by it; an id opens the sample's evidence.</p>"
+            "<p class='reason'>Ordered by each sample's lowest score, lowest first (a score null for an empty "
+            "response counts as 0; all null: last). Click a column header to sort by it; an id opens the sample's "
+            "evidence.</p>"
             f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(row, metrics, sample: Sample | None) -> str:
+def _sample_row(number: int, row, metrics, sample: Sample | None) -> str:
     sample_id = escape(str(row["id"]))
     question = sample.user_input if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
     lowest = _lowest(row, metrics)
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
-            f"<td dir='auto'><a href='#s-{sample_id}'>{sample_id}</a></td>"
+            f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
             f"<td dir='auto' title='{escape(question)}'>{escape(short)}</td>"
             + "".join(_sortable_score(value) for value in [lowest, *(row.get(m) for m in metrics)]) + "</tr>")
 
@@ -271,14 +319,16 @@ def _thresholds(details: dict[str, Any]) -> dict[str, float]:
     return dict(calibration["thresholds"]) if calibration else {}
 
 
-def _sample_evidence(row, metrics, sample: Sample | None, thresholds: dict[str, float]) -> str:
+def _sample_evidence(row, number: int, metrics, sample: Sample | None, thresholds: dict[str, float],
+                     scored_as: dict[str, str]) -> str:
     sample_id = escape(str(row["id"]))
-    blocks = [f"<section class='sample' id='s-{sample_id}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample)]
+    blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample)]
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
+        how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
         body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric)) + _sub_scores(row, METRICS.get(metric))
-        blocks.append(f"<details><summary>{escape(metric)}: {score}</summary>{body}</details>")
+        blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
     blocks.append("</section>")
     return "\n".join(blocks)
 
@@ -301,7 +351,9 @@ def _inputs(sample: Sample | None) -> str:
     elif not sample.retrieved_contexts:
         contexts = "<span class='null'>none retrieved</span>"
     else:
-        contexts = "<ol>" + "".join(f"<li dir='auto'>{escape(chunk)}</li>" for chunk in sample.retrieved_contexts) + "</ol>"
+        # the chunk in its own direction inside the item, so that the list's number stays where the list puts it
+        contexts = "<ol>" + "".join(f"<li><div dir='auto'>{escape(chunk)}</div></li>"
+                                    for chunk in sample.retrieved_contexts) + "</ol>"
     return ("<dl class='inputs'>" + _input("question", sample.user_input)
             + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
             + _input("response", sample.response) + _input("reference", sample.reference) + "</dl>")
@@ -351,12 +403,24 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
     overruled = "" if counted == verdict.verdict else \
         f"<span class='p'>(counted by the calibrated threshold {threshold:.3g}; the judge wrote {verdict.verdict})</span> "
     if isinstance(verdict, GeneratedQuestion):
-        flag = (" (noncommittal)" if counted else "") + (f" {confidence}" if confidence else "")
-        return f"<div dir='auto'>{verdict.similarity:.3f} · {escape(verdict.text)}{flag}{' ' + overruled.strip() if overruled else ''}</div>"
+        flag = _noncommittal_flag(counted, verdict.probability)
+        return (f"<div>{verdict.similarity:.3f} · <bdi>{escape(verdict.text)}</bdi>{flag}"
+                f"{' ' + overruled.strip() if overruled else ''}</div>")
     mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
-    reason = f" <span class='reason'>{escape(verdict.reason)}</span>" if verdict.reason else ""
-    return f"<div dir='auto'>{mark}{confidence}{overruled}{rank}{escape(verdict.text)}{reason}</div>"
+    reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
+    # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"
+    return f"<div>{mark}{confidence}{overruled}{rank}<bdi>{escape(verdict.text)}</bdi>{reason}</div>"
+
+
+def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> str:
+    """A generated question's flag said in words with the judge's probability of it: "(61%)" alone read as
+    the same thing beside a flagged question and an unflagged one, where it meant opposite ones."""
+    sure = "" if noncommittal is None or probability is None else \
+        f", {100 * (probability if noncommittal else 1 - probability):.0f}%"
+    if noncommittal:
+        return f" <span class='p'>(noncommittal{sure})</span>"
+    return f" <span class='p'>(committal{sure})</span>" if sure else ""
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

@@ -8,6 +8,7 @@ import sys
 import time
 from contextlib import closing, redirect_stdout
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from . import __version__
@@ -359,6 +360,7 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
         "timings": timings,
         "localeval": __version__,
         "python": platform.python_version(),
+        "finished": datetime.now(UTC).isoformat(timespec="seconds"),  # which run a kept report or summary is
     }
 
 

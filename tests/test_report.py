@@ -91,6 +91,11 @@ class Page(HTMLParser):
         self._in_samples = self._in_samples and tag != "table"
 
 
+def evidence_of(html: str, sample_id: str) -> str:
+    """The section of the report that holds a sample's inputs and evidence, found by its heading."""
+    return html.split(f"<h3 dir='auto'>{escape(sample_id)}</h3>", 1)[1].split("<section", 1)[0]
+
+
 def external(urls: list[str]) -> list[str]:
     return [url for url in urls if re.match(r"\s*(https?:)?//", url, re.I)]
 
@@ -128,9 +133,9 @@ def test_report_shows_each_samples_inputs_with_its_evidence(report):
     html = report.read_text(encoding="utf-8")
     assert escape(MARS_QUESTION) in html and "<b>Mars</b>" not in html
     for sample in SAMPLES:
-        evidence = html.split(f"id='s-{sample.id}'", 1)[1].split("<section", 1)[0]
+        evidence = evidence_of(html, sample.id)
         assert escape(sample.user_input) in evidence and escape(sample.response) in evidence
-        assert all(f"<li dir='auto'>{escape(chunk)}</li>" in evidence for chunk in sample.retrieved_contexts)
+        assert all(f"<li><div dir='auto'>{escape(chunk)}</div></li>" in evidence for chunk in sample.retrieved_contexts)
         given = (sample.reference or "").strip()
         reference = escape(sample.reference) if given else "<span class='null'>none given</span>"
         assert f"<dt>reference</dt><dd dir='auto'>{reference}" in evidence
@@ -138,7 +143,8 @@ def test_report_shows_each_samples_inputs_with_its_evidence(report):
 
 def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_url(report):
     page = Page(report.read_text(encoding="utf-8"))
-    assert page.sample_links == ["#s-mars", "#s-paris", "#s-seine"]  # mars scores 0; ties keep the data's order
+    # mars scores 0; ties keep the data's order; each links by its place in the results (an id may hold a space)
+    assert page.sample_links == ["#s-3", "#s-1", "#s-2"]
     assert all(link[1:] in page.ids for link in page.sample_links)  # every row links to its evidence
     assert page.histograms == list(DEFAULT_METRICS)
     counts = re.findall(r"<title>[^<]* to [^<]*: (\d+) (samples?)</title>", report.read_text(encoding="utf-8"))
@@ -154,9 +160,9 @@ def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_un
     rows[0].update(user_input=paris.user_input, retrieved_contexts=list(paris.retrieved_contexts),
                    response=paris.response, reference=paris.reference)  # as `run --with-inputs` writes it
     html = write_run_report(tmp_path, rows, samples=[]).read_text(encoding="utf-8")
-    assert escape(paris.user_input) in html.split("id='s-paris'", 1)[1]
+    assert escape(paris.user_input) in evidence_of(html, "paris")
     assert html.count("is not in the run's data") == len(SAMPLES) - 1
-    assert Page(html).sample_links[0] == "#s-mars"  # their scores are still ordered and linked
+    assert Page(html).sample_links[0] == "#s-3"  # their scores are still ordered and linked
 
 
 def test_the_report_names_each_model_and_then_its_identitys_details(tmp_path):
@@ -182,10 +188,11 @@ def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
                "warnings": [], "calibration": {"path": "calibration.json", "fitted_on": "labeled.jsonl",
                                                "thresholds": {"context_recall": 0.3}}}
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, SAMPLES).read_text("utf-8")
-    recall = html.split("id='s-mars'", 1)[1].split("context_recall: 1.000</summary>", 1)[1].split("</details>", 1)[0]
-    assert recall.startswith("<div dir='auto'><span class='yes'>✓</span> ")
+    recall = evidence_of(html, "mars").split("context_recall: 1.000 <span class='p'>(threshold 0.3)</span></summary>",
+                                             1)[1].split("</details>", 1)[0]
+    assert recall.startswith("<div><span class='yes'>✓</span> ")
     assert "(44%)" in recall and "(counted by the calibrated threshold 0.3; the judge wrote 0)" in recall
-    uncalibrated = html.split("id='s-mars'", 1)[1].split("context_relevance: ", 1)[1].split("</details>", 1)[0]
+    uncalibrated = evidence_of(html, "mars").split("context_relevance: ", 1)[1].split("</details>", 1)[0]
     assert "counted by" not in uncalibrated and "<span class='no'>✗</span>" in uncalibrated
 
 
@@ -236,7 +243,7 @@ def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report)
     """The evidence showed its own keys (chunk_relevance, per_chunk: [0.75]) where the table and
     results.jsonl name them context_relevance_chunks and the like (a probe)."""
     html = report.read_text(encoding="utf-8")
-    mars = html.split("id='s-mars'", 1)[1]
+    mars = evidence_of(html, "mars")
     assert "<div class='reason'>context_relevance_chunks: 0.000</div>" in mars
     assert "<div class='reason'>context_supported_precision_per_chunk: 0.000</div>" in mars
     assert "chunk_relevance:" not in html and "per_chunk: [" not in html and "rank_weighted:" not in html.replace(
@@ -254,6 +261,64 @@ def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_pat
     assert f"<td dir='auto' title='{hebrew.user_input}'>{hebrew.user_input}</td>" in html
     assert f"<dt>response</dt><dd dir='auto'>{hebrew.response}</dd>" in html
     assert f"<h3 dir='auto'>{hebrew.id}</h3>" in html
+    # a verdict's text and reason isolated: an Arabic sentence turned the line round, "#1" into "1#" (a probe)
+    assert f"<bdi>{hebrew.response}</bdi> <bdi class='reason'>scripted</bdi></div>" in html
+
+
+def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
+    """An id with a tab linked to nothing, and "a b" opened the section of "a%20b" (a probe): ids are links by
+    the sample's place in the results."""
+    samples = [replace(SAMPLES[0], id="a b"), replace(SAMPLES[1], id="a%20b"), replace(SAMPLES[2], id="tab\there")]
+    html = write_run_report(tmp_path, scored_rows(samples), samples).read_text(encoding="utf-8")
+    page = Page(html)
+    assert sorted(page.sample_links) == ["#s-1", "#s-2", "#s-3"] and {"s-1", "s-2", "s-3"} <= page.ids
+    for number, sample in enumerate(samples, 1):
+        section = html.split(f"id='s-{number}'>", 1)[1]
+        assert section.startswith(f"<h3 dir='auto'>{escape(sample.id)}</h3>")
+        row = next(row for row in html.split("<tr") if f"href='#s-{number}'" in row)
+        assert f">{escape(sample.id)}</a>" in row
+
+
+def test_a_sample_that_answered_nothing_comes_first(tmp_path):
+    """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe)."""
+    silent = replace(SAMPLES[0], id="silent", response="")
+    samples = [*SAMPLES, silent]
+    page = Page(write_run_report(tmp_path, scored_rows(samples), samples).read_text(encoding="utf-8"))
+    # mars and silent, both lowest 0, in the data's order; silent's lowest was 1.000, its nulls left out
+    assert page.sample_links[:2] == ["#s-3", "#s-4"]
+
+
+def test_the_report_says_how_each_score_was_scored_and_what_it_measures(tmp_path):
+    """A soft score stood under marks that did not add up to it, and nothing on the page said it was soft, nor
+    what a metric measures (a probe)."""
+    rows = scored_rows()
+    summary = summarize(rows, [*DEFAULT_METRICS, "context_relevance_chunks"])
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None, "localeval": "0.1.0", "finished": "2026-11-27T11:00:00+00:00",
+               "settings": {"scoring": {metric: "soft" for metric in DEFAULT_METRICS}}}
+    html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
+    table = html.split("<h2>Score distributions</h2>", 1)[0]
+    assert ("<td>context_relevance_chunks</td>" in table
+            and "<td>soft</td><td class='about'>share of chunks with a sentence needed to answer the question</td>"
+            in table.split("<td>context_relevance_chunks</td>", 1)[1])
+    assert ("<td class='about'>share of reference sentences attributable to the context; low: retrieval: what the "
+            "right answer rests on was not retrieved</td>") in table
+    assert "soft: the same over each verdict's probability of ✓" in table
+    assert "context_recall: 1.000 <span class='p'>(soft)</span></summary>" in evidence_of(html, "paris")
+    assert "localeval 0.1.0, finished 2026-11-27T11:00:00+00:00." in html
+    assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
+
+
+def test_a_generated_question_says_whether_it_is_noncommittal_and_how_sure():
+    """"(61%)" beside an unflagged question and "(noncommittal) (55%)" beside a flagged one meant opposite
+    probabilities, and nothing on the page said which (a probe)."""
+    from localeval.metrics.evidence import GeneratedQuestion
+    from localeval.report import _verdict_line
+
+    flagged = GeneratedQuestion(text="What?", verdict=1, probability=0.55, similarity=0.5)
+    plain = GeneratedQuestion(text="Where?", verdict=0, probability=0.39, similarity=0.8)
+    assert _verdict_line(flagged) == "<div>0.500 · <bdi>What?</bdi> <span class='p'>(noncommittal, 55%)</span></div>"
+    assert _verdict_line(plain) == "<div>0.800 · <bdi>Where?</bdi> <span class='p'>(committal, 61%)</span></div>"
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():
@@ -363,10 +428,23 @@ def test_a_long_id_wraps_and_leaves_the_scores_in_view(tmp_path):
         return {
           page: document.documentElement.scrollWidth,
           table: table.getBoundingClientRect().width, box: box.clientWidth,
-          short_id_lines: Math.round(table.querySelector('a[href="#s-seed001-einstein"]').getBoundingClientRect().height / line),
+          short_id_lines: Math.round(table.querySelector('a[href="#s-2"]').getBoundingClientRect().height / line),
         };""", tmp_path)
     assert seen["page"] <= WIDTH and seen["table"] <= seen["box"] + 0.5
     assert seen["short_id_lines"] == 1
+
+
+def test_a_long_unbroken_word_wraps_and_leaves_the_page_its_width(tmp_path):
+    """A URL of 1,100 characters in a chunk and a response made the stress report 4,173 px wide in a 1,400 px
+    window, its evidence too (a probe)."""
+    needs_chromium()
+    url = "https://example.org/" + "a" * 1100
+    long = replace(SAMPLES[0], id="long", retrieved_contexts=(f"See {url} for more.",), response=f"Read {url}.")
+    page = write_run_report(tmp_path, scored_rows([long]), [long])
+    seen = render(page, """
+        document.querySelectorAll('details').forEach(d => { d.open = true; });
+        return {page: document.documentElement.scrollWidth};""", tmp_path)
+    assert seen["page"] <= WIDTH
 
 
 def test_bench_page_tables_fit_1400_px(tmp_path):

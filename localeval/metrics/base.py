@@ -73,6 +73,9 @@ class Metric:
     name: ClassVar[str]
     requires: ClassVar[tuple[str, ...]]  # sample fields without which the metric cannot score
     description: ClassVar[str]
+    # What a low score points at, for a reader deciding what to fix: the retrieval, or the answer
+    low_means: ClassVar[str] = ""
+    part_descriptions: ClassVar[dict[str, str]] = {}  # each scalar sub-score's description
     uses_embedder: ClassVar[bool] = False
     # Sub-scores reported beside the score as results of their own (results.jsonl keys, to_pandas()
     # columns), named in full: the scalar ones are also summary rows and can be gated on.

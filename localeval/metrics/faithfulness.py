@@ -33,6 +33,7 @@ class Faithfulness(Metric):
     name = "faithfulness"
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"
+    low_means = "the answer: claims the retrieved context does not support"
     verdict_type, judged, verdict_key = ClaimVerdict, "claims", VERDICT
     scores_empty_retrieval_by_rule = True  # its claims are listed, then every verdict 0 (steps)
 

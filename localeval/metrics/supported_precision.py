@@ -27,6 +27,7 @@ class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
     requires = ("retrieved_contexts", "response")  # no question: its prompt judges against the context alone
     description = "share of response sentences supported by the context"
+    low_means = "the answer: sentences the retrieved context does not support"
     text_field, task = "response", prompts.ANSWER_SUPPORTED
     verdict_key = task.verdict
 
@@ -40,6 +41,9 @@ class ContextSupportedPrecision(Metric):
     name = "context_supported_precision"
     requires = ("retrieved_contexts", "response")
     description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
+    low_means = "the answer used little of what was retrieved, or the retrieval brought much it did not need"
+    part_descriptions = {"context_supported_precision_rank_weighted":
+                         "mean of the per-chunk shares, weighted 1, 1/2, 1/3, ... by chunk rank"}
     verdict_key = VERDICT
     part_names = ("context_supported_precision_rank_weighted",)  # seed 004's per-document mean, weights 1, 1/2, ...
     list_part_names = ("context_supported_precision_per_chunk",)
