@@ -20,7 +20,7 @@ from .samples import Sample
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums}.null{color:#999}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.null{color:#999}
 details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{color:#b3261e}
 .reason{color:#666;font-size:12px}h3{margin-bottom:.2em}.p{color:#555;font-size:12px}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.5em 1em}
