@@ -11,7 +11,7 @@ from typing import Any
 from .bench import svg
 from .gating import caveats, failures
 from .metrics import METRICS, Metric, metric_of
-from .metrics.evidence import ChunkVerdict, GeneratedQuestion, Verdict
+from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, Verdict
 from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
 from .samples import Sample
@@ -329,7 +329,7 @@ def _sample_evidence(row, number: int, metrics, sample: Sample | None, threshold
         how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
         body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric)) + _sub_scores(row, METRICS.get(metric))
         blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
-    blocks.append("</section>")
+    blocks.append("<p class='p'><a href='#samples'>back to the table</a></p></section>")
     return "\n".join(blocks)
 
 
@@ -370,7 +370,13 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
     if metric is not None:
-        lines += [_verdict_line(verdict, threshold) for verdict in metric().verdicts(evidence)]
+        chunk = None
+        for verdict in metric().verdicts(evidence):
+            # context sentences under their chunk's number, as the retrieved contexts above are numbered
+            if isinstance(verdict, SentenceVerdict) and verdict.chunk is not None and verdict.chunk != chunk:
+                chunk = verdict.chunk
+                lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
+            lines.append(_verdict_line(verdict, threshold))
     for key in ("reason", "against"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")

@@ -245,6 +245,10 @@ def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report)
     html = report.read_text(encoding="utf-8")
     mars = evidence_of(html, "mars")
     assert "<div class='reason'>context_relevance_chunks: 0.000</div>" in mars
+    # context sentences under their chunk's number (a list of 62 lost them: a probe), and a way back up
+    relevance = mars.split("context_relevance: ", 1)[1].split("</details>", 1)[0]
+    assert relevance.split("</summary>", 1)[1].startswith("<div class='p'>chunk 1</div><div><span class='no'>✗</span>")
+    assert "<a href='#samples'>back to the table</a>" in mars
     assert "<div class='reason'>context_supported_precision_per_chunk: 0.000</div>" in mars
     assert "chunk_relevance:" not in html and "per_chunk: [" not in html and "rank_weighted:" not in html.replace(
         "precision_rank_weighted:", "")
