@@ -51,7 +51,7 @@ class EvaluationResult:
     details: dict[str, Any] = field(default_factory=dict)
     human: dict[str, dict[str, float | None]] | None = None  # from `labels`: people's scores by sample id
     inputs: list[Sample] = field(default_factory=list)  # the samples scored, for to_pandas()
-    frame_index: Any = None  # the index of a DataFrame that gave no ids, for to_pandas() (_index_given_back)
+    frame_index: Any = None  # the index of a DataFrame, for to_pandas() (_index_given_back)
     frame_ids: dict[str, Any] | None = None  # a DataFrame's integer ids by the string each became (_frame_ids)
 
     def rows(self) -> list[dict[str, Any]]:
@@ -77,8 +77,8 @@ class EvaluationResult:
     def to_pandas(self):
         """One row per sample, indexed by id: the inputs under ragas's column names (user_input,
         retrieved_contexts, response, reference), then each score (evidence stays in `rows()`). Samples
-        from a DataFrame that gave no ids keep its index, the ids in a column: the rows line up with it; a
-        DataFrame's integer ids stay integers, so that a join on its id column matches."""
+        from a DataFrame keep its index (unless it is the ids), the ids in a column: the rows line up with
+        it, as ragas's do; a DataFrame's integer ids stay integers, so that a merge on its id column matches."""
         import pandas as pd
 
         inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
@@ -212,11 +212,13 @@ def _settings_for(judge: Any, settings: Any, scoring: str, calibration: Any) -> 
 
 
 def _index_given_back(data: Any) -> Any:
-    """A DataFrame's own index where it gave no ids, so that to_pandas() lines up with it: the samples
-    are then numbered 1, 2, ..., which matches no label of a default index (0, 1, ...), and
-    `frame.join(result.to_pandas())` gave a column of NaN. Only an index of unique labels: a join on one
-    that repeats a label pairs every row of that label with every other."""
-    if pandas_of_a_frame(data) is None or frame_gives_ids(data) or not data.index.is_unique:
+    """A DataFrame's own index, so that to_pandas() lines up with the frame, as ragas's does: samples without
+    ids are numbered 1, 2, ..., which matches no label of a default index (0, 1, ...), so a join gave a
+    column of NaN; ids 1, 2, ... in an `id` column matched the wrong ones, every score a row off, unsaid (a
+    probe). The ids are then a column. Not for an index that is the ids (named `id`), which to_pandas()
+    gives as it is, nor for one that repeats a label: a join on it pairs every row of that label with
+    every other."""
+    if pandas_of_a_frame(data) is None or data.index.name == "id" or not data.index.is_unique:
         return None
     return data.index
 

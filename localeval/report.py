@@ -33,13 +33,15 @@ h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{wid
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
-.inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:18em;font-size:12px;color:#444}
+.inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:12em;font-size:12px;color:#444}
+.inputs li>div{text-align:left}
 """
 STYLE += f"figure.histogram{{width:{svg.HISTOGRAM_WIDTH}px;display:flex;flex-direction:column;justify-content:space-between}}"  # its caption wraps within the chart's width
 
 
 LOW_SCORE = 0.5  # the filter's "below" threshold: under half is where a sample most likely went wrong
-EMPTY_RESPONSE = "empty response"  # a null's reason where the response is blank (evaluation.py), one of a list
+# a null's reasons where the response is blank or absent (evaluation.py), each one of a list
+NO_ANSWER = ("empty response", "missing response")
 QUESTION_CHARS = 90  # of the question in the sample table; the full one is in the evidence
 
 # Sorting and filtering the sample table: a few lines inline, so the page works offline and from a file.
@@ -106,8 +108,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<h1>{REPORT_TITLE}</h1>",
         f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
         f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
-        f"{escape(details['device'])}; localeval {escape(str(details.get('localeval', '')))}"
-        f"{_finished(details)}.</p>",
+        f"{escape(details['device'])}{_made_by(details)}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
         _gates_note(summary, details.get("gates")),
@@ -180,23 +181,24 @@ def _interval(interval) -> str:
 def _summary_table(summary, scored_as: dict[str, str]) -> str:
     corrected = any("corrected" in row for row in summary.values())
     extra = "<th>labeled</th><th>bias</th><th>corrected mean</th><th>95% interval (corrected)</th>" if corrected else ""
-    head = (f"<table><tr><th>metric</th><th>mean</th><th>95% interval</th><th>scored</th><th>null</th>{extra}"
-            "<th>scored as</th><th>what it measures; a low score points at</th></tr>")
+    how = "<th>scored as</th>" if any(scored_as.values()) else ""  # unknown to a summary without settings
+    head = (f"<table><tr><th>metric</th><th>mean</th><th>95% interval</th><th>scored</th><th>null</th>{extra}{how}"
+            "<th>what it measures; what a low score points at</th></tr>")
     body = "".join(
-        f"<tr><td>{escape(name)}</td>{_score(row['mean'])}{_interval(row.get('interval'))}"
+        f"<tr><td>{breakable(name)}</td>{_score(row['mean'])}{_interval(row.get('interval'))}"
         f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}"
-        f"<td>{escape(scored_as.get(name, ''))}</td><td class='about'>{escape(_about(name))}</td></tr>"
+        + (f"<td>{escape(scored_as.get(name, ''))}</td>" if how else "")
+        + f"<td class='about'>{escape(_about(name))}</td></tr>"
         for name, row in summary.items()
     )
-    note = ("<p class='reason'>95% interval: bootstrap over samples. Scored as hard: the share of ✓ verdicts (for "
-            "response_relevancy, its questions' similarity to the question, 0 where all are noncommittal); soft: the "
-            "same over each verdict's probability of ✓, so a soft score need not be the share of the marks shown; a "
-            "threshold: ✓ where that probability reaches it (run --calibration). Beside each verdict, (93%): the "
-            "judge's probability of the verdict shown.")
+    note = ("<p class='reason'>95% interval: bootstrap over samples. Scored as hard: by each metric's formula from "
+            "the ✓/✗ verdicts as the judge wrote them; soft: by the same formula from each verdict's probability of "
+            "✓, so a soft score need not follow the marks shown; a threshold: ✓ where that probability reaches it "
+            "(run --calibration). Beside each verdict, (93%): the judge's probability of the verdict shown.")
     if corrected:
         note += (" Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered"
                  " inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
-                 " (- where there are fewer, and for sub-scores, which labels do not correct).")
+                 " (- where there are fewer; a sub-score, which labels do not correct, has - in all four).")
     note += "</p>"
     return "<div class='wide'>" + head + body + "</table></div>" + note
 
@@ -221,8 +223,10 @@ def _about(name: str) -> str:
     return f"{metric.description}; low: {metric.low_means}" if metric.low_means else metric.description
 
 
-def _finished(details: dict[str, Any]) -> str:
-    return f", finished {escape(details['finished'])}" if details.get("finished") else ""
+def _made_by(details: dict[str, Any]) -> str:
+    """"; localeval 0.1.0, finished ..." where the details say (a run's do): which run a kept page shows."""
+    version = f"; localeval {escape(str(details['localeval']))}" if details.get("localeval") else ""
+    return version + (f", finished {escape(details['finished'])}" if details.get("finished") else "")
 
 
 def _corrected_cells(row: dict[str, Any], shown: bool) -> str:
@@ -260,50 +264,62 @@ def _is_score(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _lowest(row: dict[str, Any], metrics: list[str]) -> float | None:
-    """A sample's lowest score: how far its weakest metric says it went wrong. A score null for an empty
-    response counts as 0: a system that answered nothing went wrong most of all (a probe's ranked 7th of
-    10). None when all are null for other reasons (no reference, too long for the judge)."""
-    scores = [0.0 if _empty_response(row, m) else row[m] for m in metrics
-              if _is_score(row.get(m)) or _empty_response(row, m)]
+def _lowest(row: dict[str, Any], metrics: list[str], unanswered_zero: bool = False) -> float | None:
+    """A sample's lowest score: how far its weakest metric says it went wrong; None when all are null. With
+    `unanswered_zero`, a score null because the response is empty or absent counts as 0: a system that
+    answered nothing went wrong most of all (a probe's ranked 7th of 10)."""
+    scores = [0.0 if unanswered_zero and _unanswered(row, m) else row[m] for m in metrics
+              if _is_score(row.get(m)) or (unanswered_zero and _unanswered(row, m))]
     return min(scores, default=None)
 
 
-def _empty_response(row: dict[str, Any], metric: str) -> bool:
+def _unanswered(row: dict[str, Any], metric: str) -> bool:
     reason = row.get("evidence", {}).get(metric_of(metric), {}).get("null_reason") or ""
-    return EMPTY_RESPONSE in reason.split(", ")
+    return any(part in NO_ANSWER for part in reason.split(", "))
+
+
+def _unanswered_first(rows: list[dict[str, Any]], metrics: list[str]) -> bool:
+    """Whether samples that answered nothing go first: not where none answered (data of retrievals only),
+    where it would say nothing and leave the order to chance."""
+    return any(not any(_unanswered(row, m) for m in metrics) for row in rows)
 
 
 def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
-    """Lowest-scoring samples first (the ones to look at); null-only samples last. Each row links to its
-    sample's evidence by the sample's number in the results (an id may hold what an anchor cannot)."""
+    """Lowest-scoring samples first (the ones to look at), then by their own lowest score; null-only samples
+    last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
+    what an anchor cannot)."""
+    unanswered_zero = _unanswered_first(rows, metrics)
+
     def lowest_first(numbered):
-        lowest = _lowest(numbered[1], metrics)
-        return (lowest is None, lowest or 0.0)
+        lowest, scored = _lowest(numbered[1], metrics, unanswered_zero), _lowest(numbered[1], metrics)
+        return (lowest is None, lowest or 0.0, scored is None, scored or 0.0)
 
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])))
+    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), unanswered_zero)
                    for number, row in sorted(enumerate(rows, 1), key=lowest_first))
+    zero = " (a sample that answered nothing counts as 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
             f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
-            f"only samples with a score below {LOW_SCORE}</label><span id='shown'></span></p>"
-            "<p class='reason'>Ordered by each sample's lowest score, lowest first (a score null for an empty "
-            "response counts as 0; all null: last). Click a column header to sort by it; an id opens the sample's "
-            "evidence.</p>"
+            f"only samples with a lowest score below {LOW_SCORE}</label><span id='shown'></span></p>"
+            f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. "
+            "Click a column header to sort by it; an id opens the sample's evidence.</p>"
             f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(number: int, row, metrics, sample: Sample | None) -> str:
+def _sample_row(number: int, row, metrics, sample: Sample | None, unanswered_zero: bool) -> str:
     sample_id = escape(str(row["id"]))
     question = sample.user_input if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
-    lowest = _lowest(row, metrics)
+    lowest = _lowest(row, metrics, unanswered_zero)
+    unanswered = unanswered_zero and lowest == 0.0 and _lowest(row, metrics) != 0.0
+    first = ("<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>" if unanswered
+             else _sortable_score(lowest))
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
             f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
-            f"<td dir='auto' title='{escape(question)}'>{escape(short)}</td>"
-            + "".join(_sortable_score(value) for value in [lowest, *(row.get(m) for m in metrics)]) + "</tr>")
+            f"<td dir='auto' title='{escape(question)}'>{escape(short)}</td>{first}"
+            + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
 
 
 def _sortable_score(value) -> str:
@@ -426,7 +442,7 @@ def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> s
         f", {100 * (probability if noncommittal else 1 - probability):.0f}%"
     if noncommittal:
         return f" <span class='p'>(noncommittal{sure})</span>"
-    return f" <span class='p'>(committal{sure})</span>" if sure else ""
+    return f" <span class='p'>(not noncommittal{sure})</span>" if sure else ""
 
 
 def _confidence(verdict: int | None, probability: float | None) -> str:

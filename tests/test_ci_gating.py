@@ -120,7 +120,15 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     assert run(tmp_path, data, tiny_judge, "--json", "--fail-under", "context_recall=0") == EXIT_OK
     assert json.loads(capsys.readouterr().out)["gates_passed"] is True
     assert run(tmp_path, data, tiny_judge, "--json") == EXIT_OK
-    assert json.loads(capsys.readouterr().out)["gates_passed"] is None
+    document = json.loads(capsys.readouterr().out)
+    assert document["gates_passed"] is None
+    # which run a kept file is (a probe), and the report says how the run's own settings scored each metric
+    from datetime import datetime
+    assert datetime.fromisoformat(document["finished"]).tzinfo is not None
+    report = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    assert f"localeval {document['localeval']}, finished {document['finished']}." in report
+    recall = report.split("<td>context_<wbr>recall</td>", 1)[1].split("</tr>", 1)[0]
+    assert f"<td>{document['settings']['scoring']['context_recall']}</td>" in recall
 
 
 def test_a_gate_says_when_its_mean_rests_on_some_of_the_samples(tmp_path, data, tiny_judge, capsys):

@@ -224,8 +224,8 @@ def test_a_string_that_looks_like_a_path_is_still_read_as_one(tmp_path):
 
 
 def test_to_pandas_has_the_inputs_beside_the_scores_indexed_by_id():
-    frame = pd.DataFrame([{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b", "reference": None}])
-    table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
+    records = [{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b", "reference": None}]  # a frame's: its own index
+    table = scripted_evaluate(records, ["context_recall", "answer_supported_precision"]).to_pandas()
     assert list(table.columns) == ["user_input", "retrieved_contexts", "response", "reference",
                                    "context_recall", "answer_supported_precision"]
     assert list(table.index) == ["a", "b"] and table.index.name == "id"
@@ -297,10 +297,21 @@ def test_a_frames_integer_ids_stay_integers_so_a_join_on_them_matches(as_index):
     frame = pd.DataFrame([{**RAGAS_02, "id": 101}, {**RAGAS_02, "id": 102, "reference": None}])
     frame = frame.set_index("id") if as_index else frame
     table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
-    assert list(table.index) == [101, 102] and table.index.name == "id"
-    joined = frame.join(table[["context_recall"]]) if as_index else frame.join(table[["context_recall"]], on="id")
+    ids = list(table.index) if as_index else list(table["id"])
+    assert ids == [101, 102] and (table.index.name == "id") == as_index
+    joined = frame.join(table[["context_recall"]])
     assert list(joined["context_recall"].isna()) == [False, True]
+    merged = frame.reset_index().merge(table.reset_index()[["id", "context_recall"]], on="id")  # by id, as well
+    assert list(merged["context_recall"].isna()) == [False, True]
     assert [sample.id for sample in as_samples(table.drop(columns=["context_recall"]))] == ["101", "102"]
+
+
+def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():
+    """Ids 1, 2, 3 in a column of a frame on 0, 1, 2: to_pandas() was indexed by the ids, and the join a ragas
+    user types, on the frame's index, put each score a row off without a word (a ragas probe)."""
+    frame = pd.DataFrame([{**RAGAS_02, "id": 1, "reference": None}, {**RAGAS_02, "id": 2}, {**RAGAS_02, "id": 3}])
+    joined = frame.join(scripted_evaluate(frame, ["context_recall"]).to_pandas()[["context_recall"]])
+    assert list(joined["context_recall"].isna()) == [True, False, False]
 
 
 def test_whole_number_float_ids_come_back_as_floats_so_a_join_on_them_matches():
@@ -308,8 +319,8 @@ def test_whole_number_float_ids_come_back_as_floats_so_a_join_on_them_matches():
     them back as strings, and the README's join on="id" raised pandas' "merge on float64 and str" (a probe)."""
     frame = pd.DataFrame([{**RAGAS_02, "id": 1.0}, {**RAGAS_02, "id": 2.0, "reference": None}])
     table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
-    assert list(table.index) == [1.0, 2.0]
-    assert list(frame.join(table[["context_recall"]], on="id")["context_recall"].isna()) == [False, True]
+    assert list(table["id"]) == [1.0, 2.0]
+    assert list(frame.merge(table[["id", "context_recall"]], on="id")["context_recall"].isna()) == [False, True]
     halves = pd.DataFrame([{**RAGAS_02, "id": 1.5}, {**RAGAS_02, "id": 2.0}])  # not ids pandas reads as whole
     with pytest.raises(UserError, match="expected a non-empty string or a whole number"):
         scripted_evaluate(halves, ["context_recall"])
@@ -320,7 +331,7 @@ def test_nullable_integer_ids_with_a_missing_one_stay_strings():
     frame = pd.DataFrame([{**RAGAS_02, "id": 101}, {**RAGAS_02, "id": None}]).astype({"id": "Int64"})
     with pytest.warns(MissingIdsWarning):
         table = scripted_evaluate(frame, ["context_recall"]).to_pandas()
-    assert list(table.index) == ["101", "2"]
+    assert list(table["id"]) == ["101", "2"]
 
 
 def test_to_pandas_goes_back_into_evaluate_with_its_ids():

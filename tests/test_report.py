@@ -239,7 +239,7 @@ def test_the_report_says_why_scores_are_null_beside_the_summary(report):
     assert "the mean and interval leave it out" in summary_part
 
 
-def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report):
+def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report, tmp_path):
     """The evidence showed its own keys (chunk_relevance, per_chunk: [0.75]) where the table and
     results.jsonl name them context_relevance_chunks and the like (a probe)."""
     html = report.read_text(encoding="utf-8")
@@ -248,6 +248,11 @@ def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report)
     # context sentences under their chunk's number (a list of 62 lost them: a probe), and a way back up
     relevance = mars.split("context_relevance: ", 1)[1].split("</details>", 1)[0]
     assert relevance.split("</summary>", 1)[1].startswith("<div class='p'>chunk 1</div><div><span class='no'>✗</span>")
+    assert relevance.count("chunk 1</div>") == 1  # once for its two sentences
+    two = replace(SAMPLES[0], id="two", retrieved_contexts=("Paris is the capital. It is big.", "It lies on the Seine."))
+    html = write_run_report(tmp_path, scored_rows([two]), [two]).read_text(encoding="utf-8")
+    relevance = evidence_of(html, "two").split("context_relevance: ", 1)[1].split("</details>", 1)[0]
+    assert [line.split("<")[0] for line in relevance.split("<div class='p'>")[1:]] == ["chunk 1", "chunk 2"]
     assert "<a href='#samples'>back to the table</a>" in mars
     assert "<div class='reason'>context_supported_precision_per_chunk: 0.000</div>" in mars
     assert "chunk_relevance:" not in html and "per_chunk: [" not in html and "rank_weighted:" not in html.replace(
@@ -284,12 +289,19 @@ def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
 
 
 def test_a_sample_that_answered_nothing_comes_first(tmp_path):
-    """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe)."""
+    """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe).
+    Among samples that answered nothing, and where none answered (data of retrievals only), the scores order."""
     silent = replace(SAMPLES[0], id="silent", response="")
     samples = [*SAMPLES, silent]
-    page = Page(write_run_report(tmp_path, scored_rows(samples), samples).read_text(encoding="utf-8"))
-    # mars and silent, both lowest 0, in the data's order; silent's lowest was 1.000, its nulls left out
-    assert page.sample_links[:2] == ["#s-3", "#s-4"]
+    html = write_run_report(tmp_path, scored_rows(samples), samples).read_text(encoding="utf-8")
+    # mars (lowest 0.000 by its scores) and silent (its scores' lowest 1.000, and no answer), before the rest
+    assert Page(html).sample_links == ["#s-3", "#s-4", "#s-1", "#s-2"]
+    silent_row = next(row for row in html.split("<tr") if "href='#s-4'" in row)
+    assert "data-lowest='0.0'" in silent_row and "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)" \
+        in silent_row
+    none_answered = [replace(sample, response="") for sample in SAMPLES]
+    html = write_run_report(tmp_path, scored_rows(none_answered), none_answered).read_text(encoding="utf-8")
+    assert Page(html).sample_links == ["#s-3", "#s-1", "#s-2"] and "(no answer)" not in html  # mars lowest
 
 
 def test_the_report_says_how_each_score_was_scored_and_what_it_measures(tmp_path):
@@ -302,12 +314,12 @@ def test_the_report_says_how_each_score_was_scored_and_what_it_measures(tmp_path
                "settings": {"scoring": {metric: "soft" for metric in DEFAULT_METRICS}}}
     html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
     table = html.split("<h2>Score distributions</h2>", 1)[0]
-    assert ("<td>context_relevance_chunks</td>" in table
-            and "<td>soft</td><td class='about'>share of chunks with a sentence needed to answer the question</td>"
-            in table.split("<td>context_relevance_chunks</td>", 1)[1])
-    assert ("<td class='about'>share of reference sentences attributable to the context; low: retrieval: what the "
-            "right answer rests on was not retrieved</td>") in table
-    assert "soft: the same over each verdict's probability of ✓" in table
+    chunks = "<td>context_<wbr>relevance_<wbr>chunks</td>"
+    assert chunks in table and table.split(chunks, 1)[1].split("</tr>", 1)[0].endswith(
+        "<td>soft</td><td class='about'>share of chunks with a sentence needed to answer the question</td>")
+    assert ("<td class='about'>share of reference sentences attributable to the context; low: the retrieval (what the "
+            "right answer rests on was not retrieved)</td>") in table
+    assert "soft: by the same formula from each verdict's probability of ✓" in table
     assert "context_recall: 1.000 <span class='p'>(soft)</span></summary>" in evidence_of(html, "paris")
     assert "localeval 0.1.0, finished 2026-11-27T11:00:00+00:00." in html
     assert "<meta name='viewport' content='width=device-width, initial-scale=1'>" in html
@@ -322,7 +334,7 @@ def test_a_generated_question_says_whether_it_is_noncommittal_and_how_sure():
     flagged = GeneratedQuestion(text="What?", verdict=1, probability=0.55, similarity=0.5)
     plain = GeneratedQuestion(text="Where?", verdict=0, probability=0.39, similarity=0.8)
     assert _verdict_line(flagged) == "<div>0.500 · <bdi>What?</bdi> <span class='p'>(noncommittal, 55%)</span></div>"
-    assert _verdict_line(plain) == "<div>0.800 · <bdi>Where?</bdi> <span class='p'>(committal, 61%)</span></div>"
+    assert _verdict_line(plain) == "<div>0.800 · <bdi>Where?</bdi> <span class='p'>(not noncommittal, 61%)</span></div>"
 
 
 def test_every_bench_table_scrolls_in_its_own_box_with_breakable_headers():

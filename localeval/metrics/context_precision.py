@@ -43,7 +43,7 @@ class ContextPrecision(Metric):
     name = "context_precision"
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
-    low_means = "retrieval: the useful chunks are few, or ranked below useless ones"
+    low_means = "the retrieval's ranking (useful chunks ranked below useless ones, or none useful)"
     verdict_type, judged, verdict_key = ChunkVerdict, "chunks", VERDICT
     scores_empty_retrieval_by_rule = True  # no chunk to ask of: 0 (steps)
 

@@ -10,6 +10,6 @@ class ContextRecall(SentencesAgainstContext):
     name = "context_recall"
     requires = ("user_input", "retrieved_contexts", "reference")
     description = "share of reference sentences attributable to the context"
-    low_means = "retrieval: what the right answer rests on was not retrieved"
+    low_means = "the retrieval (what the right answer rests on was not retrieved)"
     text_field, task = "reference", prompts.CONTEXT_RECALL
     verdict_key = task.verdict

@@ -29,7 +29,7 @@ class ContextRelevance(Metric):
     name = "context_relevance"
     requires = ("user_input", "retrieved_contexts")
     description = "share of context sentences needed to answer the question"
-    low_means = "retrieval: chunks off the question (background sentences count against it too, so it runs low)"
+    low_means = "the retrieval (chunks off the question; background sentences count against it too, so it runs low)"
     part_descriptions = {"context_relevance_chunks": "share of chunks with a sentence needed to answer the question"}
     verdict_key = VERDICT
     part_names = ("context_relevance_chunks",)  # the chunk level: share of chunks with a relevant sentence

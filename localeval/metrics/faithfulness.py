@@ -33,7 +33,8 @@ class Faithfulness(Metric):
     name = "faithfulness"
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"
-    low_means = "the answer: claims the retrieved context does not support"
+    low_means = ("the answer's grounding (claims the retrieved context does not back: made up, or resting on what the "
+                 "retrieval missed)")
     verdict_type, judged, verdict_key = ClaimVerdict, "claims", VERDICT
     scores_empty_retrieval_by_rule = True  # its claims are listed, then every verdict 0 (steps)
 

@@ -29,7 +29,7 @@ class ResponseRelevancy(Metric):
     name = "response_relevancy"
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"
-    low_means = "the answer: off the question, or noncommittal"
+    low_means = "the answer (off the question, or noncommittal)"
     uses_embedder = True
     verdict_type, judged, verdict_key = GeneratedQuestion, "questions", FLAG  # the noncommittal flag is its verdict
     asks_reasons = False  # the questions are the judge's whole answer

@@ -27,7 +27,8 @@ class AnswerSupportedPrecision(SentencesAgainstContext):
     name = "answer_supported_precision"
     requires = ("retrieved_contexts", "response")  # no question: its prompt judges against the context alone
     description = "share of response sentences supported by the context"
-    low_means = "the answer: sentences the retrieved context does not support"
+    low_means = ("the answer's grounding (sentences the retrieved context does not back: made up, or resting on what "
+                 "the retrieval missed)")
     text_field, task = "response", prompts.ANSWER_SUPPORTED
     verdict_key = task.verdict
 
