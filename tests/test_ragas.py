@@ -306,6 +306,29 @@ def test_a_frames_integer_ids_stay_integers_so_a_join_on_them_matches(as_index):
     assert [sample.id for sample in as_samples(table.drop(columns=["context_recall"]))] == ["101", "102"]
 
 
+def test_ragas_metric_objects_and_class_names_are_answered_with_the_names_to_give():
+    """ragas's metrics=[faithfulness] (dataclass objects, unhashable) failed in a bare TypeError, and its 0.2
+    class names and FAITHFULNESS got no suggestion (a ragas probe)."""
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Faithfulness:  # as ragas defines its metrics: a dataclass with a name
+        name: str = "faithfulness"
+
+    cases = [([Faithfulness()], "give metrics by name, not as another library's objects (Faithfulness); did you "
+                                "mean 'faithfulness'?"),
+             ([["faithfulness"]], "give metric names (strings), comma-separated or as a list; got a list among them"),
+             (["FAITHFULNESS"], "did you mean 'faithfulness'?"), (["All"], "did you mean 'all'?"),
+             (["LLMContextRecall"], "did you mean 'context_recall', the share of reference sentences attributable to "
+                                    "the context, nearest to ragas's LLMContextRecall?"),
+             (["LLMContextPrecisionWithoutReference"], "did you mean 'context_precision', "),
+             (["answer_relevancy"], "did you mean 'response_relevancy', ")]
+    for metrics, expected in cases:
+        with pytest.raises(UserError) as raised:
+            scripted_evaluate([RAGAS_02], metrics)
+        assert expected in str(raised.value), (metrics, str(raised.value))
+
+
 def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():
     """Ids 1, 2, 3 in a column of a frame on 0, 1, 2: to_pandas() was indexed by the ids, and the join a ragas
     user types, on the frame's index, put each score a row off without a word (a ragas probe)."""

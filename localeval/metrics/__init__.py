@@ -30,6 +30,12 @@ RAGAS_EQUIVALENTS = {
     "answer_relevancy": "response_relevancy",  # the same: questions generated from the response vs the input
     "context_utilization": "context_supported_precision",  # chunks used by the response / sentences it expresses
 }
+# ragas 0.2's metric classes, as a ragas user writes them, -> the metric of the same question here
+RAGAS_CLASSES = {
+    "LLMContextRecall": "context_recall", "NonLLMContextRecall": "context_recall",
+    "LLMContextPrecisionWithReference": "context_precision", "LLMContextPrecisionWithoutReference": "context_precision",
+    "NonLLMContextPrecisionWithReference": "context_precision", "FaithfulnesswithHHEM": "faithfulness",
+}
 
 
 def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings] | None = None,
@@ -56,6 +62,8 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         raise UserError("metric 'all' already means every metric: give it alone")
     metrics = []
     for item in names:
+        if not isinstance(item, (str, Metric)):  # ragas's metric objects, a list in the list: unhashable, a TypeError
+            raise UserError(_not_a_name(item))
         if isinstance(item, Metric):
             if by_name_only:
                 raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
@@ -86,14 +94,30 @@ def metric_of(result_name: str) -> str:
 
 
 def did_you_mean(name: str) -> str:
-    """' did you mean ...?' for a ragas name or a typo of one (or of a metric); empty when nothing is close."""
-    close = difflib.get_close_matches(name, [*METRICS, *RAGAS_EQUIVALENTS], n=1, cutoff=0.75)
+    """' did you mean ...?' for a ragas name or class or a typo of one (or of a metric, in any case);
+    empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall."""
+    known = {_plain(known): known for known in [*METRICS, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES, "all"]}
+    close = difflib.get_close_matches(_plain(name), list(known), n=1, cutoff=0.75)
     if not close:
         return ""
-    if close[0] in RAGAS_EQUIVALENTS:
-        metric = RAGAS_EQUIVALENTS[close[0]]
-        return f" did you mean '{metric}', the {METRICS[metric].description}, nearest to ragas's {close[0]}?"
-    return f" did you mean '{close[0]}'?"
+    found = known[close[0]]
+    ragas = RAGAS_EQUIVALENTS.get(found) or RAGAS_CLASSES.get(found)
+    if ragas is not None:
+        return f" did you mean '{ragas}', the {METRICS[ragas].description}, nearest to ragas's {found}?"
+    return f" did you mean '{found}'?"
+
+
+def _plain(name: str) -> str:
+    return "".join(character for character in name.lower() if character.isalnum())
+
+
+def _not_a_name(item: object) -> str:
+    """What to give in place of a metric that is not a name: ragas's metric objects carry theirs."""
+    name = getattr(item, "name", None)
+    if isinstance(name, str):
+        known = f" did you mean '{name}'?" if name in METRICS else did_you_mean(name)
+        return f"metrics: give metrics by name, not as another library's objects ({type(item).__name__});{known}"
+    return f"metrics: give metric names (strings), comma-separated or as a list; got a {type(item).__name__} among them"
 
 
 __all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics", "result_names"]
