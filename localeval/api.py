@@ -21,6 +21,7 @@ from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UserError, kept_warning, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
+from .metrics.context_precision import mixed_targets
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge
 from .progress import NoProgress, progress_for, to_stderr
@@ -156,6 +157,7 @@ def evaluate(
         raise UserError("no samples to evaluate")
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
+    said += warned([mixed_targets(samples, chosen)], LocalevalWarning, caller_level=CALLER)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
         said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=CALLER)
     if labels is not None:

@@ -23,6 +23,7 @@ from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, Environmen
                      ScoringStopped, UserError, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
+from .metrics.context_precision import mixed_targets
 from .options import check_counts, check_paths
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
@@ -130,6 +131,7 @@ def _plan(args) -> RunPlan:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
+    data_warnings = [*data_warnings, *warned([mixed_targets(samples, metrics)], LocalevalWarning)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
     option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics))],

@@ -24,7 +24,7 @@ from localeval.api import _per_metric, as_samples
 from localeval.data import IgnoredFieldsWarning, MissingIdsWarning
 from localeval.engine.limits import BatchLimits
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.errors import DataError, UserError
+from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.metrics import METRICS, JudgeSettings, resolve_metrics
 from localeval.tuning import metric_settings
 from localeval.samples import Sample
@@ -327,6 +327,30 @@ def test_ragas_metric_objects_and_class_names_are_answered_with_the_names_to_giv
         with pytest.raises(UserError) as raised:
             scripted_evaluate([RAGAS_02], metrics)
         assert expected in str(raised.value), (metrics, str(raised.value))
+
+
+def test_context_precision_over_samples_with_and_without_a_reference_says_it_mixes_two_metrics(tmp_path, capsys,
+                                                                                               tiny_judge):
+    """Rows with a reference are judged against it, rows without against the response: one mean of two of
+    ragas's metrics, with nothing but each sample's evidence to show it (a ragas probe)."""
+    from localeval.cli import main
+
+    mixed = [RAGAS_02, {**RAGAS_02, "reference": None}, {**RAGAS_02, "reference": ""}]
+    said = ("context_precision judges 2 of 3 samples against the response, having no reference, and the others "
+            "against their reference: its mean mixes ragas's context precision without and with a reference")
+    with pytest.warns(LocalevalWarning, match=re.escape(said)):
+        result = scripted_evaluate(mixed, ["context_precision"])
+    assert f"warning: {said}" in result.details["warnings"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # all with a reference, or none: one metric, nothing to say
+        scripted_evaluate([RAGAS_02, RAGAS_02], ["context_precision"])
+        scripted_evaluate(mixed, ["context_recall"])
+    data = tmp_path / "mixed.jsonl"
+    data.write_text("".join(json.dumps({**row, "id": f"s{n}"}) + "\n" for n, row in enumerate(mixed)))
+    assert main(["run", str(data), "--metrics", "context_precision", "--out", str(tmp_path / "out"), "--quiet",
+                 "--no-cache", "--judge", str(tiny_judge)]) == 0
+    assert capsys.readouterr().err.count(f"localeval: warning: {said}") == 1  # before the scoring, once
+    assert f"warning: {said}" in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"]
 
 
 def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():

@@ -75,6 +75,20 @@ class ContextPrecision(Metric):
         return self.result(verdicts, against=against)
 
 
+def mixed_targets(samples: list[Sample], metrics: list[Metric]) -> str | None:
+    """Where context_precision judges some samples against their reference and others, which have none,
+    against their response: one mean of two of ragas's metrics (with and without a reference), said, since
+    nothing else shows it but each sample's evidence (a ragas probe)."""
+    if not any(isinstance(metric, ContextPrecision) for metric in metrics):
+        return None
+    targets = [target[0] for target in map(_target, samples) if target is not None]
+    if "reference" not in targets or "response" not in targets:
+        return None
+    return (f"context_precision judges {targets.count('response')} of {len(targets)} samples against the "
+            "response, having no reference, and the others against their reference: its mean mixes ragas's "
+            "context precision without and with a reference")
+
+
 def _target(sample: Sample) -> tuple[str, str] | None:
     """What a useful chunk helps arrive at: the reference when there is one (ragas's
     context_precision), else the response (ragas's variant without a reference)."""
