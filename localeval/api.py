@@ -76,10 +76,11 @@ class EvaluationResult:
         return f"<EvaluationResult: {count_of(len(rows), 'sample')}; means: {', '.join(means) or 'no metric'}>"
 
     def to_pandas(self):
-        """One row per sample, indexed by id: the inputs under ragas's column names (user_input,
-        retrieved_contexts, response, reference), then each score (evidence stays in `rows()`). Samples
-        from a DataFrame keep its index (unless it is the ids), the ids in a column: the rows line up with
-        it, as ragas's do; a DataFrame's integer ids stay integers, so that a merge on its id column matches."""
+        """One row per sample: the inputs under ragas's column names (user_input, retrieved_contexts,
+        response, reference), then each score (evidence stays in `rows()`). Samples from a DataFrame come
+        back in its order on its own index (unless that is the ids, or repeats a label), the ids in a
+        column, so that a join on the index lines up; the others are indexed by id. A DataFrame's integer
+        ids stay integers, so that a merge on its id column matches."""
         import pandas as pd
 
         inputs = {sample.id: sample_inputs(sample) for sample in self.inputs}
@@ -220,16 +221,18 @@ def _index_given_back(data: Any) -> Any:
     probe). The ids are then a column. Not for an index that is the ids (named `id`), which to_pandas()
     gives as it is, nor for one that repeats a label: a join on it pairs every row of that label with
     every other."""
-    if pandas_of_a_frame(data) is None or data.index.name == "id" or not data.index.is_unique:
+    if pandas_of_a_frame(data) is None or not data.index.is_unique:
+        return None
+    if data.index.name == "id" and "id" not in data.columns:  # the ids: given back as they are
         return None
     return data.index
 
 
 def _frame_ids(data: Any) -> dict[str, Any] | None:
-    """A DataFrame's whole-number ids (an `id` column or index), by the string each became: to_pandas() is
-    indexed by them, so `frame.join(result.to_pandas(), on="id")` matches integers with integers (the
-    strings raised pandas' "merge on int64 and str columns"), and floats with floats (1.0, 2.0: an int
-    column pandas turned to floats in a merge; "merge on float64 and str columns")."""
+    """A DataFrame's whole-number ids (an `id` column or index), by the string each became: to_pandas() gives
+    them back as they were, so a merge on them (`frame.merge(result.to_pandas(), on="id")`) matches integers
+    with integers (the strings raised pandas' "merge on int64 and str columns"), and floats with floats (1.0,
+    2.0: an int column pandas turned to floats in a merge; "merge on float64 and str columns")."""
     pandas = pandas_of_a_frame(data)
     if pandas is None or not frame_gives_ids(data):
         return None

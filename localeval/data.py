@@ -174,8 +174,8 @@ def pandas_of_a_frame(data: Any) -> Any:
 
 
 def frame_gives_ids(frame) -> bool:
-    """Whether a DataFrame names its samples: an `id` column, or an index named `id` (to_pandas() gives
-    one). Else they are numbered 1, 2, ... as a file's records are."""
+    """Whether a DataFrame names its samples: an `id` column, or an index named `id`. Else they are
+    numbered 1, 2, ... as a file's records are."""
     return "id" in frame.columns or frame.index.name == "id"
 
 

@@ -42,7 +42,7 @@ def _not_scored(name: str, chosen: list[str]) -> str:
         return f"{name} is a list, a number per chunk, not a score a gate can compare; gate on {listed}"
     if metric_of(name) in METRICS:
         return f"{name} is not among this run's scores ({scores}); add {metric_of(name)} to --metrics to gate on it"
-    return f"{name} is no metric's score;{did_you_mean(name)} this run's scores: {scores}"
+    return f"{name} is no metric's score;{did_you_mean(name, for_gates=True)} this run's scores: {scores}"
 
 
 def _lowest_score(text: str, value: str) -> float:

@@ -191,6 +191,8 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
                                                   "chunk, not a score a gate can compare; gate on "
                                                   "context_supported_precision"),
     ("context_recall=high", "'high' is not a number"),
+    # a sub-score's name mistyped, in any case: its own name suggested, not its metric's (a review)
+    ("Context_Relevance_Chunk=0.5", "did you mean 'context_relevance_chunks'?"),
     ("context_recall=0.5,context_relevance=0.9", "'0.5,context_relevance=0.9' is not a number (one gate per "
                                                  "--fail-under: repeat the option for each metric)"),  # a probe's
     ("context_recall=0,7", "'0,7' is not a number (write a decimal point: 0.7)"),  # not two gates (a review's)

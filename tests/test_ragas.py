@@ -315,9 +315,9 @@ def test_ragas_metric_objects_and_class_names_are_answered_with_the_names_to_giv
     class Faithfulness:  # as ragas defines its metrics: a dataclass with a name
         name: str = "faithfulness"
 
-    cases = [([Faithfulness()], "give metrics by name, not as another library's objects (Faithfulness); did you "
-                                "mean 'faithfulness'?"),
-             ([["faithfulness"]], "give metric names (strings), comma-separated or as a list; got a list among them"),
+    cases = [([Faithfulness()], "give metrics by name, not as objects (Faithfulness); did you mean 'faithfulness'?"),
+             ([["faithfulness"]], "give metric names (strings), comma-separated or as a list; got an item of type list "
+                                  "among them"),
              (["FAITHFULNESS"], "did you mean 'faithfulness'?"), (["All"], "did you mean 'all'?"),
              (["LLMContextRecall"], "did you mean 'context_recall', the share of reference sentences attributable to "
                                     "the context, nearest to ragas's LLMContextRecall?"),
@@ -327,6 +327,9 @@ def test_ragas_metric_objects_and_class_names_are_answered_with_the_names_to_giv
         with pytest.raises(UserError) as raised:
             scripted_evaluate([RAGAS_02], metrics)
         assert expected in str(raised.value), (metrics, str(raised.value))
+    with pytest.raises(UserError) as raised:  # a three-letter name is not close to every three-letter word
+        scripted_evaluate([RAGAS_02], ["ball"])
+    assert "did you mean" not in str(raised.value)
 
 
 def test_context_precision_over_samples_with_and_without_a_reference_says_it_mixes_two_metrics(tmp_path, capsys,
@@ -336,8 +339,9 @@ def test_context_precision_over_samples_with_and_without_a_reference_says_it_mix
     from localeval.cli import main
 
     mixed = [RAGAS_02, {**RAGAS_02, "reference": None}, {**RAGAS_02, "reference": ""}]
-    said = ("context_precision judges 2 of 3 samples against the response, having no reference, and the others "
-            "against their reference: its mean mixes ragas's context precision without and with a reference")
+    said = ("context_precision judges 2 of the 3 samples it can judge against the response, having no reference, and "
+            "the others against their reference: its mean mixes ragas's context precision without and with a "
+            "reference (score them apart to compare with ragas)")
     with pytest.warns(LocalevalWarning, match=re.escape(said)):
         result = scripted_evaluate(mixed, ["context_precision"])
     assert f"warning: {said}" in result.details["warnings"]
@@ -345,6 +349,8 @@ def test_context_precision_over_samples_with_and_without_a_reference_says_it_mix
         warnings.simplefilter("error")  # all with a reference, or none: one metric, nothing to say
         scripted_evaluate([RAGAS_02, RAGAS_02], ["context_precision"])
         scripted_evaluate(mixed, ["context_recall"])
+        unscored = [RAGAS_02, {"user_input": "q?", "response": "r."}]  # no contexts: context_precision is null
+        scripted_evaluate(unscored, ["context_precision"])
     data = tmp_path / "mixed.jsonl"
     data.write_text("".join(json.dumps({**row, "id": f"s{n}"}) + "\n" for n, row in enumerate(mixed)))
     assert main(["run", str(data), "--metrics", "context_precision", "--out", str(tmp_path / "out"), "--quiet",
@@ -358,6 +364,9 @@ def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():
     user types, on the frame's index, put each score a row off without a word (a ragas probe)."""
     frame = pd.DataFrame([{**RAGAS_02, "id": 1, "reference": None}, {**RAGAS_02, "id": 2}, {**RAGAS_02, "id": 3}])
     joined = frame.join(scripted_evaluate(frame, ["context_recall"]).to_pandas()[["context_recall"]])
+    assert list(joined["context_recall"].isna()) == [True, False, False]
+    both = frame.set_axis(pd.Index([3, 1, 2], name="id"))  # an index named id beside the id column, which names them
+    joined = both.join(scripted_evaluate(both, ["context_recall"]).to_pandas()[["context_recall"]])
     assert list(joined["context_recall"].isna()) == [True, False, False]
 
 

@@ -93,10 +93,15 @@ def metric_of(result_name: str) -> str:
     return next((name for name, metric in METRICS.items() if result_name in metric.part_names), result_name)
 
 
-def did_you_mean(name: str) -> str:
+def did_you_mean(name: str, for_gates: bool = False) -> str:
     """' did you mean ...?' for a ragas name or class or a typo of one (or of a metric, in any case);
-    empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall."""
-    known = {_plain(known): known for known in [*METRICS, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES, "all"]}
+    empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall.
+    `for_gates`: a gate's name, which may be a sub-score's, and never "all" (a metric name only)."""
+    if not for_gates and _plain(name) == "all":  # exactly: at three letters "ball" and "call" are close
+        return " did you mean 'all'?"
+    ours = [part for metric in METRICS.values() for part in (metric.name, *metric.part_names,
+                                                              *metric.list_part_names)] if for_gates else list(METRICS)
+    known = {_plain(known): known for known in [*ours, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES]}
     close = difflib.get_close_matches(_plain(name), list(known), n=1, cutoff=0.75)
     if not close:
         return ""
@@ -116,8 +121,10 @@ def _not_a_name(item: object) -> str:
     name = getattr(item, "name", None)
     if isinstance(name, str):
         known = f" did you mean '{name}'?" if name in METRICS else did_you_mean(name)
-        return f"metrics: give metrics by name, not as another library's objects ({type(item).__name__});{known}"
-    return f"metrics: give metric names (strings), comma-separated or as a list; got a {type(item).__name__} among them"
+        what = "a metric class" if isinstance(item, type) else f"objects ({type(item).__name__})"
+        return f"metrics: give metrics by name, not as {what};{known}"
+    return (f"metrics: give metric names (strings), comma-separated or as a list; got an item of type "
+            f"{type(item).__name__} among them")
 
 
 __all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics", "result_names"]

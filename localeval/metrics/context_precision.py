@@ -43,7 +43,7 @@ class ContextPrecision(Metric):
     name = "context_precision"
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"
-    low_means = "the retrieval's ranking (useful chunks ranked below useless ones, or none useful)"
+    low_means = "the retrieval: useful chunks ranked below useless ones, or none useful"
     verdict_type, judged, verdict_key = ChunkVerdict, "chunks", VERDICT
     scores_empty_retrieval_by_rule = True  # no chunk to ask of: 0 (steps)
 
@@ -81,12 +81,13 @@ def mixed_targets(samples: list[Sample], metrics: list[Metric]) -> str | None:
     nothing else shows it but each sample's evidence (a ragas probe)."""
     if not any(isinstance(metric, ContextPrecision) for metric in metrics):
         return None
-    targets = [target[0] for target in map(_target, samples) if target is not None]
+    targets = [target[0] for sample in samples
+               if not sample.missing(ContextPrecision.requires) and (target := _target(sample)) is not None]
     if "reference" not in targets or "response" not in targets:
         return None
-    return (f"context_precision judges {targets.count('response')} of {len(targets)} samples against the "
-            "response, having no reference, and the others against their reference: its mean mixes ragas's "
-            "context precision without and with a reference")
+    return (f"context_precision judges {targets.count('response')} of the {len(targets)} samples it can judge "
+            "against the response, having no reference, and the others against their reference: its mean mixes "
+            "ragas's context precision without and with a reference (score them apart to compare with ragas)")
 
 
 def _target(sample: Sample) -> tuple[str, str] | None:
