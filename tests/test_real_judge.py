@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import math
 import socket
+from html import escape
 from pathlib import Path
 
 import pytest
@@ -187,8 +188,8 @@ def test_python_api_batched_equals_one_at_a_time(no_network, picked_data):
 def test_report_page_shows_every_sample_and_its_verdicts(cli_run):
     out, rows = cli_run
     page = (out / "report.html").read_text(encoding="utf-8")
-    for sample_id in rows:
-        assert f"id='s-{sample_id}'" in page
+    for number, sample_id in enumerate(rows, 1):  # each sample's section, linked by its place in the results
+        assert f"<h3 dir='auto'>{escape(sample_id)}</h3>" in page and f"id='s-{number}'" in page
     assert "null: missing reference" in page
     assert page.count("✓") + page.count("✗") >= sum(
         len(rows[i]["evidence"]["answer_supported_precision"]["sentences"]) for i in rows)
