@@ -71,6 +71,11 @@ def _get(*path: str) -> Callable[[dict], Any]:
     return value
 
 
+def _scores(entry: dict, metric: str) -> dict:
+    """A judge's per-sample agreement on `metric` (bench.json's "scores"); empty where it has none."""
+    return _get("metrics", metric, "scores")(entry) or {}
+
+
 def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -200,7 +205,7 @@ FEW_UNTIED = 2  # people's scores that differ from their commonest one, at most,
 def _few_untied_note(metric: str) -> Callable[[dict], str]:
     """' (rests on 2)' where people gave all but one or two of the samples compared the same score."""
     def note(entry: dict) -> str:
-        scores = entry.get("metrics", {}).get(metric, {}).get("scores", {})
+        scores = _scores(entry, metric)
         untied = scores.get("human_untied")  # absent from a bench.json written before it was counted
         shared = (scores.get("samples") or 0) - (untied or 0)  # how many have the commonest score: a tie needs two
         return f" (rests on {untied})" if scores.get("spearman") is not None and untied and untied <= FEW_UNTIED \
@@ -286,17 +291,15 @@ def headline(bench: dict[str, Any]) -> str:
 def _people_never_differ(judge: dict[str, Any], metrics: list[str]) -> bool:
     """Whether people's scores, as compared with this judge's, are one value in every metric (a bench.json
     written before it counted them says nothing)."""
-    scores = [judge.get("metrics", {}).get(metric, {}).get("scores", {}) for metric in metrics]
+    scores = [_scores(judge, metric) for metric in metrics]
     return all(score.get("samples", 0) >= 2 and score.get("human_untied") == 0 for score in scores)
 
 
 def _few_compared(bench: dict[str, Any]) -> dict[str, int]:
     """{metric: samples compared} for the metrics whose ρ, for some judge that ran, pairs fewer than FEW_TO_RANK
     samples, though the bench has more: a metric a sample cannot score (context_recall without a reference)."""
-    def scores(judge: dict, metric: str) -> dict:
-        return judge.get("metrics", {}).get(metric, {}).get("scores", {})
-    compared = {metric: min((scores(judge, metric).get("samples", FEW_TO_RANK) for judge in bench["judges"]
-                             if judge["status"] == "ok" and scores(judge, metric).get("spearman") is not None),
+    compared = {metric: min((_scores(judge, metric).get("samples", FEW_TO_RANK) for judge in bench["judges"]
+                             if judge["status"] == "ok" and _scores(judge, metric).get("spearman") is not None),
                             default=FEW_TO_RANK)
                 for metric in bench["settings"]["metrics"]}
     return {metric: samples for metric, samples in compared.items() if samples < FEW_TO_RANK}
@@ -404,7 +407,7 @@ def _one_class_note(metric: str) -> Callable[[dict], str]:
     """" (one class)" where people's verdicts of the sentences compared were all true or all false:
     balanced accuracy is then that class's recall (agreement.balanced_accuracy)."""
     def note(entry: dict) -> str:
-        sentences = entry.get("metrics", {}).get(metric, {}).get("sentences")
+        sentences = _get("metrics", metric, "sentences")(entry)
         one_class = sentences and sentences["sentences"] and sentences["human_true"] in (0, sentences["sentences"])
         return " (one class)" if one_class else ""
 
@@ -413,7 +416,7 @@ def _one_class_note(metric: str) -> Callable[[dict], str]:
 
 def _one_class_flags(entry: dict) -> str:
     """_one_class_note's for the noncommittal flag: people flagged every response compared, or none."""
-    flags = entry.get("metrics", {}).get(RESPONSE_RELEVANCY, {}).get("noncommittal") or {}
+    flags = _get("metrics", RESPONSE_RELEVANCY, "noncommittal")(entry) or {}
     return " (one class)" if flags.get("samples") and flags["human_flagged"] in (0, flags["samples"]) else ""
 
 
