@@ -101,7 +101,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     given = {str(sample.id): sample for sample in samples}
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
     thresholds = _thresholds(details)
-    scored_as = _scored_as(summary, details)
+    scored_as = _scored_as(summary, details, thresholds)
     parts = [
         f"<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
@@ -203,9 +203,9 @@ def _summary_table(summary, scored_as: dict[str, str]) -> str:
     return "<div class='wide'>" + head + body + "</table></div>" + note
 
 
-def _scored_as(summary, details: dict[str, Any]) -> dict[str, str]:
+def _scored_as(summary, details: dict[str, Any], thresholds: dict[str, float]) -> dict[str, str]:
     """Per score (sub-scores as their metric): hard, soft, or the calibrated threshold its verdicts count by."""
-    thresholds, scoring = _thresholds(details), details.get("settings", {}).get("scoring", {})
+    scoring = details.get("settings", {}).get("scoring", {})
     found = {}
     for name in summary:
         metric = metric_of(name)
@@ -289,16 +289,19 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
     last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
     what an anchor cannot)."""
     unanswered_zero = _unanswered_first(rows, metrics)
+    # each row's lowest, an unanswered score counted as 0 or not, then its lowest of the scores alone
+    lowest = [(number, row, _lowest(row, metrics, unanswered_zero), _lowest(row, metrics))
+              for number, row in enumerate(rows, 1)]
 
-    def lowest_first(numbered):
-        lowest, scored = _lowest(numbered[1], metrics, unanswered_zero), _lowest(numbered[1], metrics)
-        return (lowest is None, lowest or 0.0, scored is None, scored or 0.0)
+    def lowest_first(entry):
+        _, _, counted, scored = entry
+        return (counted is None, counted or 0.0, scored is None, scored or 0.0)
 
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), unanswered_zero)
-                   for number, row in sorted(enumerate(rows, 1), key=lowest_first))
+    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), counted, scored)
+                   for number, row, counted, scored in sorted(lowest, key=lowest_first))
     zero = " (a sample that answered nothing counts as 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
             f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
@@ -308,12 +311,12 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
             f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(number: int, row, metrics, sample: Sample | None, unanswered_zero: bool) -> str:
+def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float | None, scored: float | None) -> str:
+    """`lowest`: the row's lowest score as the table orders it; `scored`: its lowest of the scores alone."""
     sample_id = escape(str(row["id"]))
     question = sample.user_input if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
-    lowest = _lowest(row, metrics, unanswered_zero)
-    unanswered = unanswered_zero and lowest == 0.0 and _lowest(row, metrics) != 0.0
+    unanswered = lowest == 0.0 and scored != 0.0  # 0 only because the response is empty
     first = ("<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>" if unanswered
              else _sortable_score(lowest))
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
@@ -438,8 +441,7 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
 def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> str:
     """A generated question's flag said in words with the judge's probability of it: "(61%)" alone read as
     the same thing beside a flagged question and an unflagged one, where it meant opposite ones."""
-    sure = "" if noncommittal is None or probability is None else \
-        f", {100 * (probability if noncommittal else 1 - probability):.0f}%"
+    sure = "" if (shown := _sure(noncommittal, probability)) is None else f", {100 * shown:.0f}%"
     if noncommittal:
         return f" <span class='p'>(noncommittal{sure})</span>"
     return f" <span class='p'>(not noncommittal{sure})</span>" if sure else ""
@@ -447,7 +449,13 @@ def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> s
 
 def _confidence(verdict: int | None, probability: float | None) -> str:
     """The judge's probability of the verdict it gave, e.g. "(93%)"; nothing when it was not recorded."""
-    if verdict is None or probability is None:
+    if (sure := _sure(verdict, probability)) is None:
         return ""
-    sure = probability if verdict else 1 - probability
     return f"<span class='p' title='the judge&#39;s probability of this verdict'>({100 * sure:.0f}%)</span> "
+
+
+def _sure(verdict: int | None, probability: float | None) -> float | None:
+    """The judge's probability of the verdict it gave, from its probability of 1; None where not recorded."""
+    if verdict is None or probability is None:
+        return None
+    return probability if verdict else 1 - probability
