@@ -68,12 +68,14 @@ def bench_command(args) -> int:
                      BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
             for judge in judges
         ]
-        earlier = _earlier_bench(out)
-        kept = (kept_judges(out, _asked(args, jobs, data_sha256, describe(device)), labeled, log) if args.resume
-                else EarlierJudges())
+        earlier = _earlier_bench(out, args.resume)
+        kept = (kept_judges(out, earlier, _asked(args, jobs, data_sha256, describe(device)), labeled, log)
+                if args.resume else EarlierJudges())
         if earlier and not args.resume:  # said while Ctrl-C still loses nothing
-            log(f"note: {out / JSON_FILE} holds the bench of {earlier}; this one replaces it, and its results and "
-                "calibration, once a judge finishes (--resume keeps its finished judges, another --out keeps it all)")
+            judged = ", ".join(judge["name"] for judge in earlier["judges"])
+            log(f"note: {out / JSON_FILE} holds the bench of {earlier['started']}: {judged}; this one replaces it, and "
+                "its results and calibration, once a judge finishes (--resume keeps its finished judges, another "
+                "--out keeps it all)")
         runs: list[JudgeRun] = []
         interrupted = False
         try:
@@ -131,7 +133,7 @@ def _asked(args, jobs: list[JudgeJob], data_sha256: str, device: str) -> Asked:
                  {job.name: models.weights_now(job.name) for job in jobs})
 
 
-def _none_finished(runs: list[JudgeRun], out: Path, earlier: str | None, interrupted: bool) -> int:
+def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | None, interrupted: bool) -> int:
     """No judge finished (each failed, or an interrupt came first): no report of nothing replaces the
     bench already in `out` (a failed judge's report did, its results and calibration gone with it)."""
     for run in runs:
@@ -152,14 +154,16 @@ def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool)
         models.check_folder(Path(embedder).expanduser(), "embedder", judge_option="judges")
 
 
-def _earlier_bench(out: Path) -> str | None:
-    """When, and of which judges, the bench already in `out` is ("2026-11-26T17:00:00+00:00: a, b"); None
-    without one, or with one that cannot be read (replaced all the same: check_ours found it ours)."""
+def _earlier_bench(out: Path, resume: bool) -> dict[str, Any] | None:
+    """The bench already in `out` (its bench.json), read once for the note that this one replaces it or for
+    --resume; None without one. One that cannot be read is refused by --resume, which could keep none of its
+    judges, and else replaced all the same (check_ours found it ours)."""
     try:
-        earlier = read_bench(out)
+        return read_bench(out)
     except UserError:
+        if resume:
+            raise
         return None
-    return earlier and f"{earlier['started']}: {', '.join(judge['name'] for judge in earlier['judges'])}"
 
 
 def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[LabeledSample]:

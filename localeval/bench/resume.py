@@ -56,10 +56,10 @@ def bench_identity(data_sha256: str, samples: int, device: str, settings: dict[s
             "settings": asked}
 
 
-def kept_judges(out: Path, asked: Asked, labeled: Sequence[LabeledSample], log: Log) -> EarlierJudges:
-    """The judges that the bench in `out` finished and this one keeps, read back with their rows and measures
-    (the others it finished run again, said)."""
-    earlier = read_bench(out)
+def kept_judges(out: Path, earlier: dict[str, Any] | None, asked: Asked, labeled: Sequence[LabeledSample],
+                log: Log) -> EarlierJudges:
+    """The judges that the bench in `out` (`earlier`, its bench.json as read_bench read it) finished and this
+    one keeps, read back with their rows and measures (the others it finished run again, said)."""
     if earlier is None:
         log(f"--resume: nothing to resume in {out} (no {JSON_FILE}); running every judge")
         return EarlierJudges()
