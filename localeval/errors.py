@@ -7,6 +7,7 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 
 from __future__ import annotations
 
+import difflib
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -133,6 +134,14 @@ def kept_warning(message: object) -> str:
 def shortened(text: str, limit: int) -> str:
     """`text` for a message, cut to `limit` characters with "..." where it was longer."""
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def closest(name: str, candidates: Iterable[str], cutoff: float, normal: Callable[[str], str] = str) -> str | None:
+    """A message's "did you mean": the candidate nearest `name` (difflib's ratio at least `cutoff`), both
+    compared in their `normal` form (lower case, say), the candidate given back as it is; None if none is."""
+    by_normal = {normal(candidate): candidate for candidate in candidates}
+    close = difflib.get_close_matches(normal(name), list(by_normal), n=1, cutoff=cutoff)
+    return by_normal[close[0]] if close else None
 
 
 def first_few(items: list[str], shown: int = 5) -> str:

@@ -12,7 +12,6 @@ source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE
 from __future__ import annotations
 
 import errno
-import difflib
 import hashlib
 import importlib.util
 import json
@@ -29,7 +28,7 @@ from typing import Any, Callable
 
 import platformdirs
 
-from .errors import EnvironmentFailure, UserError
+from .errors import EnvironmentFailure, UserError, closest
 from .options import folder_from_environment, option
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
@@ -190,9 +189,9 @@ def check_name(name: str, kind: str) -> None:
         raise UserError(f"{kind} '{name}': no such folder; give a local model directory, or a registered name "
                         f"({_known(kind)})")
     if not path.is_dir():
-        names = {n.lower(): n for n, spec in registry().items() if spec.kind == kind}  # Qwen2.5-Coder-0.5B-Instruct too
-        close = difflib.get_close_matches(name.lower(), list(names), n=1, cutoff=0.8)
-        meant = f" (did you mean {names[close[0]]}?)" if close else ""
+        names = [n for n, spec in registry().items() if spec.kind == kind]
+        close = closest(name, names, 0.8, normal=str.lower)  # Qwen2.5-Coder-0.5B-Instruct too
+        meant = f" (did you mean {close}?)" if close else ""
         raise UserError(f"unknown {kind} '{name}'{meant}: give a registered name ({_known(kind)}) or a local model directory")
 
 

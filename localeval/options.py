@@ -11,7 +11,6 @@ the pipeline's recipe, the engine and Ray's driver and workers, none of which sh
 
 from __future__ import annotations
 
-import difflib
 import functools
 import inspect
 import os
@@ -21,7 +20,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import UnknownKeyword, UserError
+from .errors import UnknownKeyword, UserError, closest
 
 Result = TypeVar("Result")
 
@@ -95,8 +94,8 @@ def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:
     def checked(*args: Any, **kwargs: Any) -> Result:
         for name in kwargs:
             if name not in taken:
-                close = difflib.get_close_matches(name, taken, n=1, cutoff=0.6)
-                meant = f" (did you mean {close[0]}=?)" if close else ""
+                close = closest(name, taken, 0.6)
+                meant = f" (did you mean {close}=?)" if close else ""
                 raise UnknownKeyword(f"{function.__name__}() takes no keyword {name}={meant}; its keywords: "
                                      f"{', '.join(taken)}") from None
         return function(*args, **kwargs)

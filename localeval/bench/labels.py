@@ -8,7 +8,6 @@ does not line up is refused, naming the record and the array, before any judge r
 
 from __future__ import annotations
 
-import difflib
 import json
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from typing import Any
 
 from .. import manual
 from ..data import RecordError, load_samples
-from ..errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
+from ..errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
 from ..metrics import METRICS
 from ..options import given, option
 from ..results import count_of
@@ -260,9 +259,9 @@ def _missing(key: str, metric: str, labels: dict) -> str:
     """A needed label that is absent: the metric that needs it, and a key of the labeler's that looks
     like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
     theirs = [name for name in labels if name not in LABEL_KEYS]
-    close = difflib.get_close_matches(key, theirs, n=1, cutoff=0.85)
+    close = closest(key, theirs, 0.85)
     if close:
-        typo = f"; '{close[0]}' is there: did you mean '{key}'?"
+        typo = f"; '{close}' is there: did you mean '{key}'?"
     else:
         typo = f"; localeval reads none of {first_few([repr(name) for name in theirs], 3)}" if theirs else ""
     return f"missing (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import difflib
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from ..errors import UserError
+from ..errors import UserError, closest
 from .base import JudgeSettings, Metric, MetricResult
 from .context_precision import ContextPrecision
 from .context_recall import ContextRecall
@@ -101,11 +100,9 @@ def did_you_mean(name: str, for_gates: bool = False) -> str:
         return " did you mean 'all'?"
     ours = [part for metric in METRICS.values() for part in (metric.name, *metric.part_names,
                                                               *metric.list_part_names)] if for_gates else list(METRICS)
-    known = {_plain(known): known for known in [*ours, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES]}
-    close = difflib.get_close_matches(_plain(name), list(known), n=1, cutoff=0.75)
-    if not close:
+    found = closest(name, [*ours, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES], 0.75, normal=_plain)
+    if found is None:
         return ""
-    found = known[close[0]]
     ragas = RAGAS_EQUIVALENTS.get(found) or RAGAS_CLASSES.get(found)
     if ragas is not None:
         return f" did you mean '{ragas}', the {METRICS[ragas].description}, nearest to ragas's {found}?"
