@@ -18,9 +18,9 @@ from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import LocalevalWarning, UserError, kept_warning, said_and_kept, warn, warned
+from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import METRICS, JudgeSettings, resolve_metrics, result_names
+from .metrics import METRICS, JudgeSettings, did_you_mean, resolve_metrics, result_names
 from .metrics.context_precision import mixed_targets
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge
@@ -62,6 +62,15 @@ class EvaluationResult:
         """Per metric: mean, 95% bootstrap interval, scored and null counts; with `labels`, the
         mean corrected for the judge's bias on the labeled samples."""
         return summarize(self.rows(), self.metrics, self.human)
+
+    def __getitem__(self, name: str) -> list[float | None]:
+        """One score of every sample, in the samples' order, None where it could not be given:
+        `result["faithfulness"]`, as ragas's result gives it (a list, not the mean: summary() has that)."""
+        if name in self.metrics:
+            return [row.get(name) for row in self.rows()]
+        raise UnknownScore(_not_a_score(name, self.metrics))
+
+    __iter__ = None  # not a sequence of scores by position: result[0] is a mistake, not the first sample
 
     def __repr__(self) -> str:
         """One line for a notebook's cell (the evidence of every sample ran to kilobytes): the samples,
@@ -198,6 +207,18 @@ def evaluate(
         warn(FewLabelsWarning(few), stacklevel=CALLER)  # at the caller's line
         details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
     return result
+
+
+def _not_a_score(name: object, scores: list[str]) -> str:
+    """Why result[name] has no scores: a metric this call did not score, a ragas name, or a typo."""
+    given = ", ".join(scores)
+    if not isinstance(name, str):
+        return f"give a score's name, one of: {given}; got {name!r}"
+    if name in result_names(list(METRICS.values())):
+        return f"{name!r} was not scored in this call, whose scores are {given}"
+    near = closest(name, scores, 0.75, normal=str.lower)
+    hint = f" did you mean '{near}'?" if near else did_you_mean(name, for_gates=True)
+    return f"{name!r} is not a score of this result, whose scores are {given};{hint}".rstrip(";")
 
 
 def _settings_for(judge: Any, settings: Any, scoring: str, calibration: Any) -> tuple[Any, dict | None, dict | None]:

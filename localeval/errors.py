@@ -30,6 +30,13 @@ class UnknownKeyword(UserError, TypeError):
     every mistake of the caller's, and the TypeError Python raises for it, for code that catches that."""
 
 
+class UnknownScore(UserError, KeyError):
+    """`result[name]` for a name that is not one of the result's scores: a UserError, and the KeyError a
+    mapping raises, for code that catches that. Shown as written (a KeyError's message is quoted)."""
+
+    __str__ = Exception.__str__
+
+
 class DataError(UserError):
     """A dataset that cannot be read, with the place it went wrong."""
 

@@ -248,6 +248,34 @@ def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
     assert table["context_relevance_per_chunk"].isna().all()
 
 
+def test_a_score_by_name_is_every_sample_s_in_order_as_ragas_gives_it():
+    """`result["context_recall"]` was a TypeError ("not subscriptable"): ragas's result gives the list."""
+    records = [{**RAGAS_02, "id": "b"}, {**RAGAS_02, "id": "a", "reference": None}]
+    result = scripted_evaluate(records, ["context_recall", "context_supported_precision"])
+    assert result["context_recall"] == [1.0, None]
+    assert result["context_supported_precision_rank_weighted"] == list(
+        result.to_pandas()["context_supported_precision_rank_weighted"])
+
+
+@pytest.mark.parametrize("name, said", [
+    ("context_recal", "did you mean 'context_recall'?"),
+    ("answer_relevancy", "did you mean 'response_relevancy'"),  # ragas's name: localeval's, not scored here
+    ("faithfulness", "'faithfulness' was not scored in this call, whose scores are context_recall"),
+    (0, "give a score's name, one of: context_recall; got 0"),
+])
+def test_a_name_that_is_not_a_score_says_which_are(name, said):
+    result = scripted_evaluate([RAGAS_02], ["context_recall"])
+    with pytest.raises(KeyError) as info:
+        result[name]
+    assert isinstance(info.value, UserError) and said in str(info.value)
+    assert str(info.value) == info.value.args[0]  # not quoted, as a KeyError's message is
+
+
+def test_a_result_is_not_a_sequence_of_scores():
+    with pytest.raises(TypeError, match="not iterable"):
+        list(scripted_evaluate([RAGAS_02], ["context_recall"]))
+
+
 @pytest.mark.parametrize("index", [pd.RangeIndex(3), pd.Index(["q-a", "q-b", "q-c"], name="question"),
                                    pd.Index([10, 20, 30]), pd.RangeIndex(1, 4)])
 def test_samples_from_a_frame_without_ids_come_back_on_its_own_index(index):
