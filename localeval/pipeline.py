@@ -42,6 +42,8 @@ class Pipeline:
     engine: JudgeEngine
     evaluator: Evaluator
     device: str
+    # what Ray's workers warned of while scoring for this pipeline (RayScorer): their own warnings reach no one
+    heard: list[str] = field(default_factory=list)
 
     def load(self) -> None:
         """Load the models now, not on first use (bench: so loading is not counted as judging).
@@ -58,8 +60,9 @@ class Pipeline:
         return self.evaluator.run(samples, progress)
 
     def said_while_scoring(self) -> list[str]:
-        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside."""
-        return list(self.engine.cache.set_aside) if self.engine.cache is not None else []
+        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside,
+        here or by a Ray worker."""
+        return [*(self.engine.cache.set_aside if self.engine.cache is not None else ()), *self.heard]
 
 
 @dataclass

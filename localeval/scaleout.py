@@ -56,6 +56,10 @@ HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
+class WorkerWarning(LocalevalWarning):
+    """What a Ray worker warned of while scoring (its answer cache found damaged, say), said by the driver."""
+
+
 @dataclass(frozen=True)
 class Cluster:
     """Where to score: `address` is "local" (a cluster on this machine, started and stopped here) or
@@ -149,6 +153,7 @@ class WindowResult:
     timings: Timings  # this window's share
     cache_hits: int
     judge_stats: dict[str, int]
+    said: list[str]  # what the worker warned of while scoring it: its own warnings reach no one
 
 
 class ScoringWorker:
@@ -172,9 +177,11 @@ class ScoringWorker:
     def score(self, samples: list[Sample]) -> WindowResult:
         pipeline = self.pipeline
         timings, hits, stats = replace(pipeline.evaluator.timings), pipeline.engine.cache_hits, _judge_stats(pipeline)
+        said = len(pipeline.said_while_scoring())
         results = list(pipeline.run(samples))
         return WindowResult(results, pipeline.evaluator.timings - timings, pipeline.engine.cache_hits - hits,
-                            {k: v - stats[k] for k, v in _judge_stats(pipeline).items()})
+                            {k: v - stats[k] for k, v in _judge_stats(pipeline).items()},
+                            pipeline.said_while_scoring()[said:])
 
 
 class RayScorer:
@@ -267,6 +274,9 @@ class RayScorer:
         stats = getattr(self.driver.judge, "stats", None)
         for name, value in window.judge_stats.items() if stats is not None else ():
             setattr(stats, name, getattr(stats, name) + value)
+        for message in window.said:  # shown and kept as the same warning given in this process would be
+            warn(WorkerWarning(message))
+            self.driver.heard.append(message)
 
     def close(self, tasks_left: bool = False) -> None:
         """The workers ended, and the connection if this run made it. `tasks_left`: stopped with windows

@@ -170,6 +170,27 @@ def test_evaluate_takes_the_same_options_and_gives_the_same_results():
     assert spread.rows() == local.rows()  # in the samples' order, though windows finish in any order
 
 
+def test_a_cache_a_worker_sets_aside_is_said_and_kept_by_the_driver(tmp_path):
+    """A worker's warning reached no one (Ray does not log to the driver): a damaged answer cache was set aside
+    unsaid, and summary.json kept no word of it."""
+    import ray.cloudpickle
+
+    from localeval.engine.cache import AnswerCache
+    from localeval.scaleout import WorkerWarning
+
+    ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    file = tmp_path / "answers.sqlite"
+    file.write_bytes(b"garbage\n")
+    samples = [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines() if line.strip()][:2]
+    with pytest.warns(WorkerWarning, match="was damaged") as shown:
+        result = evaluate(samples, ["context_recall"], ScriptedJudge(every_verdict_one), cache=AnswerCache(file),
+                          device="cpu", ray="local", workers=1)
+    said = str(shown[0].message)
+    assert said.startswith(f"the judge-answer cache {file} was damaged (file is not a database): set aside")
+    assert f"warning: {said}" in result.details["warnings"]
+    assert file.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
+
+
 def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
     samples = list(range(13))
     windows = _windows(samples, window=64, workers=2)
