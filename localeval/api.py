@@ -29,7 +29,8 @@ from .results import count_of, sample_inputs, summarize
 from .scaleout import scoring_on
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .trust import FewLabelsWarning, WeakJudgeWarning, few_labels, weak_judge_warning
+from .trust import (EmbedderLanguageWarning, FewLabelsWarning, WeakJudgeWarning, embedder_language_warning, few_labels,
+                    weak_judge_warning)
 from .tuning import check_choice, metric_settings, settings_used
 
 
@@ -168,6 +169,8 @@ def evaluate(
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     said += warned([mixed_targets(samples, chosen)], LocalevalWarning, caller_level=CALLER)
+    said += warned([embedder_language_warning(embedder, samples, language, chosen)], EmbedderLanguageWarning,
+                   caller_level=CALLER)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
         said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=CALLER)
     if labels is not None:

@@ -56,6 +56,9 @@ class ModelSpec:
     # The dtype a judge runs in by default on a CPU with bf16 instructions, where bfloat16 kept its
     # agreement with people (docs/judges.md); float32 elsewhere and for a judge not measured.
     cpu_dtype: str = "float32"
+    # An embedder's languages where it was trained on these alone (its similarities mean little in others:
+    # trust.embedder_language_warning); empty: not known to be limited
+    languages: tuple[str, ...] = ()
 
     @property
     def install(self) -> str:
@@ -152,6 +155,7 @@ def registry() -> dict[str, ModelSpec]:
             gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
             agreement=e.get("agreement"), cpu_dtype=e.get("cpu_dtype", "float32"),
+            languages=tuple(e.get("languages", ())),
         )
         for name, e in entries.items()
     }

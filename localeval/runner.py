@@ -46,7 +46,7 @@ from .results import (
     write_atomically,
 )
 from .text import check_language
-from .trust import WeakJudgeWarning, few_labels, weak_judge_warning
+from .trust import EmbedderLanguageWarning, WeakJudgeWarning, embedder_language_warning, few_labels, weak_judge_warning
 from .tuning import metric_settings, settings_used
 
 
@@ -131,7 +131,9 @@ def _plan(args) -> RunPlan:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
-    data_warnings = [*data_warnings, *warned([mixed_targets(samples, metrics)], LocalevalWarning)]
+    data_warnings = [*data_warnings, *warned([mixed_targets(samples, metrics)], LocalevalWarning),
+                     *warned([embedder_language_warning(args.embedder, samples, args.language, metrics)],
+                             EmbedderLanguageWarning)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
     option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics))],

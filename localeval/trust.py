@@ -13,11 +13,15 @@ registered judge that agrees best.
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 from . import manual, models
 from .errors import LocalevalWarning
+from .metrics.base import Metric
 from .options import given, option
+from .samples import Sample
+from .text import LANGUAGE_NAMES
 
 WEAK = 0.5  # mean Spearman rho below which a judge's scores say little
 
@@ -65,3 +69,31 @@ def few_labels(summary: dict[str, dict[str, Any]]) -> str | None:
     return (f"fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
             "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
             f"({manual.see('labeled-data')}); label at least ten")
+
+
+class EmbedderLanguageWarning(LocalevalWarning):
+    """Samples in languages the embedder was not trained on (embedder_language_warning)."""
+
+
+def embedder_language_warning(embedder: Any, samples: list[Sample], language: str, metrics: list[Metric]) -> str | None:
+    """One line where a metric embeds samples in languages the registered embedder was not trained on: there
+    all-MiniLM-L6-v2 barely told a question of the same meaning from an unrelated one (docs/judges.md), so
+    response_relevancy's scores say little, unsaid until a probe found off-topic answers scoring higher."""
+    embedding = [metric.name for metric in metrics if metric.uses_embedder]
+    # a name, or a loaded embedder by the name it was loaded under (load_embedder)
+    name = models.default_model("embedder") if embedder is None else getattr(embedder, "identity", embedder)
+    spec = models.registry().get(name) if isinstance(name, str) else None
+    if not embedding or spec is None or not spec.languages:
+        return None
+    others = Counter(code for sample in samples if (code := sample.language or language) not in spec.languages)
+    if not others:
+        return None
+    named = ", ".join(LANGUAGE_NAMES.get(code, code) for code, _ in others.most_common())
+    knows = " and ".join(LANGUAGE_NAMES.get(code, code) for code in spec.languages)
+    count = sum(others.values())
+    which = ("the sample is" if len(samples) == 1 else "every sample is" if count == len(samples)
+             else f"{count} of the {len(samples)} samples are")
+    return (f"{', '.join(embedding)}: {which} in {named}, and the "
+            f"embedder {name} was trained on {knows} alone: in other languages it barely tells a question of the "
+            f"same meaning from an unrelated one ({manual.see('judges')}, B3), so these scores say little there; "
+            f"give a multilingual sentence-transformers model's folder as {option('embedder')}")
