@@ -96,4 +96,5 @@ def embedder_language_warning(embedder: Any, samples: list[Sample], language: st
     return (f"{', '.join(embedding)}: {which} in {named}, and the "
             f"embedder {name} was trained on {knows} alone: in other languages it barely tells a question of the "
             f"same meaning from an unrelated one ({manual.see('judges')}, B3), so these scores say little there; "
-            f"give a multilingual sentence-transformers model's folder as {option('embedder')}")
+            f"no registered embedder is multilingual: give a multilingual sentence-transformers folder of your own "
+            f"as {option('embedder')}, or leave {' and '.join(embedding)} out ({option('metrics')})")
