@@ -32,6 +32,7 @@ from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (EmbedderLanguageWarning, FewLabelsWarning, WeakJudgeWarning, embedder_language_warning, few_labels,
                     weak_judge_warning)
 from .tuning import check_choice, metric_settings, settings_used
+from .writing_systems import LanguageMisfitWarning, language_misfits
 
 
 # Models whose weights are in this process's memory (load_judge, load_embedder): they cannot go to Ray
@@ -169,6 +170,7 @@ def evaluate(
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     said += warned([mixed_targets(samples, chosen)], LocalevalWarning, caller_level=CALLER)
+    said += warned([language_misfits(samples, language)], LanguageMisfitWarning, caller_level=CALLER)
     said += warned([embedder_language_warning(embedder, samples, language, chosen)], EmbedderLanguageWarning,
                    caller_level=CALLER)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):

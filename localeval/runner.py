@@ -48,6 +48,7 @@ from .results import (
 from .text import check_language
 from .trust import EmbedderLanguageWarning, WeakJudgeWarning, embedder_language_warning, few_labels, weak_judge_warning
 from .tuning import metric_settings, settings_used
+from .writing_systems import LanguageMisfitWarning, language_misfits
 
 
 @dataclass
@@ -132,6 +133,7 @@ def _plan(args) -> RunPlan:
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     data_warnings = [*data_warnings, *warned([mixed_targets(samples, metrics)], LocalevalWarning),
+                     *warned([language_misfits(samples, args.language)], LanguageMisfitWarning),
                      *warned([embedder_language_warning(args.embedder, samples, args.language, metrics)],
                              EmbedderLanguageWarning)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies

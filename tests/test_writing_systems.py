@@ -1,0 +1,72 @@
+"""A sample's text in another script than the language it is taken as: Chinese text split and judged as
+English (no `language` field, no --language) went unsaid, and its judge wrote English questions (a probe)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from localeval.samples import Sample
+from localeval.writing_systems import LanguageMisfitWarning, in_another_script, language_misfits
+
+CHINESE = "退货需要多少天？我可以在三十天内退货吗？"
+ARABIC = "كم يوما لدي لإرجاع المنتج؟"
+ENGLISH = "How many days do I have to return the product?"
+
+
+def sample(text: str, language: str | None = None, id: str = "1") -> Sample:
+    return Sample(id=id, user_input=text, response=text, language=language)
+
+
+@pytest.mark.parametrize("text, language, found", [
+    (CHINESE, "en", "CJK"), (ARABIC, "en", "ARABIC"), (ENGLISH, "zh", "LATIN"),
+    (CHINESE, "zh", None), (CHINESE, "ja", None), (ENGLISH, "de", None),  # a Latin script fits any Latin one
+    ("iPhone 15 Pro 支持无线充电吗？支持。", "zh", None),  # a product's name in Latin letters: still Chinese
+    ("好", "en", None),  # too few letters to tell
+])
+def test_the_script_of_a_sample_against_its_language(text, language, found):
+    assert in_another_script(sample(text), language) == found
+
+
+def test_the_misfits_are_named_with_the_languages_they_may_have_meant():
+    samples = [sample(CHINESE, id="a"), sample(CHINESE, id="b"), sample(ENGLISH, id="c"),
+               sample(ARABIC, id="d"), sample(ENGLISH, "zh", id="e"), sample(CHINESE, "zh", id="f")]
+    said = language_misfits(samples, "en")
+    assert said.startswith("ids a, b are in Chinese characters but taken as English (meant ja or zh?); id d is in "
+                           "Arabic script but taken as English (meant ar, fa or ur?); id e is in Latin letters but "
+                           "taken as Chinese: a sample's language sets how its sentences are split")
+    assert said.endswith("give each sample's in a `language` field, or the run's with --language")
+    # the run's language is that of every sample without its own
+    assert language_misfits(samples, "zh").startswith("ids c, e are in Latin letters but taken as Chinese; id d is in "
+                                                       "Arabic script but taken as Chinese (meant ar, fa or ur?):")
+
+
+def test_the_shipped_data_fits_its_languages():
+    from pathlib import Path
+
+    from localeval.data import load_samples
+
+    assert language_misfits(load_samples(Path(__file__).parent.parent / "examples" / "samples.jsonl"), "en") is None
+
+
+def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
+    import localeval
+    from localeval.cli import main
+
+    data = tmp_path / "zh.jsonl"
+    data.write_text(json.dumps({"id": "q1", "user_input": CHINESE, "response": "三十天。",
+                                "retrieved_contexts": ["商品可在三十天内退货。"]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall",
+                 "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    expected = "warning: id q1 is in Chinese characters but taken as English (meant ja or zh?)"
+    assert expected in capsys.readouterr().err
+    assert any(line.startswith(expected) for line in
+               json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall", "--language", "zh",
+                 "--out", str(tmp_path / "zh"), "--quiet"]) == 0
+    assert "taken as" not in capsys.readouterr().err
+    with pytest.warns(LanguageMisfitWarning, match="id q1 is in Chinese characters"):
+        result = localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False)
+    assert any(line.startswith(expected) for line in result.details["warnings"])
