@@ -325,10 +325,23 @@ def test_pysbd_splits_seed_004_answer_and_each_doc_on_its_own():
     assert [len(c) for c in split_chunks(ZH_DOCS, "zh")] == [7, 2, 2]
 
 
+@pytest.mark.parametrize("text, language, sentences", [
+    # pysbd: "他说：“可以退货吗？" and "”我说可以。"; the closing quote is the first sentence's (a probe)
+    ("他说：“可以退货吗？”我说可以。", "zh", ("他说：“可以退货吗？”", "我说可以。")),
+    ("他说：“可以。” ", "zh", ("他说：“可以。”",)),
+    ("He left. (Later he came back.) Fine.", "en", ("He left.", "(Later he came back.)", "Fine.")),
+    # pysbd's Arabic ends a piece at its comma: "نعم،" ("yes,") was a sentence of its own
+    ("نعم، يمكنك الإرجاع خلال ثلاثين يوما. ثم ننتظر.", "ar", ("نعم، يمكنك الإرجاع خلال ثلاثين يوما.", "ثم ننتظر.")),
+])
+def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, language, sentences):
+    assert split_sentences(text, language) == sentences
+
+
 @pytest.mark.parametrize(
     ("text", "language"),
     [(EINSTEIN_REFERENCE, "en"), (EINSTEIN_CONTEXT, "en"), (ZH_ANSWER, "zh"), (ZH_DOCS[0], "zh"),
-     ("Some <b>bold</b> text. Done.", "en")],
+     ("Some <b>bold</b> text. Done.", "en"), ("他说：“可以退货吗？ ”我说可以。", "zh"),
+     ("أولاً، يجب تقديم الطلب. ثم ننتظر.", "ar")],
 )
 def test_sentences_are_verbatim_pieces_of_the_text(text, language):
     # clean=False: pysbd must not rewrite what the judge reads (clean=True would drop the <b> tags)
