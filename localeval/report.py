@@ -15,6 +15,7 @@ from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, 
 from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
 from .samples import Sample
+from .text import DEFAULT_LANGUAGE
 
 
 STYLE = """
@@ -103,7 +104,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     thresholds = _thresholds(details)
     scored_as = _scored_as(summary, details, thresholds)
     parts = [
-        f"<!doctype html><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
+        f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<h1>{REPORT_TITLE}</h1>",
         f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
@@ -117,7 +118,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
         _sample_table(rows, metrics, inputs),
-        *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as)
+        *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as,
+                           details.get("settings", {}).get("language", DEFAULT_LANGUAGE))
           for number, row in enumerate(rows, 1)),
         f"<script>{SCRIPT}</script>",
     ]
@@ -339,14 +341,18 @@ def _thresholds(details: dict[str, Any]) -> dict[str, float]:
 
 
 def _sample_evidence(row, number: int, metrics, sample: Sample | None, thresholds: dict[str, float],
-                     scored_as: dict[str, str]) -> str:
+                     scored_as: dict[str, str], run_language: str) -> str:
     sample_id = escape(str(row["id"]))
-    blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample)]
+    # the sample's texts in its language, for a browser's font (Chinese and Japanese draw some characters
+    # apart) and a screen reader's voice; the page's own words are English
+    lang = f" lang='{escape(sample.language or run_language if sample is not None else run_language)}'"
+    blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample, lang)]
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
-        body = _evidence_body(evidence, METRICS.get(metric), thresholds.get(metric)) + _sub_scores(row, METRICS.get(metric))
+        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang)
+                + _sub_scores(row, METRICS.get(metric)))
         blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
     blocks.append("<p class='p'><a href='#samples'>back to the table</a></p></section>")
     return "\n".join(blocks)
@@ -361,7 +367,7 @@ def _carried_sample(row: dict[str, Any]) -> Sample | None:
                   row.get("response"), row.get("reference"))
 
 
-def _inputs(sample: Sample | None) -> str:
+def _inputs(sample: Sample | None, lang: str = "") -> str:
     """What the sample asked, retrieved, answered and expected: what every verdict below is about."""
     if sample is None:
         return "<p class='null'>This sample is not in the run's data, so its question and answer are not known.</p>"
@@ -371,20 +377,22 @@ def _inputs(sample: Sample | None) -> str:
         contexts = "<span class='null'>none retrieved</span>"
     else:
         # the chunk in its own direction inside the item, so that the list's number stays where the list puts it
-        contexts = "<ol>" + "".join(f"<li><div dir='auto'>{escape(chunk)}</div></li>"
+        contexts = "<ol>" + "".join(f"<li><div dir='auto'{lang}>{escape(chunk)}</div></li>"
                                     for chunk in sample.retrieved_contexts) + "</ol>"
-    return ("<dl class='inputs'>" + _input("question", sample.user_input)
+    return ("<dl class='inputs'>" + _input("question", sample.user_input, lang)
             + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
-            + _input("response", sample.response) + _input("reference", sample.reference) + "</dl>")
+            + _input("response", sample.response, lang) + _input("reference", sample.reference, lang) + "</dl>")
 
 
-def _input(label: str, text: str | None) -> str:
+def _input(label: str, text: str | None, lang: str) -> str:
     # blank text is missing to the metrics too (Sample.missing): shown as such, not as an empty line
-    shown = "<span class='null'>none given</span>" if text is None or not text.strip() else escape(text)
-    return f"<dt>{label}</dt><dd dir='auto'>{shown}</dd>"
+    if text is None or not text.strip():
+        return f"<dt>{label}</dt><dd><span class='null'>none given</span></dd>"
+    return f"<dt>{label}</dt><dd dir='auto'{lang}>{escape(text)}</dd>"
 
 
-def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None) -> str:
+def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None,
+                   lang: str = "") -> str:
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
@@ -395,7 +403,7 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
             if isinstance(verdict, SentenceVerdict) and verdict.chunk is not None and verdict.chunk != chunk:
                 chunk = verdict.chunk
                 lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
-            lines.append(_verdict_line(verdict, threshold))
+            lines.append(_verdict_line(verdict, threshold, lang))
     for key in ("reason", "against"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
@@ -416,7 +424,7 @@ def _number_or_list(value: Any) -> str:
     return f"{value:.3f}" if _is_score(value) else "null"
 
 
-def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
+def _verdict_line(verdict: Verdict, threshold: float | None = None, lang: str = "") -> str:
     """One judged text (a sentence, a chunk, a claim, a generated question) with its verdict, the
     judge's confidence and reason; a question with its similarity, flagged when noncommittal.
 
@@ -429,13 +437,14 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None) -> str:
         f"<span class='p'>(counted by the calibrated threshold {threshold:.3g}; the judge wrote {verdict.verdict})</span> "
     if isinstance(verdict, GeneratedQuestion):
         flag = _noncommittal_flag(counted, verdict.probability)
-        return (f"<div>{verdict.similarity:.3f} · <bdi>{escape(verdict.text)}</bdi>{flag}"
+        return (f"<div>{verdict.similarity:.3f} · <bdi{lang}>{escape(verdict.text)}</bdi>{flag}"
                 f"{' ' + overruled.strip() if overruled else ''}</div>")
     mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
     reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
     # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"
-    return f"<div>{mark}{confidence}{overruled}{rank}<bdi>{escape(verdict.text)}</bdi>{reason}</div>"
+    # the text in the sample's language (`lang`); the judge's reason in whatever it wrote
+    return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang}>{escape(verdict.text)}</bdi>{reason}</div>"
 
 
 def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> str:

@@ -135,10 +135,12 @@ def test_report_shows_each_samples_inputs_with_its_evidence(report):
     for sample in SAMPLES:
         evidence = evidence_of(html, sample.id)
         assert escape(sample.user_input) in evidence and escape(sample.response) in evidence
-        assert all(f"<li><div dir='auto'>{escape(chunk)}</div></li>" in evidence for chunk in sample.retrieved_contexts)
+        assert all(f"<li><div dir='auto' lang='en'>{escape(chunk)}</div></li>" in evidence
+                   for chunk in sample.retrieved_contexts)
         given = (sample.reference or "").strip()
-        reference = escape(sample.reference) if given else "<span class='null'>none given</span>"
-        assert f"<dt>reference</dt><dd dir='auto'>{reference}" in evidence
+        reference = f"<dd dir='auto' lang='en'>{escape(sample.reference)}" if given else \
+            "<dd><span class='null'>none given</span>"
+        assert f"<dt>reference</dt>{reference}" in evidence
 
 
 def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_url(report):
@@ -268,10 +270,22 @@ def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_pat
     hebrew = replace(SAMPLES[0], id="rtl-עברית", user_input="מהי בירת צרפת?", response="פריז היא בירת צרפת.")
     html = write_run_report(tmp_path, scored_rows([hebrew]), [hebrew]).read_text(encoding="utf-8")
     assert f"<td dir='auto' title='{hebrew.user_input}'>{hebrew.user_input}</td>" in html
-    assert f"<dt>response</dt><dd dir='auto'>{hebrew.response}</dd>" in html
+    assert f"<dt>response</dt><dd dir='auto' lang='en'>{hebrew.response}</dd>" in html
     assert f"<h3 dir='auto'>{hebrew.id}</h3>" in html
     # a verdict's text and reason isolated: an Arabic sentence turned the line round, "#1" into "1#" (a probe)
-    assert f"<bdi>{hebrew.response}</bdi> <bdi class='reason'>scripted</bdi></div>" in html
+    assert f"<bdi lang='en'>{hebrew.response}</bdi> <bdi class='reason'>scripted</bdi></div>" in html
+
+
+def test_a_samples_texts_carry_its_language_and_the_page_its_own(tmp_path):
+    """No lang attribute anywhere: a browser drew Japanese with Chinese glyphs' forms, a screen reader read
+    Chinese in an English voice (a probe). The sample's language, else the run's; the page's words are English."""
+    chinese = replace(SAMPLES[0], id="zh-1", user_input="法国的首都是哪里？", response="巴黎是法国的首都。", language="zh")
+    html = write_run_report(tmp_path, scored_rows([chinese, SAMPLES[1]]), [chinese, SAMPLES[1]]).read_text("utf-8")
+    assert html.startswith("<!doctype html><html lang='en'>")
+    zh, en = evidence_of(html, "zh-1"), evidence_of(html, SAMPLES[1].id)
+    assert f"<dt>question</dt><dd dir='auto' lang='zh'>{chinese.user_input}</dd>" in zh
+    assert f"<bdi lang='zh'>{chinese.response}</bdi>" in zh and "lang='en'" not in zh
+    assert "lang='zh'" not in en and f"<dd dir='auto' lang='en'>{escape(SAMPLES[1].response)}</dd>" in en
 
 
 def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
