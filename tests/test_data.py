@@ -498,6 +498,18 @@ def test_not_utf8(tmp_path, name, content, line):
     assert message.startswith(f"{path}, line {line}: not UTF-8 text")
 
 
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be"])
+def test_utf16_that_says_so_is_read(tmp_path, encoding):
+    """Excel's "Unicode Text" and Windows tools write UTF-16 with its mark: it was "not UTF-8 text (byte 0xff)"."""
+    path = tmp_path / "data.csv"
+    bom = "\ufeff" if encoding == "utf-16-be" else ""  # utf-16 writes its own mark; utf-16-be none
+    path.write_bytes((bom + "id,user_input,response\nq1,Wann öffnet es?,Um neun.\n").encode(encoding))
+    (sample,) = load_samples(path)
+    assert (sample.id, sample.user_input, sample.response) == ("q1", "Wann öffnet es?", "Um neun.")
+    path.write_bytes("id,user_input\nq1,x\n".encode("utf-16") + b"\x00\xd8")  # a lone surrogate at the end
+    assert load_error(path) == f"{path}: begins as UTF-16 text but is not UTF-16 throughout; save it as UTF-8"
+
+
 def test_utf8_bom_is_accepted(tmp_path):
     jsonl = tmp_path / "data.jsonl"
     jsonl.write_bytes(b"\xef\xbb\xbf" + json.dumps(FULL).encode())
