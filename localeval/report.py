@@ -15,7 +15,7 @@ from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, 
 from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
 from .samples import Sample
-from .text import DEFAULT_LANGUAGE
+from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 
 
 STYLE = """
@@ -107,7 +107,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<h1>{REPORT_TITLE}</h1>",
-        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}; judge "
+        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}{_languages(details)}; judge "
         f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
         f"{escape(details['device'])}{_made_by(details)}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
@@ -284,6 +284,17 @@ def _unanswered_first(rows: list[dict[str, Any]], metrics: list[str]) -> bool:
     """Whether samples that answered nothing go first: not where none answered (data of retrievals only),
     where it would say nothing and leave the order to chance."""
     return any(not any(_unanswered(row, m) for m in metrics) for row in rows)
+
+
+def _languages(details: dict[str, Any]) -> str:
+    """The languages the samples were taken as, where any is not English: " (6 in English, 2 in Chinese)"."""
+    languages = details.get("languages") or {}
+    if set(languages) <= {"en"}:
+        return ""
+    if len(languages) == 1:
+        (code,) = languages
+        return f" in {LANGUAGE_NAMES.get(code, code)}"
+    return " (" + ", ".join(f"{count} in {LANGUAGE_NAMES.get(code, code)}" for code, count in languages.items()) + ")"
 
 
 def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:

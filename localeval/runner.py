@@ -6,6 +6,7 @@ import json
 import platform
 import sys
 import time
+from collections import Counter
 from contextlib import closing, redirect_stdout
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,6 +29,7 @@ from .options import check_counts, check_paths
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
+from .samples import Sample
 from .results import (
     RESULTS_FILE,
     RESUME_AFTER_ROOM,
@@ -99,7 +101,7 @@ def run_command(args) -> int:
             return EXIT_INTERRUPTED
         rows = _in_data_order(read_results(writer.path), plan.samples)
         summary = summarize(rows, result_names(plan.metrics), plan.human)
-        details = _details(args, pipeline, cluster, len(plan.samples), scored, started)
+        details = _details(args, pipeline, cluster, plan.samples, scored, started)
         details.update(calibration=described(plan.calibration), labels=args.labels,
                        gates=outcomes(summary, plan.gates))
         # the exit status's answer, for a CI step that reads the file later (None: no gate)
@@ -334,7 +336,7 @@ def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None
     return f"note: verdict thresholds from {calibration['path']}: {applied}{others}"
 
 
-def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
+def _details(args, pipeline, cluster, samples: list[Sample], scored, started) -> dict:
     judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
     from .device import describe  # torch, loaded by now with the models
 
@@ -349,7 +351,9 @@ def _details(args, pipeline, cluster, n_samples, scored, started) -> dict:
     if cluster is not None:  # the workers' seconds added up: they can pass total_seconds
         timings["workers"] = cluster.workers
     return {
-        "samples": n_samples,
+        "samples": len(samples),
+        # the samples in each language, as they were split and judged: settings' "language" is only the default
+        "languages": dict(Counter(sample.language or args.language for sample in samples).most_common()),
         "scored_this_run": scored,
         "data": str(args.data),
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},

@@ -282,6 +282,9 @@ def test_a_samples_texts_carry_its_language_and_the_page_its_own(tmp_path):
     chinese = replace(SAMPLES[0], id="zh-1", user_input="法国的首都是哪里？", response="巴黎是法国的首都。", language="zh")
     html = write_run_report(tmp_path, scored_rows([chinese, SAMPLES[1]]), [chinese, SAMPLES[1]]).read_text("utf-8")
     assert html.startswith("<!doctype html><html lang='en'>")
+    from localeval.report import _languages
+    assert _languages({"languages": {"en": 6, "zh": 2}}) == " (6 in English, 2 in Chinese)"
+    assert _languages({"languages": {"en": 6}}) == _languages({}) == ""
     zh, en = evidence_of(html, "zh-1"), evidence_of(html, SAMPLES[1].id)
     assert f"<dt>question</dt><dd dir='auto' lang='zh'>{chinese.user_input}</dd>" in zh
     assert f"<bdi lang='zh'>{chinese.response}</bdi>" in zh and "lang='en'" not in zh

@@ -64,9 +64,13 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
     assert expected in capsys.readouterr().err
     assert any(line.startswith(expected) for line in
                json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert summary["languages"] == {"en": 1}  # as it was taken: the settings' language is only the default
     assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall", "--language", "zh",
                  "--out", str(tmp_path / "zh"), "--quiet"]) == 0
     assert "taken as" not in capsys.readouterr().err
+    assert json.loads((tmp_path / "zh" / "summary.json").read_text("utf-8"))["languages"] == {"zh": 1}
+    assert f"{data}: 1 sample in Chinese; judge" in (tmp_path / "zh" / "report.html").read_text("utf-8")
     with pytest.warns(LanguageMisfitWarning, match="id q1 is in Chinese characters"):
         result = localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False)
     assert any(line.startswith(expected) for line in result.details["warnings"])
