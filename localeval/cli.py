@@ -350,7 +350,8 @@ def main(argv: list[str] | None = None) -> int:
         parser.commands.get(getattr(args, "command", None), parser).error(f"unrecognized arguments: {' '.join(unknown)}")
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
-    with warnings.catch_warnings(), _stopped_as_by_ctrl_c():  # both restored afterwards (main runs in tests too)
+    # all restored afterwards (main runs in tests too)
+    with warnings.catch_warnings(), _stopped_as_by_ctrl_c(), _stderr_failures_lost():
         warnings.showwarning = _one_line_warning
         return _dispatch(args)
 
@@ -454,6 +455,50 @@ def _stdout_failures_said() -> Iterator[None]:
         yield
     finally:
         sys.stdout = stream
+
+
+class _StderrOrNowhere:
+    """sys.stderr while a command runs: where it cannot be written (`2>/dev/full`, a cron job's log on a
+    full disk), what it says is lost, not the run. The first failed progress line was a traceback no one
+    saw, exit 1, and neither summary.json nor the report written (a probe); summary.json keeps the
+    warnings, and the exit status stays the command's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError:
+            self._lost()
+            return len(text)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError:
+            self._lost()
+
+    def _lost(self) -> None:
+        """Its file descriptor sent to the null device: later writes, and Python's own at exit, go nowhere."""
+        try:
+            with open(os.devnull, "wb") as nowhere:
+                os.dup2(nowhere.fileno(), self._stream.fileno())
+        except (OSError, ValueError, io.UnsupportedOperation):  # a stderr with no file behind it (tests)
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def _stderr_failures_lost() -> Iterator[None]:
+    stream = sys.stderr
+    sys.stderr = _StderrOrNowhere(stream)
+    try:
+        yield
+    finally:
+        sys.stderr = stream
 
 
 def _closed_streams_to_devnull() -> None:

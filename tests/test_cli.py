@@ -34,6 +34,22 @@ def test_standard_output_on_a_full_disk_is_one_error_line_and_exit_3():
                                      "free space where it is sent, or send it elsewhere")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+@pytest.mark.parametrize("quiet", [[], ["--quiet", "--json"]])
+def test_standard_error_on_a_full_disk_loses_its_messages_not_the_run(tmp_path, tiny_judge, quiet):
+    """`run ... 2>/full/log` ended at the first progress line in a traceback no one saw, exit 1, with neither
+    summary.json nor the report written, and --json printed nothing (a probe)."""
+    command = [sys.executable, "-m", "localeval", "run", str(EXAMPLES), "--limit", "2", "--judge", str(tiny_judge),
+               "--metrics", "context_recall", "--out", str(tmp_path / "out"), *quiet]
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(command, stdout=subprocess.PIPE, stderr=full, text=True, timeout=300)
+    assert result.returncode == EXIT_OK
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert summary["samples"] == 2 and (tmp_path / "out" / "report.html").exists()
+    if quiet:
+        assert json.loads(result.stdout)["metrics"] == summary["metrics"]
+
+
 def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there():
     """`localeval models >&-` was an AttributeError: Python leaves a closed stdout None."""
     result = subprocess.run([sys.executable, "-m", "localeval", "models"], stdout=subprocess.DEVNULL,
