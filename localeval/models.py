@@ -667,5 +667,20 @@ def _convert(gguf: Path, target: Path, shown_as: Any = None) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    model.save_pretrained(target)
+    _saved(model, target)
     tokenizer.save_pretrained(target)
+
+
+def _saved(model: Any, target: Path) -> None:
+    """model.save_pretrained, where safetensors' failure to write is the OSError it is: its SafetensorError
+    ("I/O error: No space left on device (os error 28)") is none, and a full model store was a traceback,
+    exit 1, where the callers say what ran out and how to go on (an ops probe)."""
+    from safetensors import SafetensorError
+
+    try:
+        model.save_pretrained(target)
+    except SafetensorError as error:
+        code = re.search(r"\(os error (\d+)\)", str(error))
+        if code is None:
+            raise
+        raise OSError(int(code.group(1)), os.strerror(int(code.group(1))), str(target)) from None

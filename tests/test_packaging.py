@@ -151,6 +151,36 @@ def test_a_model_that_cannot_be_prepared_says_why_and_asks_for_room_only_when_ro
     assert not_said not in str(info.value)
 
 
+class Unsaveable:
+    """A model whose weights safetensors cannot write, as it says so: a SafetensorError, not an OSError."""
+
+    def __init__(self, message: str):
+        self.message = message
+
+    def save_pretrained(self, target):
+        from safetensors import SafetensorError
+
+        raise SafetensorError(self.message)
+
+
+def test_a_full_store_while_the_weights_are_written_is_said_as_a_full_disk(tmp_path, monkeypatch):
+    """It was safetensors' traceback, exit 1: "Error while serializing: I/O error: No space left on device (os
+    error 28)" (an ops probe, a model store on a small volume)."""
+    from safetensors import SafetensorError
+
+    full = Unsaveable("Error while serializing: I/O error: No space left on device (os error 28)")
+    with pytest.raises(OSError) as info:
+        models._saved(full, tmp_path)
+    assert (info.value.errno, info.value.filename) == (errno.ENOSPC, str(tmp_path))
+    with pytest.raises(SafetensorError, match="not an I/O error"):  # anything else stays what it was
+        models._saved(Unsaveable("not an I/O error"), tmp_path)
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [])
+    monkeypatch.setattr(models, "_assemble_and_convert", lambda spec, parts: models._saved(full, tmp_path))
+    with pytest.raises(EnvironmentFailure, match="No space left on device; it needs about three times"):
+        models.prepare(models.registry()[models.default_model("judge")], log=lambda message: None)
+
+
 def a_conversion(tmp_path, monkeypatch):
     """A registered judge whose GGUF is a few bytes, and a conversion that writes its config and weights
     as transformers' does (the weights through a temporary file: 0600)."""
