@@ -29,7 +29,7 @@ from typing import Any, Callable
 import platformdirs
 
 from .errors import EnvironmentFailure, UserError, closest
-from .options import folder_from_environment, option
+from .options import option, users_folder
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
@@ -38,7 +38,7 @@ PROVENANCE_FILE = "localeval-model.json"
 def store_dir() -> Path:
     """Where prepared models live: $LOCALEVAL_MODEL_STORE, else the user's data directory
     (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
-    return folder_from_environment("LOCALEVAL_MODEL_STORE") or platformdirs.user_data_path("localeval") / "models"
+    return users_folder("LOCALEVAL_MODEL_STORE", lambda: platformdirs.user_data_path("localeval") / "models")
 
 
 @dataclass(frozen=True)

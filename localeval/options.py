@@ -20,7 +20,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import UnknownKeyword, UserError, closest
+from .errors import EnvironmentFailure, UnknownKeyword, UserError, closest
 
 Result = TypeVar("Result")
 
@@ -82,6 +82,20 @@ def folder_from_environment(variable: str) -> Path | None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
         raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
     return folder
+
+
+def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: str = "") -> Path:
+    """The folder `variable` names, else the user's own that platformdirs gives (`platforms_folder`): for a
+    user with no home folder (HOME unset and no entry in the user list, as a container run under a random
+    uid is), platformdirs' RuntimeError was a traceback on every command (an ops probe)."""
+    named = folder_from_environment(variable)
+    if named is not None:
+        return named
+    try:
+        return platforms_folder()
+    except RuntimeError:
+        raise EnvironmentFailure(f"this user has no home folder (HOME is unset, and the user list has no entry for "
+                                 f"uid {os.getuid()}): set {variable} to a folder it can write{remedy}") from None
 
 
 def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:

@@ -1485,3 +1485,31 @@ def test_after_a_hang_up_what_goes_to_the_terminal_goes_nowhere(tmp_path):
         log.close()
         for fd in (live, gone, live_controller):
             os.close(fd)
+
+@pytest.mark.parametrize("command, variable", [
+    (["models"], "LOCALEVAL_MODEL_STORE"),
+    (["run", "DATA", "--metrics", "context_recall"], "LOCALEVAL_CACHE_DIR"),
+])
+def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, capsys, monkeypatch, tiny_judge,
+                                                                   command, variable):
+    """A container run under a random uid (no HOME, no entry in the user list) got platformdirs' RuntimeError,
+    a traceback on every command (an ops probe)."""
+    import platformdirs
+
+    def no_home(*args, **kwargs):
+        raise RuntimeError("could not determine the home directory for '~/.local/share'")
+
+    for folder in ("user_data_path", "user_cache_path"):
+        monkeypatch.setattr(platformdirs, folder, no_home)
+    monkeypatch.delenv("LOCALEVAL_MODEL_STORE", raising=False)
+    monkeypatch.delenv("LOCALEVAL_CACHE_DIR", raising=False)
+    if command[0] == "run":
+        command = [*one_sample_run(tmp_path, tiny_judge), *command[2:]]
+        monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    assert main(command) == EXIT_ENVIRONMENT
+    said = capsys.readouterr().err
+    assert f"localeval: error: this user has no home folder (HOME is unset, and the user list has no entry for uid " \
+           f"{os.getuid()}): set {variable} to a folder it can write" in said and "Traceback" not in said
+    if command[0] == "run":
+        assert said.rstrip().endswith("or turn the cache off (--no-cache)")
+        assert main([*command, "--no-cache", "--quiet"]) == 0

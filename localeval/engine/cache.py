@@ -25,7 +25,7 @@ from typing import TypeVar
 import platformdirs
 
 from ..errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, warn
-from ..options import folder_from_environment, switched_off
+from ..options import switched_off, users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
@@ -40,7 +40,8 @@ class DamagedCacheWarning(LocalevalWarning):
 
 def default_cache_dir() -> Path:
     """$LOCALEVAL_CACHE_DIR (a file there is refused before any model loads), else the user's cache folder."""
-    return folder_from_environment("LOCALEVAL_CACHE_DIR") or platformdirs.user_cache_path("localeval")
+    return users_folder("LOCALEVAL_CACHE_DIR", lambda: platformdirs.user_cache_path("localeval"),
+                        f", or turn the cache off ({switched_off('cache')})")
 
 
 def default_cache_file() -> Path:
