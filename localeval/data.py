@@ -570,7 +570,7 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
     if isinstance(value, float) and value.is_integer():  # pandas stores integer ids as floats once one is missing
         return str(int(value))
     if isinstance(value, str) and value.strip():
-        return value
+        return _whole_characters(path, value, where, "id")
     got = ("an empty string" if isinstance(value, str) else
            f"{value!r}, not a whole number" if isinstance(value, float) else _kind(value))  # "a number" was no answer
     raise where.error(path, f"expected a non-empty string or a whole number, got {got}", "id")
@@ -578,8 +578,23 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
 
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
     if value is None or isinstance(value, str):
-        return value
+        return value if value is None else _whole_characters(path, value, where, field)
     raise where.error(path, f"expected a string, got {_kind(value)}", field)
+
+
+_HALF_A_PAIR = re.compile("[\ud800-\udfff]")
+
+
+def _whole_characters(path: Path, text: str, where: _Where, field: str, item: int | None = None) -> str:
+    """`text`, refused where it holds half of a UTF-16 pair (JSON's "\\udcff" escape alone): no character, it
+    could be written in no file, and a run scored every sample, then failed to write it, a traceback (a probe)."""
+    found = _HALF_A_PAIR.search(text)
+    if found is not None:
+        of_item = "" if item is None else f" of item {item}"
+        raise where.error(path, f"holds \\u{ord(found.group()):04x} at character {found.start() + 1}{of_item}, half of a "
+                                "UTF-16 pair without its other half, which is no character; write the character itself",
+                          field)
+    return text
 
 
 def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
@@ -602,6 +617,7 @@ def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, .
     for index, item in enumerate(value, start=1):
         if not isinstance(item, str):
             raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}", field)
+        _whole_characters(path, item, where, field, index)
     return tuple(value)
 
 

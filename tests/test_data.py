@@ -649,3 +649,18 @@ def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields,
     assert as_samples([good]) == [good]
     long_id = Sample(id="x" * 1000, user_input="q?")  # a path or a URL fits
     assert as_samples([long_id]) == [long_id]
+
+
+@pytest.mark.parametrize("record, said", [
+    ({"id": "q1", "user_input": "q\\ud800?", "response": "r"}, "field 'user_input': holds \\ud800 at character 2, "),
+    ({"id": "a\\udcff", "user_input": "q"}, "field 'id': holds \\udcff at character 2, "),
+    ({"id": "q1", "user_input": "q", "retrieved_contexts": ["c", "x\\udcffy"]},
+     "field 'retrieved_contexts': holds \\udcff at character 2 of item 2, "),
+])
+def test_half_of_a_utf16_pair_is_refused_where_it_is(tmp_path, record, said):
+    """JSON's "\\udcff" escape alone is no character: a run scored every sample, then could not write it, a
+    UnicodeEncodeError traceback, and --resume met it again (a probe)."""
+    line = json.dumps(record).replace("\\\\u", "\\u")  # the escape as a JSON file holds it, not a backslash
+    path = write_jsonl(tmp_path, line)
+    assert load_error(path) == (f"{path}, line 1, {said}half of a UTF-16 pair without its other half, which is no "
+                                "character; write the character itself")
