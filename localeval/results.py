@@ -262,7 +262,10 @@ def write_atomically(path: Path, text: str, then: str = "make room and run it ag
     `then`: what to do when it cannot be written."""
     temporary = path.with_name(f".{path.name}.tmp")
     try:
-        temporary.write_text(text, encoding="utf-8")
+        # a path given in bytes that are not UTF-8 (a file named data\xff.jsonl) comes as a half pair that UTF-8
+        # cannot hold: written as its escape, which a JSON reader reads back as it was, not a traceback after the
+        # run had scored every sample (an ops probe)
+        temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
         os.replace(temporary, path)
     except OSError as error:
         temporary.unlink(missing_ok=True)

@@ -1513,3 +1513,14 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
     if command[0] == "run":
         assert said.rstrip().endswith("or turn the cache off (--no-cache)")
         assert main([*command, "--no-cache", "--quiet"]) == 0
+
+
+def test_a_data_file_named_in_bytes_that_are_not_utf8_is_scored_and_summarised(tmp_path, tiny_judge):
+    """data\\xff.jsonl: every sample was scored, then summary.json could not be written (UnicodeEncodeError, a
+    traceback), and --resume failed the same way (an ops probe)."""
+    data = tmp_path / os.fsdecode(b"data\xff.jsonl")
+    data.write_bytes(jsonl(GOOD))
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert summary["data"] == str(data)  # its escape read back as the name Python knows the file by
+    assert "data\\udcff.jsonl" in (tmp_path / "out" / "report.html").read_text("utf-8")
