@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import errno
 import io
 import os
 import shlex
@@ -414,6 +415,12 @@ def _dispatch(args) -> int:
     except BrokenPipeError:  # the reader of stdout stopped early (`localeval models | head`): not an error to show
         _discard_stdout()
         return EXIT_BROKEN_PIPE
+    except OSError as error:  # a path typed with a name longer than the file system takes (255 bytes on most)
+        if error.errno != errno.ENAMETOOLONG:
+            raise
+        print(f"localeval: error: {error.filename}: a name in this path is longer than the file system allows; "
+              "give a shorter one", file=sys.stderr)
+        return EXIT_USER
 
 
 class StdoutFailure(EnvironmentFailure):

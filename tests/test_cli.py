@@ -50,6 +50,19 @@ def test_standard_error_on_a_full_disk_loses_its_messages_not_the_run(tmp_path, 
         assert json.loads(result.stdout)["metrics"] == summary["metrics"]
 
 
+@pytest.mark.parametrize("where", ["data", "out", "labels"])
+def test_a_name_longer_than_the_file_system_allows_is_one_error_line(tmp_path, capsys, where):
+    """--out or DATA with a 300-character name was OSError "File name too long", a traceback, exit 1 (an ops probe)."""
+    long = str(tmp_path / ("x" * 300))
+    paths = {"data": str(EXAMPLES), "out": str(tmp_path / "out"), "labels": None, where: long}
+    command = ["run", paths["data"], "--out", paths["out"], *(["--labels", long] if paths["labels"] else [])]
+    assert main(command) == EXIT_USER
+    said = capsys.readouterr().err
+    assert said.splitlines()[-1] == (f"localeval: error: {long}: a name in this path is longer than the file system "
+                                     "allows; give a shorter one")
+    assert "Traceback" not in said
+
+
 def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there():
     """`localeval models >&-` was an AttributeError: Python leaves a closed stdout None."""
     result = subprocess.run([sys.executable, "-m", "localeval", "models"], stdout=subprocess.DEVNULL,
