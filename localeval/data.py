@@ -369,6 +369,9 @@ def _read_text(path: Path) -> str:
             return data.decode("utf-16")
         except UnicodeDecodeError:
             raise DataError(path, "begins as UTF-16 text but is not UTF-16 throughout; save it as UTF-8") from None
+    if b"\x00" in data[:4096]:  # valid UTF-8, and no JSON or CSV: it read as "malformed JSON" at column 2
+        raise DataError(path, "holds NUL bytes, so it is not UTF-8 text: UTF-16 without its byte-order mark, or not a "
+                              "text file; save it as UTF-8")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

@@ -94,9 +94,9 @@ class ResultWriter:
     def _failed(self, error: OSError) -> EnvironmentFailure:
         if not self.kept:  # nothing of this run is in the folder: --resume would continue (or refuse) another's
             return EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); nothing was scored into it: "
-                                      "make room and rerun the same command")
+                                      f"{_remedy(error, 'rerun the same command')}")
         return EnvironmentFailure(f"cannot write {self.path} ({_reason(error)}); {count_of(self.kept, 'sample')} "
-                                  "scored before it stay saved: make room and rerun with --resume")
+                                  f"scored before it stay saved: {_remedy(error, 'rerun with --resume')}")
 
     @property
     def kept(self) -> int:
@@ -151,7 +151,7 @@ def claim_folder(folder: Path) -> Iterator[None]:
                         "another folder") from None
     except OSError as error:
         _remove_made(folder, made)
-        raise EnvironmentFailure(f"{given('out', folder)}: cannot make its lock file ({_reason(error)})") from None
+        raise EnvironmentFailure(_no_lock(folder, error)) from None
     try:
         yield
     finally:
@@ -159,6 +159,24 @@ def claim_folder(folder: Path) -> Iterator[None]:
             (folder / LOCK_FILE).unlink(missing_ok=True)  # while it is held: no other run can have it
             _remove_made(folder, made)
         lock.release()
+
+
+def _no_lock(folder: Path, error: OSError) -> str:
+    """Why the folder's lock file could not be opened: one another user's run left (a lock holds nothing, and
+    the system releases it with its process) was said as "cannot make its lock file" (an ops probe)."""
+    lock = folder / LOCK_FILE
+    if error.errno == errno.EACCES and lock.exists():
+        return (f"{given('out', folder)}: its lock file {lock} is another user's and cannot be opened; it holds "
+                "nothing, so where no run is writing in the folder, remove it")
+    return f"{given('out', folder)}: cannot make its lock file ({_reason(error)})"
+
+
+def check_appendable(results: Path) -> None:
+    """Before the models load: --resume appends to results.jsonl, so another user's file that this user cannot
+    write failed only after the first sample was scored, told to "make room" (an ops probe)."""
+    if results.exists() and not os.access(results, os.W_OK):
+        raise EnvironmentFailure(f"cannot write {results} (permission denied or a read-only file system), which "
+                                 "--resume adds to; make it writable, or give another --out")
 
 
 def _first_missing(folder: Path) -> Path | None:
@@ -280,6 +298,16 @@ def file_digest(path: Path) -> str:
         while block := data.read(1 << 20):
             digest.update(block)
     return digest.hexdigest()
+
+
+def _remedy(error: OSError, then: str) -> str:
+    """What lets the file be written again, then `then`: room only where room ran out (a file of another user's
+    was told to "make room", an ops probe)."""
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return f"make room and {then}"
+    if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        return f"make it writable and {then}"
+    return f"once it can be written, {then}"
 
 
 def _reason(error: OSError) -> str:

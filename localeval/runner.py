@@ -37,6 +37,7 @@ from .results import (
     SCHEMA_VERSION,
     SUMMARY_FILE,
     ResultWriter,
+    check_appendable,
     claim_folder,
     count_of,
     file_digest,
@@ -85,6 +86,8 @@ def run_command(args) -> int:
     with claim_folder(Path(args.out)):
         # a user's own results.jsonl is never replaced, nor added to
         check_ours(Path(args.out), RUN_OUTPUTS, appended={RESULTS_FILE} if args.resume else ())
+        if args.resume:
+            check_appendable(Path(args.out) / RESULTS_FILE)
         log = to_stderr
         try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
             # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json

@@ -48,7 +48,8 @@ DATA_CASES = {
     "malformed line": ("d.jsonl", jsonl(GOOD) + b'{"user_input": \n', "line 2: malformed JSON"),
     "truncated object": ("d.jsonl", b'{"id": "a", "user_input": "q"', "malformed JSON"),
     "not UTF-8": ("d.jsonl", b'{"user_input": "caf\xe9"}\n', "not UTF-8"),
-    "UTF-16": ("d.jsonl", '{"user_input": "q"}\n'.encode("utf-16"), "not UTF-8"),
+    # UTF-16 without its byte-order mark (with it, it is read: test_data.py)
+    "UTF-16": ("d.jsonl", '{"user_input": "q"}\n'.encode("utf-16-le"), "not UTF-8 text: UTF-16 without its"),
     "json top-level number": ("d.json", b"42", "expected a list of samples"),
     "json top-level string": ("d.json", b'"samples"', "expected a list of samples"),
     "json object without samples": ("d.json", b'{"rows": []}', "expected a list of samples"),
@@ -386,8 +387,8 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
     identity, earlier = {"data_sha256": "another run's"}, (out / "run.json").read_bytes()
     writer = ResultWriter(out, False, identity)
     monkeypatch.setattr(pathlib.Path, "open", results_refused)
-    with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: make room and "
-                                                  "rerun the same command"):  # not --resume: that is another run's
+    with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: once it can be "
+                                                  "written, rerun the same command"):  # not --resume: another run's
         writer.write({"id": "x"})
     monkeypatch.undo()
     assert (out / "run.json").read_bytes() == earlier  # still the earlier run's, beside its results
@@ -1524,3 +1525,32 @@ def test_a_data_file_named_in_bytes_that_are_not_utf8_is_scored_and_summarised(t
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert summary["data"] == str(data)  # its escape read back as the name Python knows the file by
     assert "data\\udcff.jsonl" in (tmp_path / "out" / "report.html").read_text("utf-8")
+
+
+def test_another_users_files_in_out_are_said_as_such_before_the_models_load(tmp_path, capsys, tiny_judge, monkeypatch):
+    """An ops probe, running as another user in a shared folder: a lock file left by root was "cannot make its lock
+    file", and a results.jsonl it could not append to failed only after a sample was scored, told to "make room"."""
+    import filelock
+
+    from localeval import results
+    from localeval.engine.judge import TransformersJudge
+    from localeval.results import ResultWriter
+
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet", "--no-cache")) == 0
+    out = tmp_path / "out"
+    (out / ".localeval.lock").touch()
+    monkeypatch.setattr(filelock.UnixFileLock, "_acquire", raising(PermissionError(errno.EACCES, "Permission denied")))
+    fails(capsys, one_sample_run(tmp_path, tiny_judge, "--resume"), EXIT_ENVIRONMENT,
+          f"--out {out}: its lock file {out / '.localeval.lock'} is another user's and cannot be opened; it holds "
+          "nothing, so where no run is writing in the folder, remove it")
+    monkeypatch.undo()
+    access = os.access
+    monkeypatch.setattr(results.os, "access", lambda path, mode: not str(path).endswith("results.jsonl")
+                        and access(path, mode))
+    monkeypatch.setattr(TransformersJudge, "load", raising(AssertionError("the models were loaded")))
+    fails(capsys, one_sample_run(tmp_path, tiny_judge, "--resume"), EXIT_ENVIRONMENT,
+          f"cannot write {out / 'results.jsonl'} (permission denied or a read-only file system), which --resume adds "
+          "to; make it writable, or give another --out")
+    writer = ResultWriter(out, True, json.loads((out / "run.json").read_text("utf-8")))
+    failure = writer._failed(PermissionError(errno.EACCES, "Permission denied"))
+    assert str(failure).endswith("1 sample scored before it stay saved: make it writable and rerun with --resume")
