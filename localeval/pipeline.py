@@ -60,9 +60,9 @@ class Pipeline:
         return self.evaluator.run(samples, progress)
 
     def said_while_scoring(self) -> list[str]:
-        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside,
-        here or by a Ray worker."""
-        return [*(self.engine.cache.set_aside if self.engine.cache is not None else ()), *self.heard]
+        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside
+        or one whose disk filled, here or in a Ray worker."""
+        return [*(self.engine.cache.said if self.engine.cache is not None else ()), *self.heard]
 
 
 @dataclass

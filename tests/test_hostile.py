@@ -835,10 +835,44 @@ def test_an_unwritable_answer_cache_is_exit_3_with_the_way_out(tmp_path, capsys,
     argv = one_sample_run(tmp_path, tiny_judge)
     monkeypatch.setattr(sqlite3, "connect", raising(sqlite3.OperationalError("attempt to write a readonly database")))
     assert "free space" not in fails(capsys, argv, EXIT_ENVIRONMENT, "--no-cache")  # not the way out of this one
+
+
+
+@pytest.mark.parametrize("when", ["opened", "written"])
+def test_an_answer_cache_whose_disk_fills_is_turned_off_not_the_run(tmp_path, capsys, tiny_judge, monkeypatch, when):
+    """It stopped the run, exit 3, and the judge's minutes of answers were lost for want of room to keep a copy
+    (an ops probe): it is only a cache."""
+    import sqlite3
+
     full = sqlite3.OperationalError("database or disk is full")
     full.sqlite_errorcode = sqlite3.SQLITE_FULL
-    monkeypatch.setattr(sqlite3, "connect", raising(full))
-    fails(capsys, argv, EXIT_ENVIRONMENT, "(database or disk is full); free space, set LOCALEVAL_CACHE_DIR")
+    connect = sqlite3.connect
+
+    class FillsOnWrite:  # a connection whose disk is full when answers are written
+        def __init__(self, *args):
+            self._connection = connect(*args)
+
+        def executemany(self, *args):
+            raise full
+
+        def __getattr__(self, name):
+            return getattr(self._connection, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *args):
+            return False
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sqlite3, "connect", raising(full) if when == "opened" else FillsOnWrite)
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == EXIT_OK
+    said = (f"the judge-answer cache {tmp_path / 'cache' / 'judge-answers.sqlite'} cannot grow (database or disk is "
+            "full): this run goes on without it, and keeps none of its answers for the next; free space there, or set "
+            "LOCALEVAL_CACHE_DIR to another folder")
+    assert capsys.readouterr().err.count(said) == 1  # said once, though every window would write
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert f"warning: {said}" in summary["warnings"] and summary["metrics"]
 
 
 def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch):
@@ -1318,12 +1352,12 @@ def test_a_damaged_cache_another_process_set_aside_first_is_not_set_aside_again(
 
     request = JudgeRequest.build("system", "user", {"type": "object"}, 8)
     first.get_many("judge", [request])  # opens: sets the damaged file aside, starts a new one
-    assert len(first.set_aside) == 1 and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
+    assert len(first.said) == 1 and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
     malformed = sqlite3.DatabaseError("file is not a database")
     malformed.sqlite_errorcode = sqlite3.SQLITE_NOTADB
     second._set_aside(malformed)
-    assert second.set_aside == [] and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
-    assert second.get_many("judge", [request]) == {} and second.set_aside == []  # the first's new file, whole
+    assert second.said == [] and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
+    assert second.get_many("judge", [request]) == {} and second.said == []  # the first's new file, whole
 
 
 INTERRUPTED_FIRST_USE = """

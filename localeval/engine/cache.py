@@ -8,7 +8,9 @@ table, which is not read.
 
 A cache file found damaged (a CI cache restored cut short, a disk's error) is only a cache: it is set
 aside beside itself, said, and a new one started, whose answers the judge gives again. It failed every
-later run otherwise, with advice to free space. An entry that cannot be read is asked again.
+later run otherwise, with advice to free space. An entry that cannot be read is asked again. A cache
+on a disk that fills is turned off for the rest of the run, said: the run stopped, exit 3, its judge's
+minutes of answers lost, for want of room to keep a copy of them.
 """
 
 from __future__ import annotations
@@ -36,6 +38,14 @@ SET_ASIDE = ".damaged"  # added to the name of a damaged cache file, and of its 
 
 class DamagedCacheWarning(LocalevalWarning):
     """The answer cache could not be read, so it was set aside and a new one started."""
+
+
+class CacheFullWarning(LocalevalWarning):
+    """The answer cache's disk is full: the run goes on without it."""
+
+
+class _Full(Exception):
+    """The cache's disk (or sqlite's own limit) is full: the cache is turned off, not the run."""
 
 
 def default_cache_dir() -> Path:
@@ -74,16 +84,16 @@ def _unwritable_because(path: Path) -> str | None:
     return None
 
 
-def _cannot_write(path: Path, reason: object, full: bool = False) -> str:
-    room = "free space, " if full else ""
-    return (f"the judge-answer cache {path} cannot be written ({reason}); {room}set LOCALEVAL_CACHE_DIR to a "
+def _cannot_write(path: Path, reason: object) -> str:
+    return (f"the judge-answer cache {path} cannot be written ({reason}); set LOCALEVAL_CACHE_DIR to a "
             f"writable folder, or turn the cache off ({switched_off('cache')})")
 
 
 class AnswerCache:
     def __init__(self, path: Path | None = None):
         self.path = path or default_cache_file()
-        self.set_aside: list[str] = []  # what was said of each damaged file set aside: the run keeps it
+        self.said: list[str] = []  # what was warned of while scoring (a damaged file set aside, a full disk): kept
+        self.full = False  # its disk filled: neither read nor written for the rest of the run
         self._connection: sqlite3.Connection | None = None
         self._file_opened: tuple[int, int] | None = None  # which file the connection reads (_file_at)
 
@@ -96,7 +106,10 @@ class AnswerCache:
         return self._connection
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        return self._past_damage(lambda: dict(self._found(judge, requests)), {})
+        with self._off_when_full():
+            if not self.full:
+                return self._past_damage(lambda: dict(self._found(judge, requests)), {})
+        return {}
 
     def put_many(self, judge: str, answers: dict[JudgeRequest, JudgeAnswer]) -> None:
         rows = [(judge, r.key(), a.text, a.output_tokens, _choices_json(a)) for r, a in answers.items()
@@ -105,7 +118,22 @@ class AnswerCache:
         def insert() -> None:
             with self._db:
                 self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
-        self._past_damage(insert, retried=True)
+        with self._off_when_full():
+            if not self.full:
+                self._past_damage(insert, retried=True)
+
+    @contextmanager
+    def _off_when_full(self) -> Iterator[None]:
+        """The block's _Full turned into a cache that is off, said once; the block's caller goes on without it."""
+        try:
+            yield
+        except _Full as full:
+            self.full = True
+            self.close()
+            said = (f"the judge-answer cache {self.path} cannot grow ({full}): this run goes on without it, and keeps "
+                    f"none of its answers for the next; free space there, or set LOCALEVAL_CACHE_DIR to another folder")
+            self.said.append(said)
+            warn(CacheFullWarning(said))
 
     def _opened(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -146,7 +174,10 @@ class AnswerCache:
                 self._set_aside(error)
             return use() if retried else after_damage
         except (OSError, sqlite3.Error) as error:
-            raise self._failure(error) from None
+            if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or \
+                    getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
+                raise _Full(getattr(error, "strerror", None) or error) from None
+            raise ScoringStopped(_cannot_write(self.path, error)) from None  # mid-run: the caller says what was kept
 
     def _set_aside(self, error: sqlite3.DatabaseError) -> None:
         """The damaged file and its journals moved beside it, the journals first: one left beside a new file
@@ -168,13 +199,8 @@ class AnswerCache:
                     f"the cache off ({switched_off('cache')})") from None
         said = (f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, and a new one "
                 "started; its answers are asked of the judge again")
-        self.set_aside.append(said)
+        self.said.append(said)
         warn(DamagedCacheWarning(said))
-
-    def _failure(self, error: Exception) -> ScoringStopped:
-        # mid-run: what was kept, and how to go on, is the caller's to add; free space only where it ran out
-        full = getattr(error, "errno", None) == errno.ENOSPC or getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
-        return ScoringStopped(_cannot_write(self.path, error, full=full))
 
     def close(self) -> None:
         if self._connection is not None:
