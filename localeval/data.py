@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
+from localeval.options import broken_link
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
@@ -90,7 +91,8 @@ def load_samples(path: str | os.PathLike) -> list[Sample]:
     if not path.exists():
         if str(path) == "-":  # the usual name for standard input: a run reads a file whole, and digests it for --resume
             raise DataError(path, "standard input is not read; save the data to a file first")
-        raise DataError(path, "file not found")
+        broken = broken_link(path)
+        raise DataError(path, "file not found" if broken is None else f"is {broken}")
     if path.is_dir():
         raise DataError(path, "is a directory, not a data file")
     if not path.is_file():  # checked before opening: reading a pipe or a device would block

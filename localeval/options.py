@@ -11,6 +11,7 @@ the pipeline's recipe, the engine and Ray's driver and workers, none of which sh
 
 from __future__ import annotations
 
+import errno
 import functools
 import inspect
 import os
@@ -82,6 +83,19 @@ def folder_from_environment(variable: str) -> Path | None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
         raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
     return folder
+
+
+def broken_link(path: Path) -> str | None:
+    """What is wrong with `path` where it is a link that leads nowhere: to a place not there, or round in a
+    loop (said as "not there" and "file not found", an ops probe); None where it is no such link."""
+    if not path.is_symlink() or path.exists():
+        return None
+    try:
+        os.stat(path)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            return "a link that leads round in a loop of links"
+    return f"a link to {path.parent / os.readlink(path)}, which is not there"  # read from its own folder
 
 
 def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: str = "") -> Path:

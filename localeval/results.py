@@ -33,7 +33,7 @@ from filelock import FileLock, Timeout
 from .errors import EnvironmentFailure, UserError, shortened
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
-from .options import given
+from .options import broken_link, given
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
@@ -216,11 +216,11 @@ def check_writable_folder(folder: Path) -> None:
     inside_a_file = next((parent for parent in folder.parents if parent.exists() and not parent.is_dir()), None)
     if inside_a_file is not None:
         raise UserError(f"{given('out', folder)}: {inside_a_file} is a file, not a folder; give a folder path")
-    dangling = next((place for place in (folder, *folder.parents) if place.is_symlink() and not place.exists()), None)
-    if dangling is not None:  # mkdir failed on it with "File exists", as if the machine had stopped the run
-        target = dangling.parent / os.readlink(dangling)  # a relative link is read from its own folder
-        raise UserError(f"{given('out', folder)}: {dangling} is a link to {target}, which is not there; make that "
-                        "folder, or give another")
+    # mkdir failed on a link that leads nowhere with "File exists", as if the machine had stopped the run
+    broken = next(((place, why) for place in (folder, *folder.parents) if (why := broken_link(place))), None)
+    if broken is not None:
+        raise UserError(f"{given('out', folder)}: {broken[0]} is {broken[1]}; make the folder it should lead to, or "
+                        "give another")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:

@@ -260,9 +260,18 @@ def test_out_through_a_link_to_nothing_is_the_users_mistake(tmp_path, capsys):
     (tmp_path / "dangle").symlink_to("nowhere")
     for out in (tmp_path / "dangle", tmp_path / "dangle" / "run-1"):
         fails(capsys, ["run", str(data), "--out", str(out)], EXIT_USER,
-              f"--out {out}: {tmp_path / 'dangle'} is a link to {tmp_path / 'nowhere'}, which is not there; make that "
-              "folder, or give another")
+              f"--out {out}: {tmp_path / 'dangle'} is a link to {tmp_path / 'nowhere'}, which is not there; make the "
+              "folder it should lead to, or give another")
     assert not (tmp_path / "nowhere").exists()
+    # a loop of links was said as a link to a place "not there", and as DATA, "file not found" (an ops probe)
+    (tmp_path / "loop-a").symlink_to("loop-b")
+    (tmp_path / "loop-b").symlink_to("loop-a")
+    fails(capsys, ["run", str(data), "--out", str(tmp_path / "loop-a")], EXIT_USER,
+          f"{tmp_path / 'loop-a'} is a link that leads round in a loop of links; make the folder it should lead to")
+    fails(capsys, ["run", str(tmp_path / "loop-a")], EXIT_USER,
+          f"{tmp_path / 'loop-a'}: is a link that leads round in a loop of links")
+    fails(capsys, ["run", str(tmp_path / "dangle")], EXIT_USER,
+          f"{tmp_path / 'dangle'}: is a link to {tmp_path / 'nowhere'}, which is not there")
 
 
 def test_bench_refuses_an_out_that_is_a_file_before_any_judge_runs(tmp_path, capsys):
