@@ -3,9 +3,11 @@
 A dataset of Chinese samples without a `language` field (or `--language`) is split with English
 rules and its judge is asked in English: the questions response_relevancy compares came back in
 English, unsaid (a probe). Only the script can be told from the text cheaply and surely, so a
-sample is warned of where its language's scripts make up less than a tenth of its letters: Chinese
-text split as English, English text split as Chinese. German split as English is the same script
-and goes unseen.
+sample is warned of where its language's scripts make up less than a tenth of the letters of its
+question and of its response alike: Chinese text split as English, English text split as Chinese.
+Each is looked at apart, and its chunks not at all: a Chinese question over English documents, or
+answered with code, is written in Chinese. German split as English is the same script and goes
+unseen.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from .errors import LocalevalWarning
 from .options import option
 from .samples import Sample
 from .text import LANGUAGE_NAMES
+
 
 class LanguageMisfitWarning(LocalevalWarning):
     """Samples whose text is in another script than the language they are taken as (language_misfits)."""
@@ -30,27 +33,25 @@ SCRIPTS = {
     "zh": ("CJK",), "ja": ("CJK", "HIRAGANA", "KATAKANA"), "el": ("GREEK",), "hy": ("ARMENIAN",),
     "am": ("ETHIOPIC",), "my": ("MYANMAR",),
 }
-OWN_SHARE = 0.1  # below this share of a sample's letters in its language's scripts, it is in another
+OWN_SHARE = 0.1  # below this share of a text's letters in its language's scripts, it is in another
 MIN_LETTERS = 10  # fewer letters than this tell nothing sure
-READ = 2000  # characters of each text looked at: enough to tell, and a long context costs nothing
+READ = 2000  # characters of each text looked at: enough to tell, and a long one costs nothing
 
 
-def script_counts(sample: Sample) -> Counter[str]:
-    """How many of the sample's letters (its question, response, reference and first chunk) are in each script."""
-    texts = (sample.user_input, sample.response, sample.reference, *(sample.retrieved_contexts or ())[:1])
-    return Counter(unicodedata.name(character, "?").split(" ")[0]
-                   for text in texts if text for character in text[:READ] if character.isalpha())
+def script_counts(text: str) -> Counter[str]:
+    """How many of the text's letters are in each script."""
+    return Counter(unicodedata.name(character, "?").split(" ")[0] for character in text[:READ] if character.isalpha())
 
 
 def in_another_script(sample: Sample, language: str) -> str | None:
-    """The script most of the sample's letters are in, where its language's own scripts hold less than a
-    tenth of them; None where they fit, or where there are too few letters to tell."""
-    counts = script_counts(sample)
-    letters = sum(counts.values())
-    own = sum(counts[script] for script in SCRIPTS.get(language, ()))
-    if letters < MIN_LETTERS or own >= OWN_SHARE * letters:
+    """The script most of the sample's question and response are in, where neither is in its language's own
+    scripts (less than a tenth of its letters); None where either fits, or neither has letters enough to tell."""
+    told = [counts for text in (sample.user_input, sample.response) if text
+            if sum((counts := script_counts(text)).values()) >= MIN_LETTERS]
+    own = SCRIPTS.get(language, ())
+    if not told or any(sum(counts[script] for script in own) >= OWN_SHARE * sum(counts.values()) for counts in told):
         return None
-    return counts.most_common(1)[0][0]
+    return sum(told, Counter()).most_common(1)[0][0]
 
 
 def language_misfits(samples: list[Sample], language: str) -> str | None:
@@ -81,8 +82,10 @@ def _meant(script: str) -> str:
     languages = sorted(code for code, scripts in SCRIPTS.items() if script in scripts)
     if not languages:
         return " (no language localeval splits is written in it)"
-    return f" (meant {', '.join(languages[:-1])} or {languages[-1]}?)" if 1 < len(languages) <= 3 else \
-        f" (meant {languages[0]}?)" if len(languages) == 1 else ""
+    if len(languages) > 3:  # Latin letters: any of nine
+        return ""
+    named = languages[0] if len(languages) == 1 else f"{', '.join(languages[:-1])} or {languages[-1]}"
+    return f" (meant {named}?)"
 
 
 def _ids(ids: list[str]) -> str:

@@ -74,3 +74,17 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
     with pytest.warns(LanguageMisfitWarning, match="id q1 is in Chinese characters"):
         result = localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False)
     assert any(line.startswith(expected) for line in result.details["warnings"])
+
+
+@pytest.mark.parametrize("question, response, context", [
+    ("如何在Python中读取文件？", "使用open()函数打开文件，然后调用read()。", "The built-in open() function returns a file object. " * 30),
+    ("如何在Python中读取文件？", "with open('data.txt') as f: text = f.read()", None),  # answered in code
+    ("Как открыть файл в Python?", "Use open(): with open('a.txt') as f: f.read()", None),  # a Russian question
+])
+def test_a_question_or_an_answer_in_its_language_is_enough(question, response, context):
+    """A Chinese question over English documents, rightly taken as Chinese, was warned of as Latin letters (a
+    review): the chunks are not looked at, and the question or the response fitting is enough."""
+    language = "ru" if question.startswith("Как") else "zh"
+    sample = Sample(id="q", user_input=question, response=response,
+                    retrieved_contexts=None if context is None else (context,), language=language)
+    assert in_another_script(sample, language) is None
