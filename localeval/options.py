@@ -85,6 +85,9 @@ def folder_from_environment(variable: str) -> Path | None:
     return folder
 
 
+LINK_LOOP = "a link that leads round in a loop of links"
+
+
 def broken_link(path: Path) -> str | None:
     """What is wrong with `path` where it is a link that leads nowhere: to a place not there, or round in a
     loop (said as "not there" and "file not found", an ops probe); None where it is no such link."""
@@ -94,7 +97,7 @@ def broken_link(path: Path) -> str | None:
         os.stat(path)
     except OSError as error:
         if error.errno == errno.ELOOP:
-            return "a link that leads round in a loop of links"
+            return LINK_LOOP
     return f"a link to {path.parent / os.readlink(path)}, which is not there"  # read from its own folder
 
 

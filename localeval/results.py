@@ -33,7 +33,7 @@ from filelock import FileLock, Timeout
 from .errors import EnvironmentFailure, UserError, shortened
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
-from .options import broken_link, given
+from .options import LINK_LOOP, broken_link, given
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
@@ -219,8 +219,9 @@ def check_writable_folder(folder: Path) -> None:
     # mkdir failed on a link that leads nowhere with "File exists", as if the machine had stopped the run
     broken = next(((place, why) for place in (folder, *folder.parents) if (why := broken_link(place))), None)
     if broken is not None:
-        raise UserError(f"{given('out', folder)}: {broken[0]} is {broken[1]}; make the folder it should lead to, or "
-                        "give another")
+        place, why = broken
+        fix = "re-point or remove the link" if why == LINK_LOOP else "make the folder it leads to"
+        raise UserError(f"{given('out', folder)}: {place} is {why}; {fix}, or give another")
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as error:

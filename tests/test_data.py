@@ -508,6 +508,8 @@ def test_utf16_that_says_so_is_read(tmp_path, encoding):
     assert (sample.id, sample.user_input, sample.response) == ("q1", "Wann öffnet es?", "Um neun.")
     path.write_bytes("id,user_input\nq1,x\n".encode("utf-16") + b"\x00\xd8")  # a lone surrogate at the end
     assert load_error(path) == f"{path}: begins as UTF-16 text but is not UTF-16 throughout; save it as UTF-8"
+    path.write_bytes("id,user_input\nq1,x\n".encode("utf-32"))  # its mark begins as UTF-16's: "malformed JSON"
+    assert load_error(path) == f"{path}: UTF-32 text; save it as UTF-8"
 
 
 def test_utf8_bom_is_accepted(tmp_path):

@@ -261,13 +261,13 @@ def test_out_through_a_link_to_nothing_is_the_users_mistake(tmp_path, capsys):
     for out in (tmp_path / "dangle", tmp_path / "dangle" / "run-1"):
         fails(capsys, ["run", str(data), "--out", str(out)], EXIT_USER,
               f"--out {out}: {tmp_path / 'dangle'} is a link to {tmp_path / 'nowhere'}, which is not there; make the "
-              "folder it should lead to, or give another")
+              "folder it leads to, or give another")
     assert not (tmp_path / "nowhere").exists()
     # a loop of links was said as a link to a place "not there", and as DATA, "file not found" (an ops probe)
     (tmp_path / "loop-a").symlink_to("loop-b")
     (tmp_path / "loop-b").symlink_to("loop-a")
     fails(capsys, ["run", str(data), "--out", str(tmp_path / "loop-a")], EXIT_USER,
-          f"{tmp_path / 'loop-a'} is a link that leads round in a loop of links; make the folder it should lead to")
+          f"{tmp_path / 'loop-a'} is a link that leads round in a loop of links; re-point or remove the link, or give another")
     fails(capsys, ["run", str(tmp_path / "loop-a")], EXIT_USER,
           f"{tmp_path / 'loop-a'}: is a link that leads round in a loop of links")
     fails(capsys, ["run", str(tmp_path / "dangle")], EXIT_USER,
