@@ -274,7 +274,9 @@ class RayScorer:
         stats = getattr(self.driver.judge, "stats", None)
         for name, value in window.judge_stats.items() if stats is not None else ():
             setattr(stats, name, getattr(stats, name) + value)
-        for message in window.said:  # shown and kept as the same warning given in this process would be
+        # shown and kept as the same warning given in this process would be; once, though workers sharing a
+        # cache each find it so
+        for message in (said for said in window.said if said not in self.driver.heard):
             warn(WorkerWarning(message))
             self.driver.heard.append(message)
 

@@ -838,31 +838,27 @@ def test_an_out_folder_that_cannot_be_created_is_exit_3(tmp_path, capsys, tiny_j
     fails(capsys, argv, EXIT_ENVIRONMENT, "cannot create it")
 
 
-def test_an_unwritable_answer_cache_is_exit_3_with_the_way_out(tmp_path, capsys, tiny_judge, monkeypatch):
+@pytest.mark.parametrize("when, failure, full", [
+    ("opened", "database or disk is full", True), ("written", "database or disk is full", True),
+    ("opened", "attempt to write a readonly database", False),
+    ("written", "disk I/O error", False),  # how sqlite says a disk quota met: no errno, not SQLITE_FULL
+])
+def test_an_answer_cache_that_cannot_be_used_is_turned_off_not_the_run(tmp_path, capsys, tiny_judge, monkeypatch,
+                                                                       when, failure, full):
+    """It stopped the run, exit 3, and the judge's minutes of answers were lost for want of a place to keep a copy
+    (an ops probe; a quota, a review): it is only a cache."""
     import sqlite3
 
-    argv = one_sample_run(tmp_path, tiny_judge)
-    monkeypatch.setattr(sqlite3, "connect", raising(sqlite3.OperationalError("attempt to write a readonly database")))
-    assert "free space" not in fails(capsys, argv, EXIT_ENVIRONMENT, "--no-cache")  # not the way out of this one
-
-
-
-@pytest.mark.parametrize("when", ["opened", "written"])
-def test_an_answer_cache_whose_disk_fills_is_turned_off_not_the_run(tmp_path, capsys, tiny_judge, monkeypatch, when):
-    """It stopped the run, exit 3, and the judge's minutes of answers were lost for want of room to keep a copy
-    (an ops probe): it is only a cache."""
-    import sqlite3
-
-    full = sqlite3.OperationalError("database or disk is full")
-    full.sqlite_errorcode = sqlite3.SQLITE_FULL
+    error = sqlite3.OperationalError(failure)
+    error.sqlite_errorcode = sqlite3.SQLITE_FULL if full else sqlite3.SQLITE_IOERR
     connect = sqlite3.connect
 
-    class FillsOnWrite:  # a connection whose disk is full when answers are written
+    class FailsOnWrite:  # a connection that fails as `error` says when answers are written
         def __init__(self, *args):
             self._connection = connect(*args)
 
         def executemany(self, *args):
-            raise full
+            raise error
 
         def __getattr__(self, name):
             return getattr(self._connection, name)
@@ -874,11 +870,12 @@ def test_an_answer_cache_whose_disk_fills_is_turned_off_not_the_run(tmp_path, ca
             return False
 
     monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(sqlite3, "connect", raising(full) if when == "opened" else FillsOnWrite)
+    monkeypatch.setattr(sqlite3, "connect", raising(error) if when == "opened" else FailsOnWrite)
     assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == EXIT_OK
-    said = (f"the judge-answer cache {tmp_path / 'cache' / 'judge-answers.sqlite'} cannot grow (database or disk is "
-            "full): this run goes on without it, and keeps none of its answers for the next; free space there, or set "
-            "LOCALEVAL_CACHE_DIR to another folder")
+    what, fix = ("cannot grow", "free space there") if full else ("cannot be used", "turn it off (--no-cache)")
+    said = (f"the judge-answer cache {tmp_path / 'cache' / 'judge-answers.sqlite'} {what} ({failure}): this run goes "
+            f"on without it, and keeps none of its answers for the next; {fix}, or set LOCALEVAL_CACHE_DIR to another "
+            "folder")
     assert capsys.readouterr().err.count(said) == 1  # said once, though every window would write
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert f"warning: {said}" in summary["warnings"] and summary["metrics"]
@@ -1597,3 +1594,25 @@ def test_another_users_files_in_out_are_said_as_such_before_the_models_load(tmp_
     writer = ResultWriter(out, True, json.loads((out / "run.json").read_text("utf-8")))
     failure = writer._failed(PermissionError(errno.EACCES, "Permission denied"))
     assert str(failure).endswith("1 sample scored before it stay saved: make it writable and rerun with --resume")
+
+
+def test_a_damaged_cache_that_cannot_be_set_aside_is_turned_off_not_the_run(tmp_path, capsys, tiny_judge,
+                                                                              monkeypatch):
+    """It stopped the run, exit 3: the cache is only a cache."""
+    from localeval.engine import cache
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "judge-answers.sqlite").write_bytes(b"garbage\n")
+    replace = os.replace
+
+    def refused_for_the_cache(source, target):
+        if "judge-answers" in str(source):
+            raise PermissionError(errno.EACCES, "Permission denied")
+        replace(source, target)
+
+    monkeypatch.setattr(cache.os, "replace", refused_for_the_cache)
+    assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == EXIT_OK
+    assert ("cannot be used (damaged: file is not a database; and it could not be set aside: Permission denied): "
+            "this run goes on without it") in capsys.readouterr().err
+    assert (tmp_path / "cache" / "judge-answers.sqlite").read_bytes() == b"garbage\n"  # left as it was

@@ -191,6 +191,24 @@ def test_a_cache_a_worker_sets_aside_is_said_and_kept_by_the_driver(tmp_path):
     assert file.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"
 
 
+def test_the_same_warning_from_workers_sharing_a_cache_is_said_and_kept_once():
+    """Each worker holds its own AnswerCache of one file: each found it full, and summary.json kept N copies (a
+    review)."""
+    from types import SimpleNamespace
+
+    from localeval.evaluation import Timings
+    from localeval.pipeline import PipelineRecipe
+    from localeval.scaleout import RayScorer, WindowResult, WorkerWarning
+
+    driver = SimpleNamespace(evaluator=SimpleNamespace(timings=Timings()), engine=SimpleNamespace(cache_hits=0),
+                             judge=None, heard=[])
+    scorer = RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver)
+    with pytest.warns(WorkerWarning) as shown:
+        for said in (["the cache is full"], ["the cache is full"], ["another"]):
+            scorer._count(WindowResult([], Timings(), 0, {}, said))
+    assert [str(warning.message) for warning in shown] == driver.heard == ["the cache is full", "another"]
+
+
 def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
     samples = list(range(13))
     windows = _windows(samples, window=64, workers=2)

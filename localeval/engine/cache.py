@@ -9,8 +9,9 @@ table, which is not read.
 A cache file found damaged (a CI cache restored cut short, a disk's error) is only a cache: it is set
 aside beside itself, said, and a new one started, whose answers the judge gives again. It failed every
 later run otherwise, with advice to free space. An entry that cannot be read is asked again. A cache
-on a disk that fills is turned off for the rest of the run, said: the run stopped, exit 3, its judge's
-minutes of answers lost, for want of room to keep a copy of them.
+that cannot be used mid-run (its disk full, a quota met, a write refused) is turned off for the rest
+of the run, said: the run stopped, exit 3, its judge's minutes of answers lost, for want of a place to
+keep a copy of them.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from typing import TypeVar
 
 import platformdirs
 
-from ..errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, warn
+from ..errors import EnvironmentFailure, LocalevalWarning, warn
 from ..options import switched_off, users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
@@ -40,12 +41,16 @@ class DamagedCacheWarning(LocalevalWarning):
     """The answer cache could not be read, so it was set aside and a new one started."""
 
 
-class CacheFullWarning(LocalevalWarning):
-    """The answer cache's disk is full: the run goes on without it."""
+class CacheOffWarning(LocalevalWarning):
+    """The answer cache cannot be used (its disk full, a write refused): the run goes on without it."""
 
 
-class _Full(Exception):
-    """The cache's disk (or sqlite's own limit) is full: the cache is turned off, not the run."""
+class _Unusable(Exception):
+    """The cache cannot be used: it is turned off, not the run. `full`: for want of room."""
+
+    def __init__(self, reason: object, full: bool = False):
+        super().__init__(str(reason))
+        self.full = full
 
 
 def default_cache_dir() -> Path:
@@ -93,7 +98,7 @@ class AnswerCache:
     def __init__(self, path: Path | None = None):
         self.path = path or default_cache_file()
         self.said: list[str] = []  # what was warned of while scoring (a damaged file set aside, a full disk): kept
-        self.full = False  # its disk filled: neither read nor written for the rest of the run
+        self.off = False  # it could not be used: neither read nor written for the rest of the run
         self._connection: sqlite3.Connection | None = None
         self._file_opened: tuple[int, int] | None = None  # which file the connection reads (_file_at)
 
@@ -106,8 +111,8 @@ class AnswerCache:
         return self._connection
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        with self._off_when_full():
-            if not self.full:
+        with self._off_when_unusable():
+            if not self.off:
                 return self._past_damage(lambda: dict(self._found(judge, requests)), {})
         return {}
 
@@ -118,22 +123,24 @@ class AnswerCache:
         def insert() -> None:
             with self._db:
                 self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
-        with self._off_when_full():
-            if not self.full:
+        with self._off_when_unusable():
+            if not self.off:
                 self._past_damage(insert, retried=True)
 
     @contextmanager
-    def _off_when_full(self) -> Iterator[None]:
-        """The block's _Full turned into a cache that is off, said once; the block's caller goes on without it."""
+    def _off_when_unusable(self) -> Iterator[None]:
+        """The block's _Unusable turned into a cache that is off, said once; the block's caller goes on without it."""
         try:
             yield
-        except _Full as full:
-            self.full = True
+        except _Unusable as unusable:
+            self.off = True
             self.close()
-            said = (f"the judge-answer cache {self.path} cannot grow ({full}): this run goes on without it, and keeps "
-                    f"none of its answers for the next; free space there, or set LOCALEVAL_CACHE_DIR to another folder")
+            what, fix = (("cannot grow", "free space there") if unusable.full else
+                         ("cannot be used", f"turn it off ({switched_off('cache')})"))
+            said = (f"the judge-answer cache {self.path} {what} ({unusable}): this run goes on without it, and keeps "
+                    f"none of its answers for the next; {fix}, or set LOCALEVAL_CACHE_DIR to another folder")
             self.said.append(said)
-            warn(CacheFullWarning(said))
+            warn(CacheOffWarning(said))
 
     def _opened(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -173,11 +180,10 @@ class AnswerCache:
                     raise
                 self._set_aside(error)
             return use() if retried else after_damage
-        except (OSError, sqlite3.Error) as error:
-            if getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or \
-                    getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL:
-                raise _Full(getattr(error, "strerror", None) or error) from None
-            raise ScoringStopped(_cannot_write(self.path, error)) from None  # mid-run: the caller says what was kept
+        except (OSError, sqlite3.Error) as error:  # sqlite says a quota met as "disk I/O error", no errno
+            full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or \
+                getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            raise _Unusable(getattr(error, "strerror", None) or error, full) from None
 
     def _set_aside(self, error: sqlite3.DatabaseError) -> None:
         """The damaged file and its journals moved beside it, the journals first: one left beside a new file
@@ -193,10 +199,8 @@ class AnswerCache:
                     if Path(f"{self.path}{end}").exists():
                         os.replace(f"{self.path}{end}", f"{aside}{end}")
             except OSError as failure:
-                raise ScoringStopped(
-                    f"the judge-answer cache {self.path} is damaged ({error}) and could not be set aside "
-                    f"({failure.strerror or failure}); remove it, set LOCALEVAL_CACHE_DIR to another folder, or turn "
-                    f"the cache off ({switched_off('cache')})") from None
+                raise _Unusable(f"damaged: {error}; and it could not be set aside: {failure.strerror or failure}") \
+                    from None
         said = (f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, and a new one "
                 "started; its answers are asked of the judge again")
         self.said.append(said)
