@@ -20,7 +20,7 @@ from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
-from .metrics import METRICS, JudgeSettings, did_you_mean, resolve_metrics, result_names
+from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
 from .metrics.context_precision import mixed_targets
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge
@@ -221,6 +221,9 @@ def _not_a_score(name: object, scores: list[str]) -> str:
         return f"give a score's name, one of: {given}; got {name!r}"
     if name in result_names(list(METRICS.values())):
         return f"{name!r} was not scored in this call, whose scores are {given}"
+    ours = RAGAS_EQUIVALENTS.get(name)
+    if ours is not None and ours not in scores:  # "did you mean" would offer a name that fails too (a review)
+        return f"{name!r} is ragas's name for localeval's {ours!r}, not scored in this call, whose scores are {given}"
     near = closest(name, scores, 0.75, normal=str.lower)
     hint = f" did you mean '{near}'?" if near else did_you_mean(name, for_gates=True)
     return f"{name!r} is not a score of this result, whose scores are {given};{hint}".rstrip(";")

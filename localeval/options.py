@@ -111,8 +111,9 @@ def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: st
     try:
         return platforms_folder()
     except RuntimeError:
-        raise EnvironmentFailure(f"this user has no home folder (HOME is unset, and the user list has no entry for "
-                                 f"uid {os.getuid()}): set {variable} to a folder it can write{remedy}") from None
+        raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
+                                 f"list has no entry for uid {os.getuid()}): set {variable} to a folder it can write"
+                                 f"{remedy}") from None
 
 
 def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:

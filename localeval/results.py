@@ -165,10 +165,13 @@ def _no_lock(folder: Path, error: OSError) -> str:
     """Why the folder's lock file could not be opened: one another user's run left (a lock holds nothing, and
     the system releases it with its process) was said as "cannot make its lock file" (an ops probe)."""
     lock = folder / LOCK_FILE
-    if error.errno == errno.EACCES and lock.exists():
-        return (f"{given('out', folder)}: its lock file {lock} is another user's and cannot be opened; it holds "
-                "nothing, so where no run is writing in the folder, remove it")
-    return f"{given('out', folder)}: cannot make its lock file ({_reason(error)})"
+    try:
+        owner = lock.stat().st_uid
+    except OSError:  # not there: it could not be made
+        return f"{given('out', folder)}: cannot make its lock file ({_reason(error)})"
+    whose = "another user's" if owner != os.getuid() else "not writable"
+    return (f"{given('out', folder)}: its lock file {lock} is {whose} and cannot be opened ({_reason(error)}); it "
+            "holds nothing, so where no run is writing in the folder, remove it")
 
 
 def check_appendable(results: Path) -> None:

@@ -1549,8 +1549,9 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
         monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
     assert main(command) == EXIT_ENVIRONMENT
     said = capsys.readouterr().err
-    assert f"localeval: error: this user has no home folder (HOME is unset, and the user list has no entry for uid " \
-           f"{os.getuid()}): set {variable} to a folder it can write" in said and "Traceback" not in said
+    assert f"localeval: error: this user has no home folder (HOME is unset or not an absolute path, and the user list " \
+           f"has no entry for uid {os.getuid()}): set {variable} to a folder it can write" in said
+    assert "Traceback" not in said
     if command[0] == "run":
         assert said.rstrip().endswith("or turn the cache off (--no-cache)")
         assert main([*command, "--no-cache", "--quiet"]) == 0
@@ -1578,11 +1579,22 @@ def test_another_users_files_in_out_are_said_as_such_before_the_models_load(tmp_
 
     assert main(one_sample_run(tmp_path, tiny_judge, "--quiet", "--no-cache")) == 0
     out = tmp_path / "out"
-    (out / ".localeval.lock").touch()
+    lock = out / ".localeval.lock"
+    lock.touch()
     monkeypatch.setattr(filelock.UnixFileLock, "_acquire", raising(PermissionError(errno.EACCES, "Permission denied")))
-    fails(capsys, one_sample_run(tmp_path, tiny_judge, "--resume"), EXIT_ENVIRONMENT,
-          f"--out {out}: its lock file {out / '.localeval.lock'} is another user's and cannot be opened; it holds "
-          "nothing, so where no run is writing in the folder, remove it")
+    stat = Path.stat
+
+    def owned_by(owner: int):
+        def stat_as_owned(path, *args, **kwargs):  # the lock's owner as given: st_uid is the 5th field
+            found = stat(path, *args, **kwargs)
+            return os.stat_result((*found[:4], owner, *found[5:])) if path == lock else found
+        return stat_as_owned
+
+    for owner, whose in ((os.getuid(), "not writable"), (os.getuid() + 1, "another user's")):
+        monkeypatch.setattr(Path, "stat", owned_by(owner))
+        fails(capsys, one_sample_run(tmp_path, tiny_judge, "--resume"), EXIT_ENVIRONMENT,
+              f"--out {out}: its lock file {lock} is {whose} and cannot be opened (Permission denied); it holds "
+              "nothing, so where no run is writing in the folder, remove it")
     monkeypatch.undo()
     access = os.access
     monkeypatch.setattr(results.os, "access", lambda path, mode: not str(path).endswith("results.jsonl")

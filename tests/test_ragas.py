@@ -259,7 +259,9 @@ def test_a_score_by_name_is_every_sample_s_in_order_as_ragas_gives_it():
 
 @pytest.mark.parametrize("name, said", [
     ("context_recal", "did you mean 'context_recall'?"),
-    ("answer_relevancy", "did you mean 'response_relevancy'"),  # ragas's name: localeval's, not scored here
+    # ragas's name: localeval's is said, and that it was not scored ("did you mean" offered a name that fails too)
+    ("answer_relevancy", "'answer_relevancy' is ragas's name for localeval's 'response_relevancy', not scored in this "
+                         "call, whose scores are context_recall"),
     ("faithfulness", "'faithfulness' was not scored in this call, whose scores are context_recall"),
     (0, "give a score's name, one of: context_recall; got 0"),
 ])

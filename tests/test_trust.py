@@ -783,7 +783,7 @@ def test_samples_in_languages_the_embedder_was_not_trained_on_are_warned_of():
 
     metrics = resolve_metrics(["response_relevancy", "context_recall"])
     said = embedder_language_warning(None, _in("de", None, "ar", "de"), "en", metrics)
-    assert said.startswith("response_relevancy: 3 of the 4 samples are in German, Arabic, and the embedder "
+    assert said.startswith("response_relevancy: 3 of the 4 samples are in German and Arabic; the embedder "
                            "all-minilm-l6-v2 was trained on English alone")
     assert "--embedder" in said and "localeval docs judges, B3" in said
     assert "every sample is in Chinese" in embedder_language_warning("all-minilm-l6-v2", _in(None, "zh"), "zh", metrics)
@@ -803,7 +803,7 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
                     encoding="utf-8")
     assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "response_relevancy",
                  "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    expected = "warning: response_relevancy: the sample is in German, and the embedder all-minilm-l6-v2"
+    expected = "warning: response_relevancy: the sample is in German; the embedder all-minilm-l6-v2"
     assert expected in capsys.readouterr().err
     assert any(line.startswith(expected) for line in
                json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
