@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
-from localeval.options import broken_link
+from localeval.paths import broken_link
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 

@@ -29,7 +29,8 @@ from typing import Any, Callable
 import platformdirs
 
 from .errors import EnvironmentFailure, UserError, closest
-from .options import option, users_folder
+from .options import option
+from .paths import users_folder
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"

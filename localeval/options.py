@@ -11,17 +11,15 @@ the pipeline's recipe, the engine and Ray's driver and workers, none of which sh
 
 from __future__ import annotations
 
-import errno
 import functools
 import inspect
 import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from pathlib import Path
 from typing import Any, TypeVar
 
-from .errors import EnvironmentFailure, UnknownKeyword, UserError, closest
+from .errors import UnknownKeyword, UserError, closest
 
 Result = TypeVar("Result")
 
@@ -70,50 +68,6 @@ def check_paths(paths: dict[str, Any]) -> None:
             raise UserError(f"{option(name)}: give a path; got {type(value).__name__}")
         if not os.fspath(value).strip():
             raise UserError(f"{option(name)}: it is empty")
-
-
-def folder_from_environment(variable: str) -> Path | None:
-    """The folder an environment variable names (None where it is unset), refused at once where it or
-    a folder above it is a file: else it failed later, as "File exists" read as a full disk."""
-    if not os.environ.get(variable):
-        return None
-    folder = Path(os.environ[variable]).expanduser().absolute()  # said in full: a relative one moves with the shell
-    not_a_folder = next((path for path in (folder, *folder.parents) if path.exists() and not path.is_dir()), None)
-    if not_a_folder is not None:
-        where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
-        raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
-    return folder
-
-
-LINK_LOOP = "a link that leads round in a loop of links"
-
-
-def broken_link(path: Path) -> str | None:
-    """What is wrong with `path` where it is a link that leads nowhere: to a place not there, or round in a
-    loop (said as "not there" and "file not found", an ops probe); None where it is no such link."""
-    if not path.is_symlink() or path.exists():
-        return None
-    try:
-        os.stat(path)
-    except OSError as error:
-        if error.errno == errno.ELOOP:
-            return LINK_LOOP
-    return f"a link to {path.parent / os.readlink(path)}, which is not there"  # read from its own folder
-
-
-def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: str = "") -> Path:
-    """The folder `variable` names, else the user's own that platformdirs gives (`platforms_folder`): for a
-    user with no home folder (HOME unset and no entry in the user list, as a container run under a random
-    uid is), platformdirs' RuntimeError was a traceback on every command (an ops probe)."""
-    named = folder_from_environment(variable)
-    if named is not None:
-        return named
-    try:
-        return platforms_folder()
-    except RuntimeError:
-        raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
-                                 f"list has no entry for uid {os.getuid()}): set {variable} to a folder it can write"
-                                 f"{remedy}") from None
 
 
 def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:

@@ -33,7 +33,8 @@ from filelock import FileLock, Timeout
 from .errors import EnvironmentFailure, UserError, shortened
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
-from .options import LINK_LOOP, broken_link, given
+from .options import given
+from .paths import LINK_LOOP, broken_link
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 

@@ -28,7 +28,8 @@ from typing import TypeVar
 import platformdirs
 
 from ..errors import EnvironmentFailure, LocalevalWarning, warn
-from ..options import switched_off, users_folder
+from ..options import switched_off
+from ..paths import users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
