@@ -487,12 +487,7 @@ class _StderrOrNowhere:
             self._lost()
 
     def _lost(self) -> None:
-        """Its file descriptor sent to the null device: later writes, and Python's own at exit, go nowhere."""
-        try:
-            with open(os.devnull, "wb") as nowhere:
-                os.dup2(nowhere.fileno(), self._stream.fileno())
-        except (OSError, ValueError, io.UnsupportedOperation):  # a stderr with no file behind it (tests)
-            pass
+        _to_devnull(self._stream)  # later writes, and Python's own at exit, go nowhere
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
@@ -544,9 +539,15 @@ def _command(args) -> int:
 
 def _discard_stdout() -> None:
     """Point stdout at /dev/null, so that Python's flush at exit does not fail on the closed pipe again."""
+    _to_devnull(sys.stdout)
+
+
+def _to_devnull(stream) -> None:
+    """The file descriptor behind `stream` sent to the null device: what is written to it goes nowhere."""
     try:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    except (OSError, ValueError, io.UnsupportedOperation):  # a stdout with no file behind it (tests)
+        with open(os.devnull, "wb") as nowhere:
+            os.dup2(nowhere.fileno(), stream.fileno())
+    except (OSError, ValueError, io.UnsupportedOperation):  # a stream with no file behind it (tests)
         pass
 
 
