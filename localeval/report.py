@@ -103,6 +103,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
     thresholds = _thresholds(details)
     scored_as = _scored_as(summary, details, thresholds)
+    run_language = details.get("settings", {}).get("language", DEFAULT_LANGUAGE)
     parts = [
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
@@ -117,9 +118,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _null_note(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
-        _sample_table(rows, metrics, inputs),
-        *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as,
-                           details.get("settings", {}).get("language", DEFAULT_LANGUAGE))
+        _sample_table(rows, metrics, inputs, run_language),
+        *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as, run_language)
           for number, row in enumerate(rows, 1)),
         f"<script>{SCRIPT}</script>",
     ]
@@ -297,7 +297,7 @@ def _languages(details: dict[str, Any]) -> str:
     return " (" + ", ".join(f"{count} in {LANGUAGE_NAMES.get(code, code)}" for code, count in languages.items()) + ")"
 
 
-def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
+def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language: str) -> str:
     """Lowest-scoring samples first (the ones to look at), then by their own lowest score; null-only samples
     last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
     what an anchor cannot)."""
@@ -313,7 +313,7 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), counted, scored)
+    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), counted, scored, run_language)
                    for number, row, counted, scored in sorted(lowest, key=lowest_first))
     zero = " (a sample that answered nothing counts as 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
@@ -324,7 +324,8 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None]) -> str:
             f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float | None, scored: float | None) -> str:
+def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float | None, scored: float | None,
+                run_language: str) -> str:
     """`lowest`: the row's lowest score as the table orders it; `scored`: its lowest of the scores alone."""
     sample_id = escape(str(row["id"]))
     question = sample.user_input if sample is not None and sample.user_input else ""
@@ -334,7 +335,8 @@ def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float 
              else _sortable_score(lowest))
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
             f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
-            f"<td dir='auto' title='{escape(question)}'>{escape(short)}</td>{first}"
+            f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
+            f"{first}"
             + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
 
 
@@ -354,19 +356,24 @@ def _thresholds(details: dict[str, Any]) -> dict[str, float]:
 def _sample_evidence(row, number: int, metrics, sample: Sample | None, thresholds: dict[str, float],
                      scored_as: dict[str, str], run_language: str) -> str:
     sample_id = escape(str(row["id"]))
-    # the sample's texts in its language, for a browser's font (Chinese and Japanese draw some characters
-    # apart) and a screen reader's voice; the page's own words are English
-    lang = f" lang='{escape(sample.language or run_language if sample is not None else run_language)}'"
-    blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>", _inputs(sample, lang)]
+    lang_attribute = _lang_attribute(sample, run_language)
+    blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>",
+              _inputs(sample, lang_attribute)]
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
-        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang)
+        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang_attribute)
                 + _sub_scores(row, METRICS.get(metric)))
         blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
     blocks.append("<p class='p'><a href='#samples'>back to the table</a></p></section>")
     return "\n".join(blocks)
+
+
+def _lang_attribute(sample: Sample | None, run_language: str) -> str:
+    """The attribute that gives a sample's texts its language (its own, else the run's), for a browser's font
+    (Chinese and Japanese draw some characters apart) and a screen reader's voice; the page's words are English."""
+    return f" lang='{escape(sample.language if sample is not None and sample.language else run_language)}'"
 
 
 def _carried_sample(row: dict[str, Any]) -> Sample | None:
@@ -378,7 +385,7 @@ def _carried_sample(row: dict[str, Any]) -> Sample | None:
                   row.get("response"), row.get("reference"))
 
 
-def _inputs(sample: Sample | None, lang: str = "") -> str:
+def _inputs(sample: Sample | None, lang_attribute: str = "") -> str:
     """What the sample asked, retrieved, answered and expected: what every verdict below is about."""
     if sample is None:
         return "<p class='null'>This sample is not in the run's data, so its question and answer are not known.</p>"
@@ -388,22 +395,23 @@ def _inputs(sample: Sample | None, lang: str = "") -> str:
         contexts = "<span class='null'>none retrieved</span>"
     else:
         # the chunk in its own direction inside the item, so that the list's number stays where the list puts it
-        contexts = "<ol>" + "".join(f"<li><div dir='auto'{lang}>{escape(chunk)}</div></li>"
+        contexts = "<ol>" + "".join(f"<li><div dir='auto'{lang_attribute}>{escape(chunk)}</div></li>"
                                     for chunk in sample.retrieved_contexts) + "</ol>"
-    return ("<dl class='inputs'>" + _input("question", sample.user_input, lang)
+    return ("<dl class='inputs'>" + _input("question", sample.user_input, lang_attribute)
             + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
-            + _input("response", sample.response, lang) + _input("reference", sample.reference, lang) + "</dl>")
+            + _input("response", sample.response, lang_attribute)
+            + _input("reference", sample.reference, lang_attribute) + "</dl>")
 
 
-def _input(label: str, text: str | None, lang: str) -> str:
+def _input(label: str, text: str | None, lang_attribute: str) -> str:
     # blank text is missing to the metrics too (Sample.missing): shown as such, not as an empty line
     if text is None or not text.strip():
         return f"<dt>{label}</dt><dd><span class='null'>none given</span></dd>"
-    return f"<dt>{label}</dt><dd dir='auto'{lang}>{escape(text)}</dd>"
+    return f"<dt>{label}</dt><dd dir='auto'{lang_attribute}>{escape(text)}</dd>"
 
 
 def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None,
-                   lang: str = "") -> str:
+                   lang_attribute: str = "") -> str:
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
@@ -414,7 +422,7 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
             if isinstance(verdict, SentenceVerdict) and verdict.chunk is not None and verdict.chunk != chunk:
                 chunk = verdict.chunk
                 lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
-            lines.append(_verdict_line(verdict, threshold, lang))
+            lines.append(_verdict_line(verdict, threshold, lang_attribute))
     for key in ("reason", "against"):
         if key in evidence:
             lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
@@ -435,7 +443,7 @@ def _number_or_list(value: Any) -> str:
     return f"{value:.3f}" if _is_score(value) else "null"
 
 
-def _verdict_line(verdict: Verdict, threshold: float | None = None, lang: str = "") -> str:
+def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribute: str = "") -> str:
     """One judged text (a sentence, a chunk, a claim, a generated question) with its verdict, the
     judge's confidence and reason; a question with its similarity, flagged when noncommittal.
 
@@ -448,14 +456,14 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None, lang: str = 
         f"<span class='p'>(counted by the calibrated threshold {threshold:.3g}; the judge wrote {verdict.verdict})</span> "
     if isinstance(verdict, GeneratedQuestion):
         flag = _noncommittal_flag(counted, verdict.probability)
-        return (f"<div>{verdict.similarity:.3f} · <bdi{lang}>{escape(verdict.text)}</bdi>{flag}"
+        return (f"<div>{verdict.similarity:.3f} · <bdi{lang_attribute}>{escape(verdict.text)}</bdi>{flag}"
                 f"{' ' + overruled.strip() if overruled else ''}</div>")
     mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
     reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
     # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"
-    # the text in the sample's language (`lang`); the judge's reason in whatever it wrote
-    return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang}>{escape(verdict.text)}</bdi>{reason}</div>"
+    # the text in the sample's language (`lang_attribute`); the judge's reason in whatever it wrote
+    return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang_attribute}>{escape(verdict.text)}</bdi>{reason}</div>"
 
 
 def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> str:

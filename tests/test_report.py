@@ -269,7 +269,7 @@ def test_text_in_a_right_to_left_script_is_laid_out_in_its_own_direction(tmp_pat
     """A Hebrew question showed its question mark at the line's left end, its start for a reader (a probe)."""
     hebrew = replace(SAMPLES[0], id="rtl-עברית", user_input="מהי בירת צרפת?", response="פריז היא בירת צרפת.")
     html = write_run_report(tmp_path, scored_rows([hebrew]), [hebrew]).read_text(encoding="utf-8")
-    assert f"<td dir='auto' title='{hebrew.user_input}'>{hebrew.user_input}</td>" in html
+    assert f"<td dir='auto' lang='en' title='{hebrew.user_input}'>{hebrew.user_input}</td>" in html
     assert f"<dt>response</dt><dd dir='auto' lang='en'>{hebrew.response}</dd>" in html
     assert f"<h3 dir='auto'>{hebrew.id}</h3>" in html
     # a verdict's text and reason isolated: an Arabic sentence turned the line round, "#1" into "1#" (a probe)
@@ -287,6 +287,7 @@ def test_a_samples_texts_carry_its_language_and_the_page_its_own(tmp_path):
     assert _languages({"languages": {"en": 6}}) == _languages({}) == ""
     zh, en = evidence_of(html, "zh-1"), evidence_of(html, SAMPLES[1].id)
     assert f"<dt>question</dt><dd dir='auto' lang='zh'>{chinese.user_input}</dd>" in zh
+    assert f"<td dir='auto' lang='zh' title='{chinese.user_input}'>{chinese.user_input}</td>" in html  # the table's
     assert f"<bdi lang='zh'>{chinese.response}</bdi>" in zh and "lang='en'" not in zh
     assert "lang='zh'" not in en and f"<dd dir='auto' lang='en'>{escape(SAMPLES[1].response)}</dd>" in en
 
