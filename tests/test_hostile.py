@@ -1527,6 +1527,7 @@ def test_after_a_hang_up_what_goes_to_the_terminal_goes_nowhere(tmp_path):
         for fd in (live, gone, live_controller):
             os.close(fd)
 
+
 @pytest.mark.parametrize("command, variable", [
     (["models"], "LOCALEVAL_MODEL_STORE"),
     (["run", "DATA", "--metrics", "context_recall"], "LOCALEVAL_CACHE_DIR"),
