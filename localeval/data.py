@@ -364,10 +364,10 @@ def _read_text(path: Path) -> str:
         raise DataError(path, f"cannot read: {exc.strerror or exc}") from None
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8):]
-    # UTF-16 says so in its first two bytes (Excel's "Unicode Text", Windows tools): read as it says, not
-    # refused at its first byte as "not UTF-8"
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):  # before UTF-16's: UTF-32's LE mark begins as it
         raise DataError(path, "UTF-32 text; save it as UTF-8")
+    # UTF-16 says so in its first two bytes (Excel's "Unicode Text", Windows tools): read as it says, not
+    # refused at its first byte as "not UTF-8"
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         try:
             return data.decode("utf-16")

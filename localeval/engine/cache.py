@@ -10,8 +10,8 @@ A cache file found damaged (a CI cache restored cut short, a disk's error) is on
 aside beside itself, said, and a new one started, whose answers the judge gives again. It failed every
 later run otherwise, with advice to free space. An entry that cannot be read is asked again. A cache
 that cannot be used mid-run (its disk full, a quota met, a write refused) is turned off for the rest
-of the run, said: the run stopped, exit 3, its judge's minutes of answers lost, for want of a place to
-keep a copy of them.
+of the run, said. It stopped the run, exit 3, and the judge's minutes of answers were lost, for want
+of a place to keep a copy of them.
 """
 
 from __future__ import annotations
@@ -170,7 +170,8 @@ class AnswerCache:
 
     def _past_damage(self, use: Callable[[], T], after_damage: T | None = None, retried: bool = False) -> T:
         """`use()`; where it finds the file damaged, the file set aside and a new one started, then `use()`
-        again where `retried` (opening, writing), else `after_damage` (a read: nothing cached)."""
+        again where `retried` (opening, writing), else `after_damage` (a read: nothing cached). Any other
+        failure is _Unusable: the cache is turned off (_off_when_unusable)."""
         try:
             try:
                 return use()
