@@ -60,8 +60,8 @@ class Pipeline:
         return self.evaluator.run(samples, progress)
 
     def said_while_scoring(self) -> list[str]:
-        """The warnings scoring gave, for the run to keep (shown as they came): a damaged answer cache set aside
-        or one whose disk filled, here or in a Ray worker."""
+        """The warnings scoring gave, for the run to keep (shown as they came): the answer cache set aside as
+        damaged or turned off, here or in a Ray worker."""
         return [*(self.engine.cache.said if self.engine.cache is not None else ()), *self.heard]
 
 
