@@ -1,11 +1,16 @@
-"""Every Hugging Face load localeval makes goes through `load`: quiet, offline, local files only.
+"""Every Hugging Face load localeval makes goes through `load`: quiet, offline, local files only, and
+never a model folder's own code.
 
 Quiet, because their per-tensor progress bars and advice would bury localeval's own progress
-and error messages; offline, because no load may ever reach the network (offline.py).
+and error messages; offline, because no load may ever reach the network (offline.py). A folder
+whose config.json or tokenizer_config.json names Python code of its own (`auto_map`) is refused:
+transformers asked "Do you wish to run the custom code? [y/N]", and a `y` ran it (a probe), as do
+weights pickled with code that torch refuses to run (weights_only).
 """
 
 from __future__ import annotations
 
+import pickle
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -62,13 +67,20 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
     shown_as = path if shown_as is None else shown_as
     with _one_load_at_a_time, hub_offline():
         try:
-            return loader(path, *args, local_files_only=True, **kwargs)
+            return loader(path, *args, local_files_only=True, trust_remote_code=False, **kwargs)
         except SafetensorError as error:  # a weights file cut short (a copy that stopped) or overwritten
             raise UserError(f"{shown_as} cannot be loaded as a model: a weights file is damaged or incomplete "
                             f"({error}); copy the model folder again") from None
+        except pickle.UnpicklingError:  # torch's weights_only refusing what a pickle would run
+            raise UserError(f"{shown_as} cannot be loaded as a model: its pickled weights (.bin) carry code to run, "
+                            "which localeval never runs; give the model's weights as safetensors") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
             if isinstance(error, OSError) and error.errno is not None:
                 raise  # the system's own failure (a read error), not the folder's contents
+            if "trust_remote_code" in str(error):
+                raise UserError(f"{shown_as} cannot be loaded as a model: it names Python code of its own to run "
+                                "(auto_map in its config.json or tokenizer_config.json), which localeval never runs; "
+                                "give a model that transformers reads without it") from None
             raise UserError(f"{shown_as} cannot be loaded as a model: {_first_sentence(error)}") from None
 
 

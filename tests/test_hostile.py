@@ -11,6 +11,7 @@ import errno
 import json
 import os
 import signal
+import shutil
 import subprocess
 import sys
 import time
@@ -1629,3 +1630,59 @@ def test_a_damaged_cache_that_cannot_be_set_aside_is_turned_off_not_the_run(tmp_
     assert ("cannot be used (damaged: file is not a database; and it could not be set aside: Permission denied): "
             "this run goes on without it") in capsys.readouterr().err
     assert (tmp_path / "cache" / "judge-answers.sqlite").read_bytes() == b"garbage\n"  # left as it was
+
+
+@pytest.mark.parametrize("part", ["model", "tokenizer"])
+def test_a_judge_folder_that_names_code_of_its_own_is_refused_and_its_code_never_runs(tmp_path, tiny_judge, part):
+    """transformers asked "Do you wish to run the custom code? [y/N]" and a `y` ran the folder's Python (a security
+    probe); a tokenizer's code ran and the run ended 0, its scores the code's to change."""
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').write('ran')\n"
+    if part == "model":
+        config = json.loads((judge / "config.json").read_text())
+        config.update(model_type="evilmodel", auto_map={"AutoConfig": "configuration_evil.EvilConfig",
+                                                        "AutoModelForCausalLM": "modeling_evil.EvilModel"})
+        (judge / "config.json").write_text(json.dumps(config))
+        (judge / "configuration_evil.py").write_text(code + "from transformers import LlamaConfig\n"
+                                                     "class EvilConfig(LlamaConfig):\n    model_type = 'evilmodel'\n")
+        (judge / "modeling_evil.py").write_text(code)
+    else:
+        config = json.loads((judge / "tokenizer_config.json").read_text())
+        config.update(tokenizer_class="EvilTok", auto_map={"AutoTokenizer": [None, "tokenization_evil.EvilTok"]})
+        (judge / "tokenizer_config.json").write_text(json.dumps(config))
+        (judge / "tokenization_evil.py").write_text(code + "from transformers import PreTrainedTokenizerFast\n"
+                                                    "class EvilTok(PreTrainedTokenizerFast):\n    pass\n")
+    result = subprocess.run([sys.executable, "-m", "localeval", *one_sample_run(tmp_path, judge, "--no-cache")],
+                            input="y\n" * 5, capture_output=True, text=True, timeout=300)
+    assert not marker.exists()
+    assert result.returncode == EXIT_USER, result.stderr
+    assert (f"localeval: error: {judge} cannot be loaded as a model: it names Python code of its own to run (auto_map "
+            "in its config.json or tokenizer_config.json), which localeval never runs") in result.stderr
+    assert "[y/N]" not in result.stdout + result.stderr
+
+
+def test_weights_pickled_with_code_to_run_are_refused_in_one_line(tmp_path, tiny_judge):
+    """torch refused to run the pickle's os.system (weights_only), but the user got its traceback, exit 1, and its
+    advice to load with weights_only=False (a security probe)."""
+    import pickle
+
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    for weights in judge.glob("*.safetensors*"):
+        weights.unlink()
+    marker = tmp_path / "ran"
+
+    class RunsCode:
+        def __reduce__(self):
+            return (os.system, (f"touch {marker}",))
+
+    (judge / "pytorch_model.bin").write_bytes(pickle.dumps(RunsCode()))
+    result = subprocess.run([sys.executable, "-m", "localeval", *one_sample_run(tmp_path, judge, "--no-cache")],
+                            capture_output=True, text=True, timeout=300)
+    assert not marker.exists()
+    assert result.returncode == EXIT_USER, result.stderr
+    assert result.stderr.strip().endswith(f"localeval: error: {judge} cannot be loaded as a model: its pickled weights "
+                                          "(.bin) carry code to run, which localeval never runs; give the model's "
+                                          "weights as safetensors")
