@@ -3,12 +3,14 @@
 `--out .` or `--out analysis/` may hold a person's own results.jsonl or report.html. A command
 that would replace one (or delete it as an earlier run's) is refused before anything is written,
 naming the file. A file is localeval's by how it begins, as each writer writes it now and as
-earlier versions did; an empty file holds nothing to lose.
+earlier versions did; an empty file holds nothing to lose. A link is never localeval's: writing
+through it changed the file it leads to, anywhere (a security probe).
 """
 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
@@ -51,8 +53,18 @@ def markdown_titled(title: str) -> Recogniser:
     return lambda head: head.startswith(f"# {title}\n".encode())
 
 
+def check_not_a_link(path: Path) -> None:
+    """`path`, where localeval writes, is no link: one to another run's results.jsonl was written through, and
+    bench's results/ as a link had the files where it led deleted as an earlier bench's (a security probe)."""
+    if path.is_symlink():
+        raise UserError(f"{path} is a link (to {path.parent / os.readlink(path)}): localeval writes its own files in "
+                        "place, never through a link, which would change what it leads to; remove the link or choose "
+                        "another --out")
+
+
 def is_ours(path: Path, recognise: Recogniser) -> bool:
-    """Whether `path` is missing, empty or recognised; a folder or an unreadable file is one clear error."""
+    """Whether `path` is missing, empty or recognised; a folder, a link or an unreadable file is one clear error."""
+    check_not_a_link(path)
     if not path.exists():
         return True
     if path.is_dir():
@@ -63,7 +75,9 @@ def is_ours(path: Path, recognise: Recogniser) -> bool:
     except OSError as error:
         raise UserError(f"{path} cannot be read ({error.strerror or error}), so it cannot be checked to be "
                         "localeval's before it is replaced; choose another --out") from None
-    return not text.strip() or recognise(text)
+    if not text.strip():  # empty, or a blank first line: ours only where nothing follows it
+        return path.stat().st_size == len(text)
+    return recognise(text)
 
 
 def check_ours(folder: Path, files: Mapping[str, Recogniser], appended: Collection[str] = ()) -> None:

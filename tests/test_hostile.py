@@ -294,6 +294,40 @@ def test_bench_refuses_to_replace_a_file_localeval_did_not_write_before_any_judg
     assert (tmp_path / name).read_text() == "# my notes\n"
 
 
+@pytest.mark.parametrize("command", ["run", "bench"])
+def test_a_file_or_folder_localeval_writes_that_is_a_link_is_refused_and_its_target_kept(tmp_path, capsys, command):
+    """results.jsonl as a link to another run's was written through, cut to this run's rows, and bench's results/
+    as a link had the files where it led deleted as an earlier bench's (a security probe)."""
+    victim = tmp_path / "elsewhere"
+    victim.mkdir()
+    (victim / "results.jsonl").write_text('{"id": "1", "evidence": {}}\n{"id": "2", "evidence": {}}\n')
+    out = tmp_path / "out"
+    out.mkdir()
+    if command == "run":
+        (out / "results.jsonl").symlink_to(victim / "results.jsonl")
+        data = tmp_path / "d.jsonl"
+        data.write_bytes(jsonl(GOOD))
+        argv = ["run", str(data), "--out", str(out)]
+        link = out / "results.jsonl"
+    else:
+        (out / "results").symlink_to(victim)
+        argv = ["bench", "--data", str(Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"), "--out", str(out)]
+        link = out / "results"
+    fails(capsys, argv, EXIT_USER, f"{link} is a link (to {link.parent / os.readlink(link)}): localeval writes its own "
+                                   "files in place, never through a link")
+    assert (victim / "results.jsonl").read_text().count("\n") == 2
+
+
+def test_a_file_whose_first_line_is_blank_is_ours_only_where_nothing_follows(tmp_path):
+    """A person's file beginning with a blank line passed for an empty one: replaced by run, deleted by bench as an
+    earlier bench's results (a security probe)."""
+    from localeval.out_folder import is_ours, scored_rows
+
+    for text, ours in (("", True), ("\n", True), ("\nmy notes\n", False), ("  \n\n", False)):
+        (tmp_path / "x.jsonl").write_text(text)
+        assert is_ours(tmp_path / "x.jsonl", scored_rows) is ours, text
+
+
 def test_bench_refuses_a_judge_folder_that_is_no_model_before_any_judge_runs(tmp_path, capsys):
     """run refused it at once (exit 2); bench ran it as a judge, which failed (exit 1, "a bug" in the table),
     and replaced the bench already in --out with a report of no judge (a probe)."""

@@ -22,7 +22,8 @@ from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
 from ..options import check_counts, check_paths
-from ..out_folder import check_ours, is_ours, json_object_with, markdown_titled, page_titled, scored_rows
+from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
+                          scored_rows)
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .cpu_share import allowed_cores, load_average, read_clock, sharing
@@ -55,6 +56,7 @@ def bench_command(args) -> int:
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(out):
         check_ours(out, BENCH_OUTPUTS)  # a person's own bench.md or calibration.json is never replaced
+        check_not_a_link(out / RESULTS_DIR)  # what an earlier bench left there is deleted
         check_ours(out / RESULTS_DIR, dict.fromkeys(judge_result_names(judges), scored_rows))
         with held():  # torch: imported once the quick checks have passed, and whole (interrupts.py)
             from ..device import choose_device, describe, dtype_name
@@ -210,7 +212,8 @@ def write_judge_results(out_dir: Path, runs: list[JudgeRun], files: dict[str, st
             write_atomically(folder / name, "".join(lines))
             written.add(name)
     for stale in folder.glob("*.jsonl"):  # an earlier bench's judges would pass for this one's
-        if stale.name not in written and is_ours(stale, scored_rows):  # a person's own file stays
+        # a person's own file stays, and so does a link (refused before the judges ran where it is a judge's)
+        if stale.name not in written and not stale.is_symlink() and is_ours(stale, scored_rows):
             stale.unlink()
 
 
