@@ -304,12 +304,15 @@ class ResolvedModel:
         A registered judge is pinned by its GGUF's sha256; any other directory by its files'
         names, sizes and modification times (hashing gigabytes on every start would be too slow),
         even one that holds a copy of the store's provenance file: a copy of a store folder, then
-        fine-tuned in place, kept it, and the cache gave the old model's answers.
+        fine-tuned in place, kept it, and the cache gave the old model's answers. And by a sample of its
+        weights' bytes (folder_weights): weights retrained to the same size under the same time (a
+        container image's fixed times, `touch -d`, `cp -p`) were answered from the cache of the
+        weights before (a probe).
         """
         provenance = self.path / PROVENANCE_FILE
         if self.name in registry() and provenance.is_file():
             return json.loads(provenance.read_text(encoding="utf-8"))["gguf_sha256"][:16]
-        digest = hashlib.sha256()
+        digest = hashlib.sha256(folder_weights(self.path).encode())
         for file in sorted(p for p in self.path.rglob("*") if p.is_file()):
             stat = file.stat()
             digest.update(f"{file.relative_to(self.path)}|{stat.st_size}|{stat.st_mtime_ns}\n".encode())

@@ -304,6 +304,15 @@ def test_a_changed_model_directory_changes_the_judge_identity(tmp_path):
     before = resolve(str(model), "judge").fingerprint()
     (model / "model.safetensors").write_bytes(b"weights v2, retrained")
     assert resolve(str(model), "judge").fingerprint() != before
+    # retrained to the same size under the same time (an image's fixed times, `touch -d`, `cp -p`): answered
+    # from the cache of the weights before (a probe)
+    weights = model / "model.safetensors"
+    weights.write_bytes(b"weights v3, same size!")
+    os.utime(weights, ns=(0, 0))
+    before = resolve(str(model), "judge").fingerprint()
+    weights.write_bytes(b"weights v4, same size!")
+    os.utime(weights, ns=(0, 0))
+    assert resolve(str(model), "judge").fingerprint() != before
 
 
 def test_help_teaches_scoring_calibration_and_labels():
