@@ -413,6 +413,8 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None
     except RecursionError:
         raise DataError(path, TOO_DEEP, line=line) from None
+    except ValueError as exc:  # a whole number of more digits than Python converts (4,300): a traceback, exit 1
+        raise DataError(path, f"a number too long to read ({exc})", line=line) from None
 
 
 def _not_json_because(cell: str) -> str:
@@ -511,6 +513,8 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
                                   f'character {exc.pos + 1} of the cell){_not_json_because(cell)}', name) from None
             except RecursionError:
                 raise where.error(path, TOO_DEEP, name) from None
+            except ValueError as exc:  # a number of more digits than Python converts
+                raise where.error(path, f"a number too long to read ({exc})", name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell
