@@ -26,6 +26,7 @@ from .errors import (
     EnvironmentFailure,
     LocalevalWarning,
     UserError,
+    for_terminal,
 )
 from .interrupts import hung_up
 from .options import check_paths
@@ -389,7 +390,7 @@ _show_python_warning = warnings.showwarning
 def _one_line_warning(message, category, filename, lineno, file=None, line=None) -> None:
     """localeval's own warnings as one line, like its errors; everyone else's as Python shows them."""
     if issubclass(category, LocalevalWarning):
-        print(f"localeval: warning: {message}", file=sys.stderr)
+        print(f"localeval: warning: {for_terminal(str(message))}", file=sys.stderr)
     else:
         _show_python_warning(message, category, filename, lineno, file, line)
 
@@ -402,10 +403,10 @@ def _dispatch(args) -> int:
             sys.stdout.flush()  # here, not at exit, so that a closed pipe is met inside this try
         return status
     except UserError as error:
-        print(f"localeval: error: {error}", file=sys.stderr)
+        print(f"localeval: error: {for_terminal(str(error))}", file=sys.stderr)
         return EXIT_USER
     except EnvironmentFailure as error:
-        print(f"localeval: error: {error}", file=sys.stderr)
+        print(f"localeval: error: {for_terminal(str(error))}", file=sys.stderr)
         if isinstance(error, StdoutFailure):
             _discard_stdout()  # else Python's flush at exit fails on it again
         return EXIT_ENVIRONMENT

@@ -8,6 +8,7 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 from __future__ import annotations
 
 import difflib
+import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -136,6 +137,17 @@ def warned(messages: Iterable[str | None], kind: type[LocalevalWarning],
 def kept_warning(message: object) -> str:
     """A warning as the files a reader looks in keep it (summary.json, bench.json, a result's details)."""
     return f"warning: {message}"
+
+
+# C0 and C1 control characters, and the bidi embeddings, overrides and isolates
+_UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def for_terminal(message: str) -> str:
+    """`message` as a terminal may show it: a control character written as its escape. An id or a field name
+    from a hostile data file set the terminal's title, coloured its text, and wrote over its lines (ESC, CR),
+    or turned the rest of the line round (U+202E) (a security probe)."""
+    return _UNSHOWABLE.sub(lambda found: ascii(found.group())[1:-1], message)
 
 
 def shortened(text: str, limit: int) -> str:

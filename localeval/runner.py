@@ -21,7 +21,7 @@ from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
-                     ScoringStopped, UserError, kept_warning, said_and_kept, warned)
+                     ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .metrics.context_precision import mixed_targets
@@ -186,7 +186,7 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
     unsaid = [w for w in document["warnings"] if w not in said]
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
         if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
-            say(f"\nlocaleval: {note}")
+            say(f"\nlocaleval: {for_terminal(note)}")
     say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} scored now) in "
         f"{document['timings']['total_seconds']:.1f} s; results in {writer.path}, report in {report}")
     if args.json:

@@ -1720,3 +1720,22 @@ def test_weights_pickled_with_code_to_run_are_refused_in_one_line(tmp_path, tiny
     assert result.stderr.strip().endswith(f"localeval: error: {judge} cannot be loaded as a model: its pickled weights "
                                           "(.bin) carry code to run, which localeval never runs; give the model's "
                                           "weights as safetensors")
+
+
+def test_control_characters_from_a_data_file_reach_the_terminal_as_escapes(tmp_path, capsys):
+    """A hostile id set the terminal's title, coloured its text and wrote over its line (ESC, BEL, CR) in an error
+    and in a warning (a security probe)."""
+    hostile = "a\x1b]0;PWNED\x07\x1b[31mRED\rFAKE\u202eTXT"
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": hostile, "user_input": "q"}) + "\n" + json.dumps({"id": hostile, "user_input": "q"})
+                    + "\n", encoding="utf-8")
+    assert main(["run", str(data), "--out", str(tmp_path / "out")]) == EXIT_USER
+    said = capsys.readouterr().err
+    assert "duplicate id 'a\\x1b]0;PWNED\\x07\\x1b[31mRED\\rFAKE\\u202eTXT'" in said
+    assert not any(character in said for character in "\x1b\x07\r\u202e")
+    data.write_text(json.dumps({"id": "1", "user_input": "q", "response": "r", f"x{hostile}": 1}) + "\n",
+                    encoding="utf-8")
+    # stopped at once after the data's warning: --metrics names none
+    assert main(["run", str(data), "--metrics", "nothing", "--out", str(tmp_path / "out")]) == EXIT_USER
+    said = capsys.readouterr().err
+    assert "xa\\x1b]0;PWNED" in said and not any(character in said for character in "\x1b\x07\r\u202e")
