@@ -1431,3 +1431,20 @@ def test_every_labeled_records_problem_is_said_at_once(tmp_path):
                               "'labels.reference_sentences_attributed': sample dev-021: expected a list of true/false")
     assert "(write true and false, not 1 and 0); line 4, field 'labels.response_relevant': sample dev-029: " in message
     assert message.endswith('got "yes"')
+
+
+def test_a_judge_name_is_plain_text_in_bench_md():
+    """A judge folder named `<img src=x onerror=...>` with backticks and asterisks was written into bench.md as HTML
+    and markup (a security probe); the registered names read as they did."""
+    from localeval.bench.report import markdown
+
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-bench.json").read_text())
+    plain = markdown(bench)
+    assert all(judge["name"] in plain for judge in bench["judges"])
+    hostile = "/models/<img src=x onerror=alert(1)>`code`*b*\nnext"
+    if bench["best_judge"] == bench["judges"][0]["name"]:
+        bench["best_judge"] = hostile
+    bench["judges"][0]["name"] = hostile
+    text = markdown(bench)
+    assert "\\<img src=x onerror=alert(1)\\>\\`code\\`\\*b\\* next" in text
+    assert "<img" not in text.replace("\\<img", "") and "`code`" not in text

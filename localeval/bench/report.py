@@ -7,6 +7,7 @@ written as markdown or as HTML, so the two files can never disagree.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from html import escape
@@ -428,6 +429,7 @@ def failures(bench: dict[str, Any]) -> list[str]:
 
 
 def markdown(bench: dict[str, Any]) -> str:
+    bench = _names_as_markdown_text(bench)
     lines = [f"# {BENCH_TITLE}", "", f"**{headline(bench)}**", ""]
     lines += [f"- {line}" for line in context_lines(bench)]
     for table in tables(bench):
@@ -438,6 +440,20 @@ def markdown(bench: dict[str, Any]) -> str:
     if failed:
         lines += ["", "## Failed judges", ""] + [f"- {line}" for line in failed]
     return "\n".join(lines) + "\n"
+
+
+def _names_as_markdown_text(bench: dict[str, Any]) -> dict[str, Any]:
+    """The bench with its judges' names as plain text in Markdown: a judge folder named
+    `<img src=x onerror=...>` or with backticks and asterisks was written into bench.md as HTML and markup
+    (a security probe); bench.html escapes them as it writes."""
+    def plain(name: Any) -> Any:
+        if not isinstance(name, str):
+            return name
+        name = " ".join(name.split())  # a line break in a name would end its table row
+        return re.sub(r"([\\`*_\[\]<>#])", r"\\\1", name)  # "|" as a cell escapes it
+
+    judges = [{**judge, "name": plain(judge["name"])} for judge in bench.get("judges", [])]
+    return {**bench, "judges": judges, "best_judge": plain(bench.get("best_judge"))}
 
 
 def markdown_table(table: Table) -> str:
