@@ -165,6 +165,9 @@ def registry() -> dict[str, ModelSpec]:
 def registered(name: str | None, command: str) -> ModelSpec:
     """The registered model `name`, or a UserError for `command` that lists the names."""
     known = registry()
+    if name is not None and name not in known and _own_folder(name):  # a folder needs no installing (a probe)
+        raise UserError(f"{command} NAME: {name} is a folder, which needs no installing: give it as --judge {name} "
+                        f"(or --embedder); {command} takes a registered name: {', '.join(known)}")
     if name not in known:
         raise UserError(f"{command} NAME: {'unknown model ' + repr(name) + '; ' if name else ''}"
                         f"choose one of {', '.join(known)}")
@@ -330,6 +333,13 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
     return ResolvedModel(_own_folder(str(path)), path.resolve())  # named as judge_name names it
 
 
+def _weights_below(path: Path) -> str:
+    """Where weights lie in a folder inside the model's: it said "copy the model folder whole" (a probe)."""
+    below = next((found for found in sorted(path.glob("*/*.safetensors")) if not found.parent.name.startswith(".")),
+                 None)
+    return f": {below.relative_to(path)} is in a folder of its own; move it beside config.json" if below else ""
+
+
 def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     """A model folder of this kind, as far as its files tell, without loading it: in seconds, not once
     the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1).
@@ -340,7 +350,7 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     if kind == "judge" and not an_embedder and not _weights_files(path):
         # else bench ran the other judges first, then failed this one (exit 1)
         raise UserError(f"{path}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json"
-                        f"{_gguf_hint(path) or ': copy the model folder whole'}")
+                        f"{_gguf_hint(path) or _weights_below(path) or ': copy the model folder whole'}")
     if kind == "judge" and not an_embedder and not _has_tokenizer(path):
         # transformers then tries to build one from other files, and says to install sentencepiece or
         # tiktoken: a network's fix for a file left out of a copy

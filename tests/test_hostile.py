@@ -1739,3 +1739,23 @@ def test_control_characters_from_a_data_file_reach_the_terminal_as_escapes(tmp_p
     assert main(["run", str(data), "--metrics", "nothing", "--out", str(tmp_path / "out")]) == EXIT_USER
     said = capsys.readouterr().err
     assert "xa\\x1b]0;PWNED" in said and not any(character in said for character in "\x1b\x07\r\u202e")
+
+
+def test_a_judge_folder_whose_weights_are_in_a_folder_of_their_own_says_where(tmp_path, capsys, tiny_judge):
+    """It said "copy the model folder whole" of a folder copied whole (a probe bringing its own judge)."""
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    (judge / "weights").mkdir()
+    for weights in judge.glob("*.safetensors"):
+        weights.rename(judge / "weights" / weights.name)
+    fails(capsys, one_sample_run(tmp_path, judge), EXIT_USER,
+          f"{judge}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json: "
+          "weights/model.safetensors is in a folder of its own; move it beside config.json")
+
+
+def test_installing_a_folder_says_it_needs_no_installing(tmp_path, capsys, tiny_judge):
+    """`models install /path/my-judge` said "unknown model; choose one of ..." (a probe bringing its own judge)."""
+    for action in ("install", "prepare"):
+        fails(capsys, ["models", action, str(tiny_judge)], EXIT_USER,
+              f"models {action} NAME: {tiny_judge} is a folder, which needs no installing: give it as --judge "
+              f"{tiny_judge} (or --embedder)")
