@@ -1448,3 +1448,11 @@ def test_a_judge_name_is_plain_text_in_bench_md():
     text = markdown(bench)
     assert "\\<img src=x onerror=alert(1)\\>\\`code\\`\\*b\\* next" in text
     assert "<img" not in text.replace("\\<img", "") and "`code`" not in text
+
+
+def test_a_failed_judge_is_named_once_where_its_error_names_it():
+    """"failed: /x/judge: /x/judge: its weights do not match ..." (a probe bringing its own judge)."""
+    from localeval.bench.report import failure_of
+
+    assert failure_of("/x/judge", "/x/judge: its weights do not match") == "/x/judge: its weights do not match"
+    assert failure_of("smollm2-135m-instruct", "out of memory") == "smollm2-135m-instruct: out of memory"

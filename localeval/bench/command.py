@@ -30,8 +30,8 @@ from .cpu_share import allowed_cores, load_average, read_clock, sharing
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
-from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, RESULTS_DIR, failures, headline,
-                     markdown_table, ranked_judges, tables, write_reports)
+from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, RESULTS_DIR, failure_of, failures,
+                     headline, markdown_table, ranked_judges, tables, write_reports)
 from .worker import JudgeJob, JudgeRun, run_in_child, run_judge
 
 Log = Callable[[str], None]
@@ -139,7 +139,7 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | No
     """No judge finished (each failed, or an interrupt came first): no report of nothing replaces the
     bench already in `out` (a failed judge's report did, its results and calibration gone with it)."""
     for run in runs:
-        print(f"failed: {run.judge}: {run.error}", file=sys.stderr)
+        print(f"failed: {failure_of(run.judge, run.error)}", file=sys.stderr)
     said = "no judge finished, no report written" + (f"; the bench already in {out} is kept" if earlier else "")
     print(f"\ninterrupted: {said}" if interrupted else said, file=sys.stderr)
     return 130 if interrupted else 1

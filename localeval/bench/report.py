@@ -422,7 +422,12 @@ def _one_class_flags(entry: dict) -> str:
 
 
 def failures(bench: dict[str, Any]) -> list[str]:
-    return [f"{j['name']}: {j['error']}" for j in bench["judges"] if j["status"] != "ok"]
+    return [failure_of(j["name"], j["error"]) for j in bench["judges"] if j["status"] != "ok"]
+
+
+def failure_of(judge: str, error: str) -> str:
+    """A failed judge and why, named once: a folder's error begins with its path already."""
+    return error if error.startswith(f"{judge}: ") else f"{judge}: {error}"
 
 
 # --- markdown ---------------------------------------------------------------------------------
