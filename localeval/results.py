@@ -254,8 +254,18 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
         recorded, identity = _apart_from_metrics(recorded, identity)
     if shown := said_differences(recorded, identity):
-        raise UserError(f"--resume: {out_dir} holds another run ({shown}); resume it with the same data and "
-                        "options, or score into another --out")
+        raise UserError(f"--resume: {out_dir} holds another run ({_folder_changed(recorded, identity)}{shown}); "
+                        "resume it with the same data and options, or score into another --out")
+
+
+def _folder_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """"the judge folder X changed since; " where the same folder's weights or files did: the ids alone, cut
+    short, did not say so (a probe bringing its own judge, retrained)."""
+    there, here = (str(run.get("judge", "")).split("|") for run in (recorded, now))
+    folder = len(there) > 1 and Path(there[0]).is_absolute()  # a folder is named by its absolute path
+    if folder and len(here) > 1 and there[0] == here[0] and there[1] != here[1]:
+        return f"the judge folder {there[0]} changed since, its files or weights; "
+    return ""
 
 
 def said_differences(recorded: dict[str, Any], now: dict[str, Any]) -> str:

@@ -1759,3 +1759,14 @@ def test_installing_a_folder_says_it_needs_no_installing(tmp_path, capsys, tiny_
         fails(capsys, ["models", action, str(tiny_judge)], EXIT_USER,
               f"models {action} NAME: {tiny_judge} is a folder, which needs no installing: give it as --judge "
               f"{tiny_judge} (or --embedder)")
+
+
+def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_judge):
+    """It said "holds another run (judge: /x/judge|c455...|torch.float32+pr... there, ...)", ids cut short, never
+    that the folder's files had changed (a probe bringing its own judge, retrained)."""
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    assert main(one_sample_run(tmp_path, judge, "--quiet", "--no-cache")) == EXIT_OK
+    (judge / "generation_config.json").write_text("{}")  # retrained, in a file of its own
+    fails(capsys, one_sample_run(tmp_path, judge, "--resume", "--no-cache"), EXIT_USER,
+          f"holds another run (the judge folder {judge} changed since, its files or weights; judge: ")
