@@ -289,7 +289,9 @@ def test_every_load_is_offline_and_local_only_and_restores_the_hub_flag():
     hub.HF_HUB_OFFLINE = False
     try:
         assert hf.load(loader, "somewhere", dtype="x") == "loaded"
-        assert seen == {"local_files_only": True, "dtype": "x", "offline": True, "path": "somewhere"}
+        # and never the folder's own code (a security probe)
+        assert seen == {"local_files_only": True, "trust_remote_code": False, "dtype": "x", "offline": True,
+                        "path": "somewhere"}
         assert hub.HF_HUB_OFFLINE is False
     finally:
         hub.HF_HUB_OFFLINE = before
