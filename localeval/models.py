@@ -30,7 +30,7 @@ import platformdirs
 
 from .errors import EnvironmentFailure, UserError, closest
 from .options import option
-from .paths import users_folder
+from .paths import umask, users_folder
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
@@ -607,7 +607,7 @@ def _check_whole(gguf: Path, shown_as: Any) -> None:
 def _readable_as_the_umask_allows(folder: Path) -> None:
     """mkdtemp's folder is the owner's alone, and the weights came out 0600 too (written through a
     temporary file): a shared store (NFS, for Ray workers) is read by other users."""
-    mask = _umask()
+    mask = umask()
     folder.chmod(0o777 & ~mask)
     for path in folder.rglob("*"):
         path.chmod((0o777 if path.is_dir() else 0o666) & ~mask)
@@ -624,12 +624,6 @@ def _replace_folder(new: Path, target: Path) -> None:
         shutil.rmtree(aside, ignore_errors=True)
     else:
         new.rename(target)
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)  # the only way to read it is to set it
-    os.umask(mask)
-    return mask
 
 
 def _ensure(path: Path) -> Path:

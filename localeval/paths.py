@@ -53,3 +53,10 @@ def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: st
         raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
                                  f"list has no entry for uid {os.getuid()}): set {variable} to a folder it can write"
                                  f"{remedy}") from None
+
+
+def umask() -> int:
+    """The process's umask: what a file it makes may not grant (a temporary file's own 0600 would pass on)."""
+    mask = os.umask(0o022)  # the only way to read it is to set it
+    os.umask(mask)
+    return mask

@@ -22,6 +22,7 @@ import hashlib
 import json
 import math
 import os
+import tempfile
 from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -34,7 +35,7 @@ from .errors import EnvironmentFailure, UserError, shortened
 from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
-from .paths import LINK_LOOP, broken_link
+from .paths import LINK_LOOP, broken_link, umask
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
@@ -112,7 +113,9 @@ class ResultWriter:
         # results opened (a fresh run's emptied) before run.json names this run: a failure between the two
         # must not leave this run's run.json beside an earlier run's results, which --resume would continue
         self._mend_last_line()
-        self._file = self.path.open("a" if self.resuming else "w", encoding="utf-8")
+        # never through a link put here since the folder was checked (a review of the security probe's fixes)
+        flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if self.resuming else os.O_TRUNC)
+        self._file = os.fdopen(os.open(self.path, flags, 0o666), "w", encoding="utf-8")
         write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
 
     def _mend_last_line(self) -> None:
@@ -293,15 +296,22 @@ RESUME_AFTER_ROOM = "results.jsonl has every scored sample: make room and rerun 
 def write_atomically(path: Path, text: str, then: str = "make room and run it again") -> None:
     """Replace `path` with `text` whole, or leave it as it was (a temporary file, then a rename).
     `then`: what to do when it cannot be written."""
-    temporary = path.with_name(f".{path.name}.tmp")
+    temporary = None
     try:
+        # a new file of a name no one could know beforehand: a link waiting at a fixed name (.summary.json.tmp)
+        # was written through, its target overwritten (a review of the security probe's fixes)
+        handle, name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        temporary = Path(name)
         # a path given in bytes that are not UTF-8 (a file named data\xff.jsonl) comes as a half pair that UTF-8
         # cannot hold: written as its escape, which a JSON reader reads back as it was, not a traceback after the
         # run had scored every sample (an ops probe)
-        temporary.write_text(text, encoding="utf-8", errors="backslashreplace")
+        with os.fdopen(handle, "w", encoding="utf-8", errors="backslashreplace") as file:
+            file.write(text)
+        os.chmod(temporary, 0o666 & ~umask())  # mkstemp's is the owner's alone; the file it replaces was not
         os.replace(temporary, path)
     except OSError as error:
-        temporary.unlink(missing_ok=True)
+        if temporary is not None:
+            temporary.unlink(missing_ok=True)
         # "the previous one is kept" only where there was one: a fresh --out has none
         kept = f"the previous {path.name} is kept" if path.exists() else "nothing was written in its place"
         raise EnvironmentFailure(f"cannot write {path} ({_reason(error)}); {kept}; {then}") from None

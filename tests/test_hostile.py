@@ -318,6 +318,27 @@ def test_a_file_or_folder_localeval_writes_that_is_a_link_is_refused_and_its_tar
     assert (victim / "results.jsonl").read_text().count("\n") == 2
 
 
+def test_a_link_waiting_where_a_file_is_written_is_never_written_through(tmp_path):
+    """A link at the temporary file's fixed name (.summary.json.tmp) had its target overwritten, and results.jsonl
+    was opened minutes after it was checked, following a link put there since (a review)."""
+    from localeval.errors import EnvironmentFailure
+    from localeval.results import ResultWriter, write_atomically
+
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / ".summary.json.tmp").symlink_to(victim)
+    write_atomically(out / "summary.json", "{}\n")
+    assert victim.read_text() == "precious\n" and (out / "summary.json").read_text() == "{}\n"
+    assert not (out / "summary.json").is_symlink() and oct((out / "summary.json").stat().st_mode & 0o077) != "0o0"
+    writer = ResultWriter(out, False, {})
+    (out / "results.jsonl").symlink_to(victim)  # after the folder was checked
+    with pytest.raises(EnvironmentFailure):
+        writer.write({"id": "x", "evidence": {}})
+    assert victim.read_text() == "precious\n"
+
+
 def test_a_file_whose_first_line_is_blank_is_ours_only_where_nothing_follows(tmp_path):
     """A person's file beginning with a blank line passed for an empty one: replaced by run, deleted by bench as an
     earlier bench's results (a security probe)."""
