@@ -169,6 +169,8 @@ def _no_lock(folder: Path, error: OSError) -> str:
     """Why the folder's lock file could not be opened: one another user's run left (a lock holds nothing, and
     the system releases it with its process) was said as "cannot make its lock file" (an ops probe)."""
     lock = folder / LOCK_FILE
+    if lock.is_symlink():  # the lock opens no link (O_NOFOLLOW): its target is safe, and the link in the way
+        return f"{given('out', folder)}: its lock file {lock} is a link; remove it, or choose another --out"
     try:
         owner = lock.stat().st_uid
     except OSError:  # not there: it could not be made

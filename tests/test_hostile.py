@@ -823,6 +823,18 @@ def full_disk(*args, **kwargs):
     raise OSError(errno.ENOSPC, "No space left on device")
 
 
+def full_at(monkeypatch, *prefixes: str) -> None:
+    """A disk full as the temporary file of each file whose name `prefixes` begin is made (write_atomically's)."""
+    import tempfile
+
+    mkstemp = tempfile.mkstemp
+
+    def full_for_these(*args, prefix: str = "", **kwargs):
+        return full_disk() if prefix.startswith(prefixes) else mkstemp(*args, prefix=prefix, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", full_for_these)
+
+
 def test_a_disk_that_fills_while_results_are_written_keeps_what_was_saved(tmp_path, capsys, tiny_judge, monkeypatch):
     from localeval import results
 
@@ -850,7 +862,7 @@ def test_a_disk_that_fills_while_results_are_written_keeps_what_was_saved(tmp_pa
 
 def test_a_disk_full_at_the_summary_keeps_the_previous_summary_whole(capsys, finished, tiny_judge, monkeypatch):
     data, out, before = finished
-    monkeypatch.setattr(Path, "write_text", full_disk)  # every sample is scored: only summary and report are written
+    full_at(monkeypatch, ".summary.json.", ".report.html.")  # every sample is scored: only these are written
     argv = ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--quiet", "--no-cache"]
     capsys.readouterr()
     fails(capsys, argv, EXIT_ENVIRONMENT, "the previous summary.json is kept")
@@ -860,12 +872,7 @@ def test_a_disk_full_at_the_summary_keeps_the_previous_summary_whole(capsys, fin
 
 def test_a_disk_full_at_the_first_summary_does_not_speak_of_a_previous_one(tmp_path, capsys, tiny_judge, monkeypatch):
     """"the previous report.html is kept" was said in a fresh --out, which had none."""
-    write_text = Path.write_text
-
-    def full_at_the_summary(path: Path, *args, **kwargs):
-        return full_disk(path) if path.name == ".summary.json.tmp" else write_text(path, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "write_text", full_at_the_summary)
+    full_at(monkeypatch, ".summary.json.")
     fails(capsys, one_sample_run(tmp_path, tiny_judge, "--quiet", "--no-cache"), EXIT_ENVIRONMENT,
           "summary.json (the disk is full); nothing was written in its place; results.jsonl has every scored sample: "
           "make room and rerun with --resume")
@@ -1791,3 +1798,14 @@ def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_
     (judge / "generation_config.json").write_text("{}")  # retrained, in a file of its own
     fails(capsys, one_sample_run(tmp_path, judge, "--resume", "--no-cache"), EXIT_USER,
           f"holds another run (the judge folder {judge} changed since, its files or weights; judge: ")
+
+
+def test_a_lock_file_that_is_a_link_is_said_as_such(tmp_path, capsys, tiny_judge):
+    """"its lock file ... is not writable and cannot be opened (Too many levels of symbolic links)" (a review)."""
+    victim = tmp_path / "victim"
+    victim.write_text("precious\n")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / ".localeval.lock").symlink_to(victim)
+    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
+          f"its lock file {tmp_path / 'out' / '.localeval.lock'} is a link; remove it, or choose another --out")
+    assert victim.read_text() == "precious\n"
