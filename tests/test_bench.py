@@ -1434,8 +1434,9 @@ def test_every_labeled_records_problem_is_said_at_once(tmp_path):
 
 
 def test_a_judge_name_is_plain_text_in_bench_md():
-    """A judge folder named `<img src=x onerror=...>` with backticks and asterisks was written into bench.md as HTML
-    and markup (a security probe); the registered names read as they did."""
+    """A judge folder named `<img src=x onerror=...>` with backticks was written into bench.md as HTML and markup,
+    raw in a failed judge's line and in the data's warnings too (a security probe and its review); the registered
+    names read as they did."""
     from localeval.bench.report import markdown
 
     bench = json.loads((Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-bench.json").read_text())
@@ -1445,9 +1446,13 @@ def test_a_judge_name_is_plain_text_in_bench_md():
     if bench["best_judge"] == bench["judges"][0]["name"]:
         bench["best_judge"] = hostile
     bench["judges"][0]["name"] = hostile
+    bench["judges"][1].update(status="failed", error=f"{hostile}: its weights do not match")  # named in its error
+    bench.setdefault("warnings", []).append("ignored fields: '<script>x</script>'")  # the data's, in a warning
     text = markdown(bench)
-    assert "\\<img src=x onerror=alert(1)\\>\\`code\\`\\*b\\* next" in text
-    assert "<img" not in text.replace("\\<img", "") and "`code`" not in text
+    assert "\\<img src=x onerror=alert(1)\\>\\`code\\`*b* next" in text
+    assert "<img" not in text.replace("\\<img", "") and "`code`" not in text and "<script>" not in text
+    failed = text.split("## Failed judges")[1]
+    assert failed.count("onerror") == 1  # named once, as failure_of names it
 
 
 def test_a_failed_judge_is_named_once_where_its_error_names_it():

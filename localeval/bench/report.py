@@ -434,36 +434,29 @@ def failure_of(judge: str, error: str) -> str:
 
 
 def markdown(bench: dict[str, Any]) -> str:
-    bench = _names_as_markdown_text(bench)
-    lines = [f"# {BENCH_TITLE}", "", f"**{headline(bench)}**", ""]
-    lines += [f"- {line}" for line in context_lines(bench)]
+    lines = [f"# {BENCH_TITLE}", "", f"**{markdown_text(headline(bench))}**", ""]
+    lines += [f"- {markdown_text(line)}" for line in context_lines(bench)]
     for table in tables(bench):
-        lines += ["", f"## {table.title}", "", markdown_table(table)]
+        lines += ["", f"## {markdown_text(table.title)}", "", markdown_table(table)]
         if table.note:
-            lines += ["", table.note]
+            lines += ["", markdown_text(table.note)]
     failed = failures(bench)
     if failed:
-        lines += ["", "## Failed judges", ""] + [f"- {line}" for line in failed]
+        lines += ["", "## Failed judges", ""] + [f"- {markdown_text(line)}" for line in failed]
     return "\n".join(lines) + "\n"
 
 
-def _names_as_markdown_text(bench: dict[str, Any]) -> dict[str, Any]:
-    """The bench with its judges' names as plain text in Markdown: a judge folder named
-    `<img src=x onerror=...>` or with backticks and asterisks was written into bench.md as HTML and markup
-    (a security probe); bench.html escapes them as it writes."""
-    def plain(name: Any) -> Any:
-        if not isinstance(name, str):
-            return name
-        name = " ".join(name.split())  # a line break in a name would end its table row
-        return re.sub(r"([\\`*_\[\]<>#])", r"\\\1", name)  # "|" as a cell escapes it
-
-    judges = [{**judge, "name": plain(judge["name"])} for judge in bench.get("judges", [])]
-    return {**bench, "judges": judges, "best_judge": plain(bench.get("best_judge"))}
+def markdown_text(text: str) -> str:
+    """`text` as plain text in Markdown, whatever the names and data in it hold: a judge folder named
+    `<img src=x onerror=...>` with backticks was written into bench.md as HTML and markup, a field name from
+    the data in a warning too, and a line break ended a table's row (a security probe; bench.html escapes as
+    it writes). localeval's own text uses none of these characters."""
+    return re.sub(r"([\\`<>\[\]])", r"\\\1", " ".join(text.split()))
 
 
 def markdown_table(table: Table) -> str:
     def cell(text: str, best: bool) -> str:
-        text = text.replace("|", "\\|")
+        text = markdown_text(text).replace("|", "\\|")
         return f"**{text}**" if best else text
 
     lines = ["| " + " | ".join(table.headers) + " |",
