@@ -194,7 +194,7 @@ def load_thresholds(path: str | Path, judge: str, folder: str | None = None) -> 
         payload = json.loads(raw)
     except OSError as error:
         raise UserError(f"{given('calibration', path)}: cannot read it ({error.strerror or error})") from None
-    except (json.JSONDecodeError, UnicodeDecodeError):
+    except ValueError:  # not JSON, not UTF-8, or a number too long to read (a traceback, exit 1: a review)
         raise UserError(f"{given('calibration', path)}: not JSON; give the calibration.json of `bench --calibrate`") from None
     if not isinstance(payload, dict) or payload.get("localeval_calibration") != FORMAT:
         raise UserError(f"{given('calibration', path)}: not a localeval calibration file (written by `bench --calibrate`)")

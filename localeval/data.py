@@ -256,7 +256,7 @@ def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]
     """One warning for the fields left unread, and the records that have nothing else (their scores
     will all be null: a record of another export, say, among the file's)."""
     # the commonest few: a header of 20,000 columns made a warning of 1 MB, kept in summary.json and the report
-    fields = ", ".join(f"'{name}'{_what_pandas_wrote(name)} ({count} of {total} records)"
+    fields = ", ".join(f"'{shortened(name, 80)}'{_what_pandas_wrote(name)} ({count} of {total} records)"
                        for name, count in ignored.most_common(SHOWN_FIELDS))
     if len(ignored) > SHOWN_FIELDS:
         fields += f" and {len(ignored) - SHOWN_FIELDS:,} more"
@@ -409,6 +409,9 @@ def _null_for_nan(constant: str) -> float | None:
     return None if constant == "NaN" else float(constant)
 
 
+TOO_LONG_A_NUMBER = "a number of more than 4,300 digits, more than Python reads; write it as a string"
+
+
 def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
     try:
         return json.loads(text, object_pairs_hook=_object_without_repeats, parse_constant=_null_for_nan)
@@ -419,8 +422,8 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, f"malformed JSON: {exc.msg} (column {exc.colno})", line=line or exc.lineno) from None
     except RecursionError:
         raise DataError(path, TOO_DEEP, line=line) from None
-    except ValueError as exc:  # a whole number of more digits than Python converts (4,300): a traceback, exit 1
-        raise DataError(path, f"a number too long to read ({exc})", line=line) from None
+    except ValueError:  # a whole number of more digits than Python converts (4,300): a traceback, exit 1
+        raise DataError(path, TOO_LONG_A_NUMBER, line=line) from None
 
 
 def _not_json_because(cell: str) -> str:
@@ -520,8 +523,8 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
                                   f'character {exc.pos + 1} of the cell){_not_json_because(cell)}', name) from None
             except RecursionError:
                 raise where.error(path, TOO_DEEP, name) from None
-            except ValueError as exc:  # a number of more digits than Python converts
-                raise where.error(path, f"a number too long to read ({exc})", name) from None
+            except ValueError:  # a number of more digits than Python converts
+                raise where.error(path, TOO_LONG_A_NUMBER, name) from None
             if not isinstance(cell, list):
                 raise where.error(path, f"expected a JSON array of strings, got {_kind(cell)}", name)
         record[name] = cell

@@ -71,16 +71,18 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
         except SafetensorError as error:  # a weights file cut short (a copy that stopped) or overwritten
             raise UserError(f"{shown_as} cannot be loaded as a model: a weights file is damaged or incomplete "
                             f"({error}); copy the model folder again") from None
-        except pickle.UnpicklingError:  # torch's weights_only refusing what a pickle would run
-            raise UserError(f"{shown_as} cannot be loaded as a model: its pickled weights (.bin) carry code to run, "
-                            "which localeval never runs; give the model's weights as safetensors") from None
+        except pickle.UnpicklingError:  # torch's weights_only refusing what a pickle would run, or a damaged file
+            raise UserError(f"{shown_as} cannot be loaded as a model: its pickled weights (.bin) hold something other "
+                            "than plain tensors (code to run, which localeval never runs, or damage); give the "
+                            "model's weights as safetensors") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
             if isinstance(error, OSError) and error.errno is not None:
                 raise  # the system's own failure (a read error), not the folder's contents
             if "trust_remote_code" in str(error):
                 raise UserError(f"{shown_as} cannot be loaded as a model: it names Python code of its own to run "
-                                "(auto_map in its config.json or tokenizer_config.json), which localeval never runs; "
-                                "give a model that transformers reads without it") from None
+                                "(auto_map in its config.json or tokenizer_config.json, or a module of its own in "
+                                "modules.json), which localeval never runs; give a model that its library reads "
+                                "without it") from None
             raise UserError(f"{shown_as} cannot be loaded as a model: {_first_sentence(error)}") from None
 
 

@@ -315,6 +315,29 @@ def test_a_changed_model_directory_changes_the_judge_identity(tmp_path):
     assert resolve(str(model), "judge").fingerprint() != before
 
 
+def test_a_file_of_a_judge_folder_no_one_may_read_leaves_its_identity_known(tmp_path, monkeypatch):
+    """Reading a sample of the files' bytes met a root-owned notes.txt of mode 000: a traceback, exit 1 (a review)."""
+    from pathlib import Path as P
+
+    from localeval.models import resolve
+
+    model = tmp_path / "my-judge"
+    model.mkdir()
+    for name in ("config.json", "tokenizer.json", "tokenizer_config.json"):
+        (model / name).write_text("{}")
+    (model / "model.safetensors").write_bytes(b"weights")
+    (model / "notes.txt").write_text("mine")
+    opened = P.open
+
+    def refused(path, *args, **kwargs):
+        if path.name == "notes.txt":
+            raise PermissionError(13, "Permission denied", str(path))
+        return opened(path, *args, **kwargs)
+
+    monkeypatch.setattr(P, "open", refused)
+    assert len(resolve(str(model), "judge").fingerprint()) == 16
+
+
 def test_help_teaches_scoring_calibration_and_labels():
     run_help = run_cli("run", "--help").stdout
     for option in ("--scoring", "--calibration", "--labels", "prediction-powered"):

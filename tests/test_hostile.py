@@ -1721,7 +1721,8 @@ def test_a_judge_folder_that_names_code_of_its_own_is_refused_and_its_code_never
     assert not marker.exists()
     assert result.returncode == EXIT_USER, result.stderr
     assert (f"localeval: error: {judge} cannot be loaded as a model: it names Python code of its own to run (auto_map "
-            "in its config.json or tokenizer_config.json), which localeval never runs") in result.stderr
+            "in its config.json or tokenizer_config.json, or a module of its own in modules.json), which localeval "
+            "never runs") in result.stderr
     assert "[y/N]" not in result.stdout + result.stderr
 
 
@@ -1746,8 +1747,8 @@ def test_weights_pickled_with_code_to_run_are_refused_in_one_line(tmp_path, tiny
     assert not marker.exists()
     assert result.returncode == EXIT_USER, result.stderr
     assert result.stderr.strip().endswith(f"localeval: error: {judge} cannot be loaded as a model: its pickled weights "
-                                          "(.bin) carry code to run, which localeval never runs; give the model's "
-                                          "weights as safetensors")
+                                          "(.bin) hold something other than plain tensors (code to run, which localeval "
+                                          "never runs, or damage); give the model's weights as safetensors")
 
 
 def test_control_characters_from_a_data_file_reach_the_terminal_as_escapes(tmp_path, capsys):

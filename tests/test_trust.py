@@ -294,6 +294,9 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
     (tmp_path / "bad.json").write_text("{")
     with pytest.raises(UserError, match="not JSON"):
         load_thresholds(tmp_path / "bad.json", "judge-a")
+    (tmp_path / "long.json").write_text('{"n": ' + "9" * 5000 + "}")  # json's ValueError: a traceback (a review)
+    with pytest.raises(UserError, match="not JSON"):
+        load_thresholds(tmp_path / "long.json", "judge-a")
     (tmp_path / "malformed.json").write_text(json.dumps({"localeval_calibration": 1, "judges": {"judge-a": {"m": 3}}}))
     with pytest.raises(UserError, match="not a map of metric"):
         load_thresholds(tmp_path / "malformed.json", "judge-a")
