@@ -166,8 +166,9 @@ def registered(name: str | None, command: str) -> ModelSpec:
     """The registered model `name`, or a UserError for `command` that lists the names."""
     known = registry()
     if name is not None and name not in known and _own_folder(name):  # a folder needs no installing (a probe)
-        raise UserError(f"{command} NAME: {name} is a folder, which needs no installing: give it as --judge {name} "
-                        f"(or --embedder); {command} takes a registered name: {', '.join(known)}")
+        quoted = shlex.quote(name)
+        raise UserError(f"{command} NAME: {quoted} is a folder, which needs no installing or preparing: give it as "
+                        f"--judge {quoted} (or --embedder); {command} takes a registered name: {', '.join(known)}")
     if name not in known:
         raise UserError(f"{command} NAME: {'unknown model ' + repr(name) + '; ' if name else ''}"
                         f"choose one of {', '.join(known)}")
@@ -334,10 +335,15 @@ def resolve(name_or_path: str, kind: str, log: Callable[[str], None] = print) ->
 
 
 def _weights_below(path: Path) -> str:
-    """Where weights lie in a folder inside the model's: it said "copy the model folder whole" (a probe)."""
+    """Where weights lie in a folder inside the model's: it said "copy the model folder whole" (a probe). A
+    folder of a whole model (a trainer's checkpoint-500/, with its own config.json) is given as the judge."""
     below = next((found for found in sorted(path.glob("*/*.safetensors")) if not found.parent.name.startswith(".")),
                  None)
-    return f": {below.relative_to(path)} is in a folder of its own; move it beside config.json" if below else ""
+    if below is None:
+        return ""
+    if (below.parent / "config.json").is_file():
+        return f": {below.parent.name}/ holds a model of its own; give that folder as the judge"
+    return f": {below.parent.name}/ holds its weights; move them beside config.json"
 
 
 def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:

@@ -1689,8 +1689,8 @@ def test_a_damaged_cache_that_cannot_be_set_aside_is_turned_off_not_the_run(tmp_
 
     monkeypatch.setattr(cache.os, "replace", refused_for_the_cache)
     assert main(one_sample_run(tmp_path, tiny_judge, "--quiet")) == EXIT_OK
-    assert ("cannot be used (damaged: file is not a database; and it could not be set aside: Permission denied): "
-            "this run goes on without it") in capsys.readouterr().err
+    assert ("cannot be used (damaged: file is not a database; and it could not be set aside: Permission denied; "
+            "remove it): this run goes on without it") in capsys.readouterr().err
     assert (tmp_path / "cache" / "judge-answers.sqlite").read_bytes() == b"garbage\n"  # left as it was
 
 
@@ -1779,15 +1779,18 @@ def test_a_judge_folder_whose_weights_are_in_a_folder_of_their_own_says_where(tm
         weights.rename(judge / "weights" / weights.name)
     fails(capsys, one_sample_run(tmp_path, judge), EXIT_USER,
           f"{judge}: no weights file (model.safetensors, or pytorch_model.bin) beside its config.json: "
-          "weights/model.safetensors is in a folder of its own; move it beside config.json")
+          "weights/ holds its weights; move them beside config.json")
+    shutil.copy(judge / "config.json", judge / "weights" / "config.json")  # a trainer's checkpoint-500/
+    fails(capsys, one_sample_run(tmp_path, judge), EXIT_USER, "weights/ holds a model of its own; give that folder as "
+                                                             "the judge")
 
 
 def test_installing_a_folder_says_it_needs_no_installing(tmp_path, capsys, tiny_judge):
     """`models install /path/my-judge` said "unknown model; choose one of ..." (a probe bringing its own judge)."""
     for action in ("install", "prepare"):
         fails(capsys, ["models", action, str(tiny_judge)], EXIT_USER,
-              f"models {action} NAME: {tiny_judge} is a folder, which needs no installing: give it as --judge "
-              f"{tiny_judge} (or --embedder)")
+              f"models {action} NAME: {tiny_judge} is a folder, which needs no installing or preparing: give it as "
+              f"--judge {tiny_judge} (or --embedder)")
 
 
 def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_judge):

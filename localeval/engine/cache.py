@@ -182,7 +182,10 @@ class AnswerCache:
                     raise
                 self._set_aside(error)
             return use() if retried else after_damage
-        except (OSError, sqlite3.Error) as error:  # sqlite says a quota met as "disk I/O error", no errno
+        # what the machine refuses (sqlite says a quota met as "disk I/O error", no errno)
+        except (OSError, sqlite3.DatabaseError) as error:
+            if isinstance(error, (sqlite3.ProgrammingError, sqlite3.IntegrityError)):  # a misuse: a bug to show
+                raise
             full = getattr(error, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or \
                 getattr(error, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
             raise _Unusable(getattr(error, "strerror", None) or error, full) from None
@@ -201,8 +204,8 @@ class AnswerCache:
                     if Path(f"{self.path}{end}").exists():
                         os.replace(f"{self.path}{end}", f"{aside}{end}")
             except OSError as failure:
-                raise _Unusable(f"damaged: {error}; and it could not be set aside: {failure.strerror or failure}") \
-                    from None
+                raise _Unusable(f"damaged: {error}; and it could not be set aside: {failure.strerror or failure}; "
+                                "remove it") from None
         said = (f"the judge-answer cache {self.path} was damaged ({error}): set aside as {aside}, and a new one "
                 "started; its answers are asked of the judge again")
         self.said.append(said)
