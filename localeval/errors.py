@@ -139,15 +139,18 @@ def kept_warning(message: object) -> str:
     return f"warning: {message}"
 
 
-# C0 and C1 control characters, and the bidi embeddings, overrides and isolates
+# C0 and C1 control characters, and the bidi embeddings, overrides and isolates; the same but the line break
 _UNSHOWABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_UNSHOWABLE_IN_LINES = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
-def for_terminal(message: str) -> str:
-    """`message` as a terminal may show it: a control character written as its escape. An id or a field name
-    from a hostile data file set the terminal's title, coloured its text, and wrote over its lines (ESC, CR),
-    or turned the rest of the line round (U+202E) (a security probe)."""
-    return _UNSHOWABLE.sub(lambda found: ascii(found.group())[1:-1], message)
+def for_terminal(message: str, lines: bool = False) -> str:
+    """`message` as a terminal may show it: a control character written as its escape, the line break too
+    unless `lines` (a message of several lines, its breaks localeval's own). An id or a field name from a
+    hostile data file set the terminal's title, coloured its text, and wrote over its lines (ESC, CR), or
+    turned the rest of the line round (U+202E) (a security probe)."""
+    unshowable = _UNSHOWABLE_IN_LINES if lines else _UNSHOWABLE
+    return unshowable.sub(lambda found: ascii(found.group())[1:-1], message)
 
 
 def shortened(text: str, limit: int) -> str:

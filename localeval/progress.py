@@ -11,13 +11,14 @@ import threading
 import time
 from typing import TextIO
 
+from .errors import for_terminal
 from .results import count_of
 
 
 def to_stderr(message: str) -> None:
     """Where a run's notes go (preparing a model, what was kept when it stopped): stdout is the
     caller's, for the summary table or the JSON a pipeline reads."""
-    print(message, file=sys.stderr)
+    print(for_terminal(message, lines=True), file=sys.stderr)  # names from data, bench.json, judge folders
 
 
 class Progress:

@@ -1813,3 +1813,13 @@ def test_a_lock_file_that_is_a_link_is_said_as_such(tmp_path, capsys, tiny_judge
     fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
           f"its lock file {tmp_path / 'out' / '.localeval.lock'} is a link; remove it, or choose another --out")
     assert victim.read_text() == "precious\n"
+
+
+def test_what_localeval_says_in_lines_of_its_own_keeps_them_and_escapes_the_rest(capsys):
+    """Judges' names from bench.json or a folder reached the terminal raw in bench's lines (a review)."""
+    from localeval.errors import for_terminal
+    from localeval.progress import to_stderr
+
+    to_stderr("\nnote: /x/\x1b[31mjudge\r runs again")
+    assert capsys.readouterr().err == "\nnote: /x/\\x1b[31mjudge\\r runs again\n"
+    assert for_terminal("a\nb") == "a\\nb" and for_terminal("a\nb", lines=True) == "a\nb"

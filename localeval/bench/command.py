@@ -17,7 +17,7 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import LocalevalWarning, UserError, said_and_kept, warned
+from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, warned
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
@@ -107,17 +107,19 @@ def _report(args, labeled: list[LabeledSample], jobs: list[JudgeJob], by_judge: 
         write_judge_results(out_dir, runs, files)
         calibrated = _write_calibration(out_dir, bench, args, [item.sample for item in labeled])
     agreement = tables(bench)[0]  # titled and explained as in bench.md: a bare ρ column says too little
-    print(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
-          f"{count_of(len(runs), 'judge')}{_kept_said(kept)} on {count_of(len(labeled), 'sample')} in "
-          f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in bench.json{calibrated}")
+    print(for_terminal(f"{headline(bench)}\n\n{agreement.title}\n{markdown_table(agreement)}\n{agreement.note}\n\n"
+                       f"{count_of(len(runs), 'judge')}{_kept_said(kept)} on {count_of(len(labeled), 'sample')} in "
+                       f"{bench['total_seconds']:.1f} s; report in {out_dir / HTML_FILE}, every number in "
+                       f"bench.json{calibrated}", lines=True))  # judges' names, as the terminal may show them
     for line in failures(bench):  # the table says only "failed"; --quiet hid the progress line with the reason
-        print(f"failed: {line}", file=sys.stderr)
+        print(f"failed: {for_terminal(line)}", file=sys.stderr)
     for line in busy:  # beside the speeds it qualifies; the report says it too
         print(f"localeval: {line}", file=sys.stderr)
     if bench["not_run"]:  # an interrupt once every judge had run leaves nothing out
         finished = sum(run.ok for run in runs)
         print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
-              f"{', '.join(bench['not_run'])} (the same command with --resume runs only those)", file=sys.stderr)
+              f"{for_terminal(', '.join(bench['not_run']))} (the same command with --resume runs only those)",
+              file=sys.stderr)
         return 130
     return 0 if all(run.ok for run in runs) else 1
 
@@ -139,7 +141,7 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | No
     """No judge finished (each failed, or an interrupt came first): no report of nothing replaces the
     bench already in `out` (a failed judge's report did, its results and calibration gone with it)."""
     for run in runs:
-        print(f"failed: {failure_of(run.judge, run.error)}", file=sys.stderr)
+        print(f"failed: {for_terminal(failure_of(run.judge, run.error))}", file=sys.stderr)
     said = "no judge finished, no report written" + (f"; the bench already in {out} is kept" if earlier else "")
     print(f"\ninterrupted: {said}" if interrupted else said, file=sys.stderr)
     return 130 if interrupted else 1
