@@ -436,22 +436,20 @@ def test_resume_into_a_folder_whose_run_json_is_gone_is_refused(capsys, finished
 def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_own(finished, monkeypatch):
     """run.json was written before results.jsonl was opened: a failure between the two left this run's
     run.json beside the earlier run's results, and --resume then took that run's samples as its own."""
-    import pathlib
-
     from localeval.errors import EnvironmentFailure, UserError
     from localeval.results import ResultWriter, check_same_run
 
     _, out, _ = finished
-    opened = pathlib.Path.open
+    opened = os.open
 
-    def results_refused(self, *args, **kwargs):
-        if self.name == "results.jsonl":
+    def results_refused(path, *args, **kwargs):
+        if Path(path).name == "results.jsonl":
             raise OSError(5, "Input/output error")
-        return opened(self, *args, **kwargs)
+        return opened(path, *args, **kwargs)
 
     identity, earlier = {"data_sha256": "another run's"}, (out / "run.json").read_bytes()
     writer = ResultWriter(out, False, identity)
-    monkeypatch.setattr(pathlib.Path, "open", results_refused)
+    monkeypatch.setattr(os, "open", results_refused)
     with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: once it can be "
                                                   "written, rerun the same command"):  # not --resume: another run's
         writer.write({"id": "x"})
