@@ -11,9 +11,10 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from typing import Any
 
 from . import __version__, manual, models, offline
 from .errors import (
@@ -353,7 +354,7 @@ def main(argv: list[str] | None = None) -> int:
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
     # all restored afterwards (main runs in tests too)
-    with warnings.catch_warnings(), _stopped_as_by_ctrl_c(), _stderr_failures_lost():
+    with warnings.catch_warnings(), _stopped_as_by_ctrl_c(), _guarded("stderr", _stderr_failed):
         warnings.showwarning = _one_line_warning
         return _dispatch(args)
 
@@ -398,7 +399,7 @@ def _one_line_warning(message, category, filename, lineno, file=None, line=None)
 def _dispatch(args) -> int:
     """The command's exit status, with the errors a user can cause as one line and their status."""
     try:
-        with _stdout_failures_said():
+        with _guarded("stdout", _stdout_failed):
             status = _command(args)
             sys.stdout.flush()  # here, not at exit, so that a closed pipe is met inside this try
         return status
@@ -429,79 +430,56 @@ class StdoutFailure(EnvironmentFailure):
     writes says so itself, with what was kept; this is the stream it does not own."""
 
 
-class _SaidStdout:
-    """sys.stdout while a command runs: a write or flush that fails, other than a reader gone (EPIPE,
-    exit 141), is a StdoutFailure, not a traceback blamed on localeval."""
+class _GuardedStream:
+    """sys.stdout or sys.stderr while a command runs: a write or flush that fails is answered by `failed`
+    (given the stream and the error), which raises, or has the text lost."""
 
-    def __init__(self, stream):
-        self._stream = stream
-
-    def write(self, text: str) -> int:
-        return self._said(self._stream.write, text)
-
-    def flush(self) -> None:
-        self._said(self._stream.flush)
-
-    def _said(self, call, *args):
-        try:
-            return call(*args)
-        except BrokenPipeError:
-            raise
-        except OSError as error:
-            raise StdoutFailure(f"cannot write to standard output ({error.strerror or error}); free space where it "
-                                "is sent, or send it elsewhere") from None
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
-
-
-@contextmanager
-def _stdout_failures_said() -> Iterator[None]:
-    stream = sys.stdout
-    sys.stdout = _SaidStdout(stream)
-    try:
-        yield
-    finally:
-        sys.stdout = stream
-
-
-class _StderrOrNowhere:
-    """sys.stderr while a command runs: where it cannot be written (`2>/dev/full`, a cron job's log on a
-    full disk), what it says is lost, not the run. The first failed progress line was a traceback no one
-    saw, exit 1, and neither summary.json nor the report written (a probe); summary.json keeps the
-    warnings, and the exit status stays the command's."""
-
-    def __init__(self, stream):
-        self._stream = stream
+    def __init__(self, stream, failed: Callable[[Any, OSError], None]):
+        self._stream, self._failed = stream, failed
 
     def write(self, text: str) -> int:
         try:
             return self._stream.write(text)
-        except OSError:
-            self._lost()
+        except OSError as error:
+            self._failed(self._stream, error)
             return len(text)
 
     def flush(self) -> None:
         try:
             self._stream.flush()
-        except OSError:
-            self._lost()
-
-    def _lost(self) -> None:
-        _to_devnull(self._stream)  # later writes, and Python's own at exit, go nowhere
+        except OSError as error:
+            self._failed(self._stream, error)
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
 
 
+def _stdout_failed(stream, error: OSError) -> None:
+    """stdout: a reader gone (EPIPE) stays a BrokenPipeError, exit 141; any other failure is a StdoutFailure,
+    exit 3, not a traceback blamed on localeval."""
+    if isinstance(error, BrokenPipeError):
+        raise error
+    raise StdoutFailure(f"cannot write to standard output ({error.strerror or error}); free space where it "
+                        "is sent, or send it elsewhere") from None
+
+
+def _stderr_failed(stream, error: OSError) -> None:
+    """stderr: where it cannot be written (`2>/dev/full`, a cron job's log on a full disk), what it says is lost,
+    not the run. The first failed progress line was a traceback no one saw, exit 1, and neither summary.json
+    nor the report written (a probe); summary.json keeps the warnings, and the exit status stays the
+    command's. Later writes, and Python's own at exit, go nowhere."""
+    _to_devnull(stream)
+
+
 @contextmanager
-def _stderr_failures_lost() -> Iterator[None]:
-    stream = sys.stderr
-    sys.stderr = _StderrOrNowhere(stream)
+def _guarded(name: str, failed: Callable[[Any, OSError], None]) -> Iterator[None]:
+    """sys.`name` (stdout or stderr) guarded by `failed` while the block runs."""
+    stream = getattr(sys, name)
+    setattr(sys, name, _GuardedStream(stream, failed))
     try:
         yield
     finally:
-        sys.stderr = stream
+        setattr(sys, name, stream)
 
 
 def _closed_streams_to_devnull() -> None:
