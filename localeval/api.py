@@ -21,7 +21,6 @@ from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
-from .metrics.context_precision import mixed_targets
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge
 from .progress import NoProgress, progress_for, to_stderr
@@ -29,10 +28,8 @@ from .results import count_of, sample_inputs, summarize
 from .scaleout import scoring_on
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .trust import (EmbedderLanguageWarning, FewLabelsWarning, WeakJudgeWarning, embedder_language_warning, few_labels,
-                    weak_judge_warning)
+from .trust import FewLabelsWarning, WeakJudgeWarning, few_labels, samples_warned, weak_judge_warning
 from .tuning import check_choice, metric_settings, settings_used
-from .writing_systems import LanguageMisfitWarning, language_misfits
 
 
 # Models whose weights are in this process's memory (load_judge, load_embedder): they cannot go to Ray
@@ -169,10 +166,7 @@ def evaluate(
         raise UserError("no samples to evaluate")
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
-    said += warned([mixed_targets(samples, chosen)], LocalevalWarning, caller_level=CALLER)
-    said += warned([language_misfits(samples, language)], LanguageMisfitWarning, caller_level=CALLER)
-    said += warned([embedder_language_warning(embedder, samples, language, chosen)], EmbedderLanguageWarning,
-                   caller_level=CALLER)
+    said += samples_warned(samples, chosen, language, embedder, caller_level=CALLER)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
         said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=CALLER)
     if labels is not None:

@@ -24,7 +24,6 @@ from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, Environmen
                      ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
-from .metrics.context_precision import mixed_targets
 from .options import check_counts, check_paths
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
@@ -49,9 +48,8 @@ from .results import (
     write_atomically,
 )
 from .text import check_language
-from .trust import EmbedderLanguageWarning, WeakJudgeWarning, embedder_language_warning, few_labels, weak_judge_warning
+from .trust import WeakJudgeWarning, few_labels, samples_warned, weak_judge_warning
 from .tuning import metric_settings, settings_used
-from .writing_systems import LanguageMisfitWarning, language_misfits
 
 
 @dataclass
@@ -137,10 +135,7 @@ def _plan(args) -> RunPlan:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
-    data_warnings = [*data_warnings, *warned([mixed_targets(samples, metrics)], LocalevalWarning),
-                     *warned([language_misfits(samples, args.language)], LanguageMisfitWarning),
-                     *warned([embedder_language_warning(args.embedder, samples, args.language, metrics)],
-                             EmbedderLanguageWarning)]
+    data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
     option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics))],

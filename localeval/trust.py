@@ -17,11 +17,13 @@ from collections import Counter
 from typing import Any
 
 from . import manual, models
-from .errors import LocalevalWarning
+from .errors import LocalevalWarning, warned
 from .metrics.base import Metric
+from .metrics.context_precision import mixed_targets
 from .options import given, option
 from .samples import Sample
 from .text import LANGUAGE_NAMES
+from .writing_systems import LanguageMisfitWarning, language_misfits
 
 WEAK = 0.5  # mean Spearman rho below which a judge's scores say little
 
@@ -99,3 +101,14 @@ def embedder_language_warning(embedder: Any, samples: list[Sample], language: st
             f"same meaning from an unrelated one ({manual.see('judges')}, B3), so these scores say little there; "
             f"no registered embedder is multilingual: give a multilingual sentence-transformers folder of your own "
             f"as {option('embedder')}, or leave {' and '.join(embedding)} out ({option('metrics')})")
+
+
+def samples_warned(samples: list[Sample], metrics: list[Metric], language: str, embedder: Any,
+                   caller_level: int | None = None) -> list[str]:
+    """What the samples warn of before anything loads, for a run and evaluate() alike, each warned and kept:
+    context_precision's targets mixed, text in another script than its language's, languages the
+    embedder was not trained on. `caller_level` as errors.warned's, from the function that calls this one."""
+    level = None if caller_level is None else caller_level + 1
+    return [*warned([mixed_targets(samples, metrics)], LocalevalWarning, level),
+            *warned([language_misfits(samples, language)], LanguageMisfitWarning, level),
+            *warned([embedder_language_warning(embedder, samples, language, metrics)], EmbedderLanguageWarning, level)]

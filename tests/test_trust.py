@@ -810,8 +810,9 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
     assert expected in capsys.readouterr().err
     assert any(line.startswith(expected) for line in
                json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
-    with pytest.warns(EmbedderLanguageWarning, match="the sample is in German"):
+    with pytest.warns(EmbedderLanguageWarning, match="the sample is in German") as caught:
         result = localeval.evaluate(str(data), ["response_relevancy"], judge=str(tiny_judge), cache=False)
+    assert {w.filename for w in caught if w.category is EmbedderLanguageWarning} == {__file__}  # the caller's line
     assert any(line.startswith(expected) for line in result.details["warnings"])
 
 
