@@ -28,6 +28,7 @@ _EXPORTS = {
     "LocalevalWarning": "errors",
     "WeakJudgeWarning": "trust",
     "FewLabelsWarning": "trust",
+    "UnmeasuredJudgeWarning": "trust",
     "CalibrationWarning": "calibration",
 }
 

@@ -28,7 +28,8 @@ from .results import count_of, sample_inputs, summarize
 from .scaleout import scoring_on
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .trust import FewLabelsWarning, WeakJudgeWarning, few_labels, samples_warned, weak_judge_warning
+from .trust import (FewLabelsWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels, samples_warned,
+                    unmeasured_judge_note, weak_judge_warning)
 from .tuning import check_choice, metric_settings, settings_used
 
 
@@ -191,6 +192,9 @@ def evaluate(
                     scoring_overridden(calibration_applied, scoring),
                     seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=CALLER)
     said += warned([weak_judge_warning(models.judge_name(judge))], WeakJudgeWarning, caller_level=CALLER)
+    if unmeasured := unmeasured_judge_note(judge, labels is not None or bool(thresholds)):
+        warn(UnmeasuredJudgeWarning(unmeasured), stacklevel=CALLER)  # at the caller's line
+        said.append(f"note: {unmeasured}")  # as summary.json keeps run's
     bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)

@@ -53,6 +53,23 @@ def weak_judge_warning(judge: Any) -> str | None:
             f"RAG system{instead}")
 
 
+class UnmeasuredJudgeWarning(LocalevalWarning):
+    """A judge of one's own, whose agreement with people no one has measured (unmeasured_judge_note)."""
+
+
+def unmeasured_judge_note(judge: Any, benched: bool) -> str | None:
+    """One line where the judge is a folder of one's own: each registered judge's agreement with people is
+    measured (the weak-judge warning says where it is poor), a folder's is not, and only `models convert`
+    said so (a probe). Not where it was `benched` (labels correct the means, whatever the judge's agreement;
+    a calibration of this judge was fitted by bench, which measured it)."""
+    folder = models.judge_folder(judge)
+    if folder is None or benched:
+        return None
+    return (f"the judge {folder} has not been measured against people, so how far its scores agree with theirs "
+            f"is unknown: bench it on labeled data of yours ({manual.see('labeled-data')}), or pass a few labels "
+            f"as {option('labels')} to correct its means")
+
+
 class FewLabelsWarning(LocalevalWarning):
     """Fewer labels correct a metric than its corrected interval was checked with (few_labels)."""
 

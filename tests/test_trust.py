@@ -831,3 +831,32 @@ def test_the_measured_languages_of_the_default_embedder_hold():
            for language, triples in script.TRIPLES.items()}
     assert gap["en"] > 0.8 and max(gap["de"], gap["zh"], gap["ar"]) < 0.25 and gap["ar"] < 0.1
     assert models.registry()["all-minilm-l6-v2"].languages == ("en",)
+
+
+def test_a_judge_folder_of_ones_own_is_said_to_be_unmeasured_unless_labels_correct_it(tmp_path, tiny_judge, capsys):
+    """Each registered judge's agreement is measured and the weak ones warned of; a folder's was said by `models
+    convert` alone, and a run with it ended as if its scores could be read as a registered judge's (a note's gap)."""
+    import warnings
+
+    import localeval
+    from localeval.cli import main
+    from localeval.engine.scripted import ScriptedJudge
+    from localeval.trust import unmeasured_judge_note
+
+    data = tmp_path / "one.jsonl"
+    data.write_text(json.dumps({**UNLABELED, "id": "u1"}) + "\n", encoding="utf-8")
+    expected = f"note: the judge {tiny_judge} has not been measured against people"
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall",
+                 "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert f"localeval: {expected}" in capsys.readouterr().out  # after the table, with the run's other notes
+    assert any(line.startswith(expected) for line in
+               json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
+    with pytest.warns(localeval.UnmeasuredJudgeWarning, match="bench it on labeled data") as caught:
+        result = localeval.evaluate([Sample(**UNLABELED)], ["context_recall"], judge=str(tiny_judge), cache=False)
+    assert caught[0].filename == __file__ and any(line.startswith(expected) for line in result.details["warnings"])
+    with warnings.catch_warnings():  # a registered judge, by name or as loaded from its own store folder: measured
+        warnings.simplefilter("error", localeval.UnmeasuredJudgeWarning)
+        localeval.evaluate([Sample(**UNLABELED)], ["context_recall"], judge=ScriptedJudge(lambda request: {}),
+                           cache=False)
+    assert unmeasured_judge_note("qwen2.5-coder-1.5b-instruct", False) is None
+    assert unmeasured_judge_note(str(tiny_judge), True) is None  # labels correct its means, whatever it agrees
