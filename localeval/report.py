@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from .bench import svg
+from .errors import for_terminal
 from .gating import caveats, failures
 from .metrics import METRICS, Metric, metric_of
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, Verdict
@@ -108,7 +109,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<h1>{REPORT_TITLE}</h1>",
-        f"<p>{escape(str(details.get('data', '')))}: {count_of(len(rows), 'sample')}{_languages(details)}; judge "
+        f"<p>{escape(for_terminal(str(details.get('data', ''))))}: {count_of(len(rows), 'sample')}{_languages(details)}; judge "
         f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
         f"{escape(details['device'])}{_made_by(details)}.</p>",
         *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
@@ -327,7 +328,7 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
 def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float | None, scored: float | None,
                 run_language: str) -> str:
     """`lowest`: the row's lowest score as the table orders it; `scored`: its lowest of the scores alone."""
-    sample_id = escape(str(row["id"]))
+    sample_id = _shown_id(row["id"])
     question = sample.user_input if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
     unanswered = lowest == 0.0 and scored != 0.0  # 0 only because the response is empty
@@ -338,6 +339,13 @@ def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float 
             f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
             f"{first}"
             + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
+
+
+def _shown_id(sample_id: object) -> str:
+    """An id as the report shows it: its control and bidi characters written as escapes, as a terminal's
+    messages have them, since an id is matched and copied by eye, and a U+202E inside one turned the rest
+    of it round in its cell (a security probe: `invoice\u202etxt.exe`)."""
+    return escape(for_terminal(str(sample_id)))
 
 
 def _sortable_score(value) -> str:
@@ -355,7 +363,7 @@ def _thresholds(details: dict[str, Any]) -> dict[str, float]:
 
 def _sample_evidence(row, number: int, metrics, sample: Sample | None, thresholds: dict[str, float],
                      scored_as: dict[str, str], run_language: str) -> str:
-    sample_id = escape(str(row["id"]))
+    sample_id = _shown_id(row["id"])
     lang_attribute = _lang_attribute(sample, run_language)
     blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>",
               _inputs(sample, lang_attribute)]

@@ -300,10 +300,11 @@ def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
     page = Page(html)
     assert sorted(page.sample_links) == ["#s-1", "#s-2", "#s-3"] and {"s-1", "s-2", "s-3"} <= page.ids
     for number, sample in enumerate(samples, 1):
+        shown = escape(sample.id).replace("\t", "\\t")  # a control character as its escape, as a terminal's
         section = html.split(f"id='s-{number}'>", 1)[1]
-        assert section.startswith(f"<h3 dir='auto'>{escape(sample.id)}</h3>")
+        assert section.startswith(f"<h3 dir='auto'>{shown}</h3>")
         row = next(row for row in html.split("<tr") if f"href='#s-{number}'" in row)
-        assert f">{escape(sample.id)}</a>" in row
+        assert f">{shown}</a>" in row
 
 
 def test_a_sample_that_answered_nothing_comes_first(tmp_path):
@@ -496,3 +497,18 @@ def test_bench_page_tables_fit_1400_px(tmp_path):
         };""", tmp_path)
     assert seen["viewport"] == WIDTH
     assert seen["page"] <= WIDTH and seen["overflowing"] == []
+
+
+def test_an_id_with_control_or_bidi_characters_shows_them_as_escapes(tmp_path):
+    """A U+202E inside an id turned the rest of it round in its cell and heading (`invoice<RLO>txt.exe` read as
+    `invoiceexe.txt`): ids are matched and copied by eye, so the report writes such characters as the terminal
+    does. The data file's name too."""
+    hostile = "invoice\u202etxt.exe\x1b[31m"
+    samples = [replace(SAMPLES[0], id=hostile)]
+    details = {"data": "data\u202elsnoj.jsonl", "models": {"judge": "scripted", "embedder": "lookup"},
+               "device": "cpu", "warnings": [], "calibration": None}
+    rows = scored_rows(samples)
+    html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
+    assert not any(character in html for character in "\u202e\x1b")
+    assert html.count("invoice\\u202etxt.exe\\x1b[31m") == 2  # in the table and in its evidence's heading
+    assert "<p>data\\u202elsnoj.jsonl:" in html
