@@ -345,12 +345,16 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
-    _closed_streams_to_devnull()
+    stdout_closed = _closed_streams_to_devnull()
     _unencodable_replaced()
     parser = build_parser()
     args, unknown = parser.parse_known_args(argv)
+    command_parser = parser.commands.get(getattr(args, "command", None), parser)
     if unknown:  # said by the command's own parser, so that its --help, which lists them, is named
-        parser.commands.get(getattr(args, "command", None), parser).error(f"unrecognized arguments: {' '.join(unknown)}")
+        command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
+    if stdout_closed and getattr(args, "json", False):  # asked for, it would go nowhere, exit 0 (a probe)
+        command_parser.error("--json: standard output is closed (>&-), so the document would be lost; send it "
+                             "to a file or a pipe, or leave --json out (summary.json holds the same)")
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
     # all restored afterwards (main runs in tests too)
@@ -482,13 +486,15 @@ def _guarded(name: str, failed: Callable[[Any, OSError], None]) -> Iterator[None
         setattr(sys, name, stream)
 
 
-def _closed_streams_to_devnull() -> None:
+def _closed_streams_to_devnull() -> bool:
     """A command run with stdout or stderr closed (`>&-`) writes what it would have said nowhere:
-    Python leaves such a stream None, and the first print was an AttributeError."""
-    if sys.stdout is None:
+    Python leaves such a stream None, and the first print was an AttributeError. Whether stdout was."""
+    stdout_closed = sys.stdout is None
+    if stdout_closed:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 (for the process's life)
     if sys.stderr is None:
         sys.stderr = open(os.devnull, "w")  # noqa: SIM115
+    return stdout_closed
 
 
 def _unencodable_replaced() -> None:

@@ -70,6 +70,19 @@ def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there()
     assert (result.returncode, result.stderr) == (EXIT_OK, "")
 
 
+def test_a_run_asked_for_json_with_its_standard_output_closed_is_refused_before_it_scores(tmp_path):
+    """Its document went nowhere and the run ended 0, as if a pipeline had it (a note's gap)."""
+    result = subprocess.run([sys.executable, "-m", "localeval", "run", str(EXAMPLES), "--json",
+                             "--out", str(tmp_path / "out")], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            text=True, timeout=300, preexec_fn=lambda: os.close(1))
+    assert result.returncode == EXIT_USER
+    assert result.stderr.splitlines()[-1] == ("localeval: error: --json: standard output is closed (>&-), so the "
+                                              "document would be lost; send it to a file or a pipe, or leave --json "
+                                              "out (summary.json holds the same) (`localeval run --help` lists the "
+                                              "options)")
+    assert not (tmp_path / "out").exists()
+
+
 def test_help_lists_commands_metrics_and_examples():
     top = run_cli("--help")
     assert top.returncode == 0
