@@ -21,12 +21,15 @@ import shlex
 import shutil
 import struct
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
 import platformdirs
+from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError, closest
 from .options import option
@@ -504,6 +507,35 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         return spec.local_path()
     if spec.gguf is None:
         raise UserError(spec.not_installed())
+    try:
+        with _preparing_alone(spec, log):
+            if spec.local_path() is not None:  # another process prepared it while this one waited
+                return spec.local_path()
+            return _prepared(spec, log)
+    except OSError as error:  # the lock, the GGUF assembled in the temporary folder, the model written to the store
+        raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
+
+
+@contextmanager
+def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[None]:
+    """The store's lock for this model while the block runs: two processes meeting it unprepared (two CI jobs
+    on one machine, two `models prepare`) both converted it, and the second moved the first's finished copy
+    aside and deleted it, perhaps under a run loading it. The second now waits, then finds it ready. The lock
+    is the operating system's (flock), released with its process; its file, hidden, stays, as flock's must."""
+    lock = FileLock(_ensure(store_dir()) / f".{spec.name}.lock")
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log(f"{spec.name}: another process is preparing it in {store_dir()}; waiting for it to finish")
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _prepared(spec: ModelSpec, log: Callable[[str], None]) -> Path:
+    """The model checked and converted into the store, its damaged copy replaced; the caller holds its lock."""
     damage = spec.damage()
     if damage is not None and not spec.installed():  # nothing to prepare it again from
         raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
@@ -512,10 +544,7 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     if damage is not None:
         log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
-    try:
-        _assemble_and_convert(spec, parts)
-    except OSError as error:  # the GGUF is assembled in the temporary folder, the model written to the store
-        raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
+    _assemble_and_convert(spec, parts)
     log(f"prepared {spec.name} in {spec.stored_path}")
     return spec.stored_path
 

@@ -227,6 +227,38 @@ def test_preparing_again_replaces_a_folder_left_incomplete(tmp_path, monkeypatch
     assert sorted(path.name for path in spec.stored_path.parent.iterdir()) == [spec.stored_path.name]  # nothing aside
 
 
+def test_two_processes_meeting_one_model_unprepared_convert_it_once(tmp_path, monkeypatch):
+    """Both converted it, and the second moved the first's finished copy aside and deleted it, perhaps under
+    a run loading it (two CI jobs on one machine, two `models prepare`): the second now waits for the first."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))
+    spec = models.registry()[models.default_model("judge")]
+    converted = []
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [])
+    monkeypatch.setattr(models, "_assemble_and_convert", lambda spec, parts: converted.append(spec.name))
+    ready = tmp_path / "ready"  # where the other process's finished copy is found
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda self: ready if ready.exists() else None)
+    store.mkdir()
+    holder = subprocess.Popen(  # the other process, preparing it: it holds the lock until its stdin closes
+        [sys.executable, "-c", "import sys; from filelock import FileLock; lock = FileLock(sys.argv[1]); lock.acquire(); "
+         "print('held', flush=True); sys.stdin.read()", str(store / f".{spec.name}.lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline() == "held\n"
+    said = []
+
+    def log(message: str) -> None:
+        said.append(message)
+        if "waiting" in message:
+            ready.mkdir()  # the other process finished its copy
+            holder.stdin.close()  # and ended, its lock with it
+
+    assert models.prepare(spec, log=log) == ready
+    assert said == [f"{spec.name}: another process is preparing it in {store}; waiting for it to finish"]
+    assert converted == [] and holder.wait(timeout=60) == 0
+    ready.rmdir()  # no one else preparing it: converted at once
+    assert models.prepare(spec, log=lambda message: None) == spec.stored_path and converted == [spec.name]
+
+
 def test_version_matches_the_package_metadata():
     import localeval
 
