@@ -75,6 +75,11 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
             raise UserError(f"{shown_as} cannot be loaded as a model: its pickled weights (.bin) hold something other "
                             "than plain tensors (code to run, which localeval never runs, or damage); give the "
                             "model's weights as safetensors") from None
+        except RuntimeError as error:  # torch's zip reader on a .bin cut short (a copy that stopped); else a bug
+            if "PytorchStreamReader" not in str(error):
+                raise
+            raise UserError(f"{shown_as} cannot be loaded as a model: a weights file (.bin) is damaged or incomplete "
+                            f"({_first_sentence(error).split('. ')[0]}); copy the model folder again") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
             if isinstance(error, OSError) and error.errno is not None:
                 raise  # the system's own failure (a read error), not the folder's contents

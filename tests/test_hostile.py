@@ -1749,6 +1749,28 @@ def test_weights_pickled_with_code_to_run_are_refused_in_one_line(tmp_path, tiny
                                           "never runs, or damage); give the model's weights as safetensors")
 
 
+def test_pickled_weights_cut_short_are_said_in_one_line(tmp_path, tiny_judge):
+    """torch's zip reader raised a RuntimeError ("failed finding central directory"): a traceback, exit 1, for a
+    copy that stopped (as safetensors cut short already had its line)."""
+    import torch
+    from safetensors.torch import load_file
+
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    weights = judge / "pytorch_model.bin"
+    torch.save(load_file(judge / "model.safetensors"), weights)
+    (judge / "model.safetensors").unlink()
+    with open(weights, "r+b") as file:
+        file.truncate(weights.stat().st_size // 2)
+    result = subprocess.run([sys.executable, "-m", "localeval", *one_sample_run(tmp_path, judge, "--no-cache")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == EXIT_USER, result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith(
+        f"localeval: error: {judge} cannot be loaded as a model: a weights file (.bin) is damaged or incomplete "
+        "(PytorchStreamReader failed reading zip archive")  # its first sentence: the rest is advice for torch's users
+    assert result.stderr.strip().endswith("directory); copy the model folder again") and "Traceback" not in result.stderr
+
+
 def test_control_characters_from_a_data_file_reach_the_terminal_as_escapes(tmp_path, capsys):
     """A hostile id set the terminal's title, coloured its text and wrote over its line (ESC, BEL, CR) in an error
     and in a warning (a security probe)."""
