@@ -168,6 +168,8 @@ def evaluate(
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     said += samples_warned(samples, chosen, language, embedder, caller_level=CALLER)
+    said += warned([models.folder_passed_over(judge, "judge"), models.folder_passed_over(embedder, "embedder")],
+                   LocalevalWarning, caller_level=CALLER)
     if isinstance(embedder, str) and not any(metric.uses_embedder for metric in chosen):
         said += warned([models.unused_name_warning(embedder, "embedder")], LocalevalWarning, caller_level=CALLER)
     if labels is not None:

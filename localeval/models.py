@@ -32,7 +32,7 @@ import platformdirs
 from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError, closest
-from .options import option
+from .options import given, option
 from .paths import umask, users_folder
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
@@ -234,6 +234,21 @@ def unused_name_warning(name: str, kind: str) -> str | None:
     except UserError as error:
         return f"{error} (no chosen metric uses {_article(kind)} {kind}, so none is loaded)"
     return None
+
+
+def folder_passed_over(name: Any, kind: str, option_name: str | None = None) -> str | None:
+    """A registered name that is also a folder in the working directory (one's own fine-tune, saved under the
+    name it started from): the name means the registered model, as resolve() takes it, and the folder was
+    passed over unsaid. `option_name`: the option that named it (bench's `judges`), else `kind`."""
+    if not isinstance(name, str) or name not in registry() or not Path(name).is_dir():
+        return None
+    try:
+        if Path(name).resolve() == registry()[name].stored_path.resolve():  # run from inside the store: the same
+            return None
+    except UserError:  # a store set wrongly: the registered model fails later, with its own message
+        pass
+    return (f"{name} is the registered {kind}, not the folder of that name here; to use the folder, give it as a "
+            f"path: {given(option_name or kind, os.path.join('.', name))}")
 
 
 def _known(kind: str) -> str:

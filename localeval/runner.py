@@ -68,7 +68,7 @@ class RunPlan:
     weak: str | None  # the warning of a judge known to agree poorly, said at the end unless gated
     weak_gated: list[str]  # that warning, said before the scoring because the scores are gated
     calibration_warnings: list[str]
-    option_warnings: list[str]  # a model named that the run does not load, and that names nothing
+    option_warnings: list[str]  # a model named that the run does not load and that names nothing; a folder passed over
 
 
 def run_command(args) -> int:
@@ -138,8 +138,9 @@ def _plan(args) -> RunPlan:
     data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
-    option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics))],
-                             LocalevalWarning)
+    option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics)),
+                              models.folder_passed_over(args.judge, "judge"),
+                              models.folder_passed_over(args.embedder, "embedder")], LocalevalWarning)
     gates = parse_gates(args.fail_under, result_names(metrics))
     left_out = frozenset(s.id for s in every_sample[len(samples):])  # left out by --limit: labels not used
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are

@@ -435,3 +435,26 @@ def test_a_mistyped_option_is_refused_not_read_as_the_option_it_begins(capsys, a
 def test_bench_takes_judge_as_run_does():
     args = build_parser().parse_args(["bench", "--data", "labeled.jsonl", "--judge", "qwen2.5-coder-0.5b-instruct"])
     assert args.judges == "qwen2.5-coder-0.5b-instruct"
+
+
+def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_over(tmp_path, monkeypatch, capsys):
+    """One's own fine-tune saved as ./smollm2-135m-instruct, and `--judge smollm2-135m-instruct`: the registered
+    judge scored, and nothing said that the folder was not it (a note's gap)."""
+    import localeval
+    from localeval.engine.scripted import ScriptedJudge
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "smollm2-135m-instruct").mkdir()
+    (tmp_path / "all-minilm-l6-v2").mkdir()
+    assert main(["run", str(EXAMPLES), "--judge", "smollm2-135m-instruct", "--metrics", "context_recall", "--limit",
+                 "1", "--out", "out", "--quiet", "--no-cache"]) == EXIT_OK
+    said = capsys.readouterr().err
+    assert ("localeval: warning: smollm2-135m-instruct is the registered judge, not the folder of that name here; to "
+            "use the folder, give it as a path: --judge ./smollm2-135m-instruct") in said
+    assert "--embedder ./all-minilm-l6-v2" not in said  # not named: the default is meant, whatever is here
+    from localeval import models
+    assert models.folder_passed_over("smollm2-135m-instruct", "judge", "judges").endswith(
+        "--judges ./smollm2-135m-instruct")  # as bench names it
+    with pytest.warns(localeval.LocalevalWarning, match=re.escape("give it as a path: embedder='./all-minilm-l6-v2'")):
+        localeval.evaluate(str(EXAMPLES), ["context_recall"], judge=ScriptedJudge(lambda request: {}),
+                           embedder="all-minilm-l6-v2", cache=False)
