@@ -739,6 +739,17 @@ def test_response_relevancy_of_questions_pointing_away_from_the_user_input_is_ze
     assert all(r["similarity"] < 0 for r in result.evidence["questions"])  # the evidence keeps the cosines
 
 
+def test_response_relevancy_of_questions_the_same_as_the_user_input_is_one_not_above():
+    """float32's rounding made such a cosine 1.0000001, and results.jsonl and the summary held a score above 1,
+    which a CI job checking the documented 0-1 range refused (a probe)."""
+    same = np.random.default_rng(0).standard_normal((4, 384)).astype(np.float32)[3].tolist()  # rounds above 1
+    script = Script(response_relevancy=questions(["a?", "b?", "c?"]))
+    result = score_one(make_sample(), ["response_relevancy"], script, embedder=LookupEmbedder({}, same))[
+        "response_relevancy"
+    ]
+    assert result.score == 1.0 and [r["similarity"] for r in result.evidence["questions"]] == [1.0, 1.0, 1.0]
+
+
 def test_response_relevancy_some_noncommittal_keeps_the_mean():
     table = {"What is the capital of France?": [1.0, 0.0], "a?": [1.0, 0.0], "b?": [0.0, 1.0]}
     script = Script(response_relevancy=questions(["a?", "b?", "a?"], [1, 0, 0]))

@@ -83,8 +83,9 @@ def language_line(language: str) -> str:
 
 
 def cosine_to_first(vectors: np.ndarray) -> list[float]:
-    """Cosine similarity of rows 1.. to row 0 (rows need not be normalised)."""
+    """Cosine similarity of rows 1.. to row 0 (rows need not be normalised), within -1 and 1 as a cosine is:
+    float32's rounding gave a question the same as the input 1.0000001, and a score above 1 (a probe)."""
     norms = np.linalg.norm(vectors, axis=1)
     norms[norms == 0] = 1.0
     unit = vectors / norms[:, None]
-    return [float(x) for x in unit[1:] @ unit[0]]
+    return [float(x) for x in np.clip(unit[1:] @ unit[0], -1.0, 1.0)]
