@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from functools import lru_cache, partial
 from typing import Any, Callable, TypeVar
 
+from . import forking
 from .errors import UserError, shortened
 from .offline import hub_offline
 
@@ -64,6 +65,7 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
     from safetensors import SafetensorError  # a dependency of transformers'
 
     quiet()
+    forking.computing()
     shown_as = path if shown_as is None else shown_as
     with _one_load_at_a_time, hub_offline():
         try:

@@ -12,7 +12,7 @@ from contextlib import nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Callable
 
-from . import models
+from . import forking, models
 from .device import DTYPES, INT8, choose_device, dtype_name, emulated_on_this_cpu
 from .engine.cache import AnswerCache
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
@@ -109,12 +109,18 @@ def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embe
                    log: Log = print) -> Pipeline:
     """`judge` and `embedder`: a registered name, a model directory or an object (None: the default).
     The embedder is found only when a metric needs one: a bad --embedder cannot stop a run without."""
+    if forked := forking.forked_warning():  # said before the run starts, not across its progress bar
+        warn(ForkedWarning(forked))
     device = choose_device(device)
     judge = build_judge(judge, device, dtype, log)
     embedder = build_embedder(embedder, device, log) if any(m.uses_embedder for m in metrics) else None
     engine = JudgeEngine(judge, limits, cache if isinstance(cache, AnswerCache) else
                          AnswerCache() if cache and getattr(judge, "cacheable", True) else None)
     return Pipeline(metrics, judge, embedder, engine, Evaluator(metrics, engine, embedder, language, window), device)
+
+
+class ForkedWarning(LocalevalWarning):
+    """Scoring in a process forked from one that had scored: on one thread (forking.py)."""
 
 
 class EmulatedArithmeticWarning(LocalevalWarning):

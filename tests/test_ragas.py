@@ -764,3 +764,33 @@ def test_thresholds_fitted_on_a_judge_folder_apply_to_it_loaded_once(tiny_judge,
     with pytest.raises(UserError, match="has no thresholds for judge"):  # neither its folder nor its weights
         localeval.evaluate([{**RAGAS_02, "id": "a"}], ["context_recall"], judge=judge, cache=False,
                            calibration=tmp_path / "other.json")
+
+
+FORKED_AFTER_SCORING = """
+import multiprocessing, sys, torch, localeval
+data = [{"id": "1", "user_input": "When did it open?", "retrieved_contexts": ["It opened in 1932."],
+         "response": "In 1932."}]
+localeval.evaluate(data, ["answer_supported_precision"], judge=sys.argv[1], cache=False)
+torch.ones(1024, 1024) @ torch.ones(1024, 1024)  # the parent's threads at work, as a real judge's are
+
+def child(_):
+    result = localeval.evaluate(data, ["answer_supported_precision"], judge=sys.argv[1], cache=False)
+    torch.ones(1024, 1024) @ torch.ones(1024, 1024)
+    return torch.get_num_threads(), result.details["warnings"]
+
+with multiprocessing.get_context("fork").Pool(1) as pool:
+    threads, said = pool.map(child, [0])[0]
+print(threads, [line for line in said if "forked" in line])
+"""
+
+
+def test_evaluate_in_a_process_forked_after_scoring_computes_on_one_thread_and_says_so(tiny_judge):
+    """A multiprocessing Pool (fork, Linux's default) after an evaluate() in the parent hung at the child's first
+    computation, silently and for ever: torch's OpenMP threads do not survive a fork (a notebook probe)."""
+    result = subprocess.run([sys.executable, "-c", FORKED_AFTER_SCORING, str(tiny_judge)], capture_output=True,
+                            text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    threads, said = result.stdout.strip().split(" ", 1)
+    assert threads == "1"
+    assert "warning: this process was forked from one that had loaded a model" in said
+    assert "multiprocessing.get_context('spawn')" in said
