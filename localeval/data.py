@@ -201,7 +201,8 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
             "" if given else f", which has no id and so takes the id '{where.default_id}'")
         samples.append(sample)
         if isinstance(record, dict):
-            unread = [name for name in record if name not in KNOWN_FIELDS]
+            # as text: an in-memory record may be named by anything (a DataFrame made from tuples has 0, 1, 2)
+            unread = [str(name) for name in record if name not in KNOWN_FIELDS]
             ignored.update(unread)
             has_content = any(name in CONTENT_FIELDS for name in record)
             with_content += has_content

@@ -794,3 +794,14 @@ def test_evaluate_in_a_process_forked_after_scoring_computes_on_one_thread_and_s
     assert threads == "1"
     assert "warning: this process was forked from one that had loaded a model" in said
     assert "multiprocessing.get_context('spawn')" in said
+
+
+def test_fields_named_by_something_other_than_text_are_said_as_text():
+    """A DataFrame made from tuples (columns 0, 1, 2) or a dict keyed by a number raised a TypeError from inside
+    the message that was to name them (a notebook probe)."""
+    q, contexts, a = "When did it open?", ["It opened in 1932."], "In 1932."
+    with pytest.raises(DataError, match=r"no record has a field localeval scores .*; its fields: 0, 1, 2$"):
+        as_samples(pd.DataFrame([[q, contexts, a]]))
+    with pytest.warns(IgnoredFieldsWarning, match=r"ignored fields, which localeval does not read: '1' \(1 of 1"):
+        (sample,) = as_samples([{1: q, "user_input": q, "response": a, "retrieved_contexts": contexts}])
+    assert sample.user_input == q
