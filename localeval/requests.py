@@ -54,6 +54,10 @@ class Choice:
         return self.probabilities.get(value, 0.0)
 
 
+# how a request or an answer that the judge's context cannot hold is said, as a null's reason of its own
+TOO_LONG = "too long for the judge"
+
+
 @dataclass(frozen=True)
 class JudgeAnswer:
     """The judge's output for one request: parsed JSON, or why there is none."""

@@ -11,14 +11,14 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import torch
 
 from .. import models
 from ..errors import UserError
-from ..requests import JudgeAnswer, JudgeRequest
+from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
 from . import attention
 from .choices import keyed_choices
 from .batching import Admission, decode_continuously
@@ -244,7 +244,8 @@ class TransformersJudge:
 
         def finished(index: int, output: RowOutput) -> None:
             choices = keyed_choices(output.tokens, output.choices, self.tokenizer.decode)
-            answers[index] = JudgeAnswer.parse(self.tokenizer.decode(output.tokens), len(output.tokens), choices)
+            answers[index] = self._cut_off_said(requests[index], JudgeAnswer.parse(
+                self.tokenizer.decode(output.tokens), len(output.tokens), choices))
             if on_answer is not None:
                 on_answer(index, answers[index])
 
@@ -260,6 +261,16 @@ class TransformersJudge:
         self.stats.output_tokens += sum(answer.output_tokens for answer in answers)
         self.stats.generate_seconds += time.perf_counter() - started
         return answers
+
+    def _cut_off_said(self, request: JudgeRequest, answer: JudgeAnswer) -> JudgeAnswer:
+        """An answer stopped unfinished where the judge's trained positions end (a response of hundreds of
+        sentences, a verdict each) says so: "not valid JSON" blamed the judge for the sample's length (a probe)."""
+        limit = self._answer_limit(request)
+        if answer.data is not None or limit >= request.max_new_tokens or answer.output_tokens < limit:
+            return answer
+        return replace(answer, error=f"{TOO_LONG}: its answer did not fit in the {self.context_tokens:,} "
+                                     "tokens the judge reads and was cut off (shorten the sample's texts, or use a "
+                                     "judge that reads more)")
 
     def _answer_limit(self, request: JudgeRequest) -> int:
         """The request's token budget, stopped where the model's trained positions end."""

@@ -9,7 +9,7 @@ schemas: each row is constrained by its own grammar.
 from __future__ import annotations
 
 from ..progress import NoProgress, Progress
-from ..requests import JudgeAnswer, JudgeRequest
+from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
 from .conformance import fitted
 from .batching import Admission
@@ -50,7 +50,7 @@ class JudgeEngine:
         limit = self.judge.context_tokens
         if limit is None:
             return {}
-        reason = (f"too long for the judge: its prompt leaves no room for an answer in the {limit:,} tokens the "
+        reason = (f"{TOO_LONG}: its prompt leaves no room for an answer in the {limit:,} tokens the "
                   "judge reads (shorten the sample's texts, or use a judge that reads more)")
         return {r: JudgeAnswer.refusal(reason) for r in requests
                 if self.judge.prompt_length(r) + min(r.max_new_tokens, ANSWER_ROOM) > limit}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generator
 
 from ..errors import UserError
-from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
+from ..requests import TOO_LONG, EmbedRequest, JudgeAnswer, JudgeRequest
 from ..samples import Sample
 from .evidence import SentenceVerdict, Verdict
 from .scoring import Scoring
@@ -139,6 +139,8 @@ class Metric:
 def judge_failure(answer: JudgeAnswer) -> MetricResult:
     if answer.refused:
         return MetricResult.null(answer.error)
+    if answer.error.startswith(TOO_LONG):  # an answer cut off at the judge's limit: the sample's length, not the judge
+        return MetricResult.null(answer.error, judge_output=answer.text)
     return MetricResult.null(f"judge output unusable: {answer.error}", judge_output=answer.text)
 
 
