@@ -100,7 +100,7 @@ def build_scoring(recipe: PipelineRecipe, cluster: Cluster | None = None, log: L
     theirs = cluster.address == "local" and recipe.device == "cpu"
     with nullcontext() if theirs else left_unsaid(EmulatedArithmeticWarning):
         pipeline = replace(recipe, device="cpu").build(log)
-    return pipeline, RayScorer(recipe, cluster, pipeline).run
+    return pipeline, RayScorer(recipe, cluster, pipeline, log).run
 
 
 def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embedder: str | Embedder | None = None,

@@ -52,6 +52,7 @@ CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
 # How a Ray server answers its client's first call: a reply, or a refusal for want of a token (a
 # cluster started with authentication); anything else (unknown call, no answer in time) is not Ray.
 RAY_ANSWERS = frozenset({"OK", "UNAUTHENTICATED", "PERMISSION_DENIED"})
+WAITING_SAID_AFTER_S = 30.0  # how long workers may take to load before the run says what it waits for, then doubled
 HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, then to answer Ray's first call
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
@@ -188,8 +189,8 @@ class RayScorer:
     """Scores samples on a Ray cluster with the driver's pipeline recipe; counts what the workers did
     into the driver's own (unloaded) pipeline, so a run's summary reads the same either way."""
 
-    def __init__(self, recipe: PipelineRecipe, cluster: Cluster, driver: Pipeline):
-        self.recipe, self.cluster, self.driver = recipe, cluster, driver
+    def __init__(self, recipe: PipelineRecipe, cluster: Cluster, driver: Pipeline, log: Log = print):
+        self.recipe, self.cluster, self.driver, self.log = recipe, cluster, driver, log
         self._started_here = False
         self._workers: list[Any] = []
 
@@ -255,7 +256,7 @@ class RayScorer:
         from ray.exceptions import RayActorError
 
         try:
-            found = ray.get([worker.loaded.remote() for worker in self._workers])
+            found = ray.get(self._waited_for(ray, [worker.loaded.remote() for worker in self._workers]))
         except RayActorError as error:
             raise EnvironmentFailure(f"a Ray worker could not load the models: {_cause(error)}") from None
         expected = _identities(self.driver)
@@ -267,6 +268,24 @@ class RayScorer:
             model = getattr(self.driver, part)
             if hasattr(model, "load_seconds"):  # a real model (None has no such attribute, nor a stand-in)
                 model.load_seconds = max(times[part] for _, times in found)
+
+    def _waited_for(self, ray, loading: list[Any]) -> list[Any]:
+        """`loading` once every worker has loaded its models, saying what it waits for while it waits: a worker
+        the cluster has no free CPUs or GPUs for stays pending, and the run waited without a word, for ever (a
+        probe: a shared cluster busy with another job)."""
+        waited, said_after = 0.0, WAITING_SAID_AFTER_S
+        while True:
+            ready, pending = ray.wait(loading, num_returns=len(loading), timeout=said_after - waited)
+            if not pending:
+                return loading
+            waited = said_after
+            free, gpus = ray.available_resources(), self.cluster.gpus_per_worker
+            asks = _units(self.cluster.cpus_per_worker, "CPU") + (f" and {_units(gpus, 'GPU')}" if gpus else "")
+            has = _units(free.get("CPU", 0), "CPU") + (f" and {_units(free.get('GPU', 0), 'GPU')}" if gpus else "")
+            self.log(f"{len(ready)} of {len(loading)} Ray workers ready after {waited:.0f} s; each asks for {asks} "
+                     f"and the cluster has {has} free: the rest load their models or wait for others' work to end "
+                     "(`ray status` shows what holds them); Ctrl-C stops the run")
+            said_after = waited * 2  # 30 s, 60 s, 2 min, 4 min, ...
 
     def _count(self, window: WindowResult) -> None:
         self.driver.evaluator.timings += window.timings
@@ -472,6 +491,11 @@ def _init_options(cluster: Cluster) -> dict[str, Any]:
     needed = cluster.workers * cluster.cpus_per_worker
     # address "local": a new cluster even where RAY_ADDRESS names another (as on a cluster's nodes)
     return {"address": "local", "num_cpus": max(os.cpu_count() or 1, math.ceil(needed)), **quiet}
+
+
+def _units(count: float, unit: str) -> str:
+    """0.5 CPUs, 1 CPU, 2 GPUs."""
+    return f"{count:g} {unit}" + ("" if count == 1 else "s")
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

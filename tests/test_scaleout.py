@@ -678,3 +678,31 @@ def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_sa
         monkeypatch.setitem(sys.modules, module, None)
     assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--quiet"]) == 2
     assert "pip install 'localeval[ray]'" in capsys.readouterr().err
+
+
+def test_workers_the_cluster_has_no_room_for_yet_are_waited_for_out_loud():
+    """A worker a busy cluster had no free CPUs for stayed pending, and the run waited without a word, for ever
+    (a probe: a nightly job on a shared cluster blocked until its wall-clock limit). It now says what it waits
+    for after 30 s, then at each doubling."""
+    from localeval.scaleout import RayScorer
+
+    class BusyCluster:  # the two workers load one by one, the second after a minute
+        def __init__(self):
+            self.timeouts = []
+
+        def wait(self, refs, num_returns, timeout):
+            self.timeouts.append(timeout)
+            ready = refs[:len(self.timeouts)]
+            return ready, refs[len(ready):]
+
+        def available_resources(self):
+            return {"CPU": 0.0}
+
+    said = []
+    scorer = RayScorer(None, Cluster("local", workers=2, cpus_per_worker=1.0), None, said.append)
+    ray = BusyCluster()
+    assert scorer._waited_for(ray, ["first", "second"]) == ["first", "second"]
+    assert ray.timeouts == [30.0, 30.0]  # until 30 s, then on to 60 s
+    assert said == ["1 of 2 Ray workers ready after 30 s; each asks for 1 CPU and the cluster has 0 CPUs free: the "
+                    "rest load their models or wait for others' work to end (`ray status` shows what holds them); "
+                    "Ctrl-C stops the run"]
