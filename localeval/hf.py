@@ -83,8 +83,8 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
             raise UserError(f"{shown_as} cannot be loaded as a model: a weights file (.bin) is damaged or incomplete "
                             f"({_first_sentence(error).split('. ')[0]}); copy the model folder again") from None
         except (ValueError, OSError) as error:  # transformers' words for "not a model of this kind"
-            if isinstance(error, OSError) and error.errno is not None:
-                raise  # the system's own failure (a read error), not the folder's contents
+            if isinstance(error, OSError) and (error.errno is not None or isinstance(error, TimeoutError)):
+                raise  # the system's own failure (a read error), or a caller's timeout: not the folder's contents
             if "trust_remote_code" in str(error):
                 raise UserError(f"{shown_as} cannot be loaded as a model: it names Python code of its own to run "
                                 "(auto_map in its config.json or tokenizer_config.json, or a module of its own in "

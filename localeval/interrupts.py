@@ -1,4 +1,5 @@
-"""Ctrl-C held while torch and its company are imported, and raised the moment they are whole.
+"""Ctrl-C (and any signal with a Python handler) held while torch and its company are imported, and
+raised the moment they are whole.
 
 An interrupt that lands inside `import torch` (or transformers', or sentence-transformers') leaves
 a module half built in sys.modules, and every later import in that process fails deep inside the
@@ -24,10 +25,12 @@ from typing import Any
 
 @contextmanager
 def held() -> Iterator[None]:
-    """Within the block, the signals that would raise KeyboardInterrupt (Ctrl-C's, and SIGTERM's and
-    SIGHUP's where the CLI made them do so) are noted instead, and one noted raises it after the
-    block. Signals with handlers of their own (SIG_IGN under nohup) are left alone, as is every
-    signal outside the main thread, where Python runs no handler."""
+    """Within the block, every signal with a Python handler (Ctrl-C's KeyboardInterrupt, SIGTERM's and
+    SIGHUP's where the CLI made them stop a run, a caller's own: a test's timeout alarm) is noted instead,
+    and raised again after the block, for its own handler to run then. A timeout's alarm landing in the
+    first evaluate()'s imports broke every later call as Ctrl-C had (a notebook probe). Signals without one
+    (SIG_IGN under nohup, SIG_DFL) are left alone, as is every signal outside the main thread, where Python
+    runs no handler."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -39,19 +42,27 @@ def held() -> Iterator[None]:
         if previous[number] is hung_up:  # at once: whatever the block writes must not fail on a dead terminal
             away_from_terminal()
 
-    with _signals_blocked():  # none handled mid-swap: a handler swapped in and not recorded would stay for good
-        for number in _stopping_signals():
-            if (handler := signal.getsignal(number)) in (signal.default_int_handler, hung_up):
-                previous[number] = handler
-                signal.signal(number, note)
+    handled = [number for number in signal.valid_signals() if callable(_handler(number))]
+    with _signals_blocked(handled):  # none handled mid-swap: a handler swapped in and not recorded would stay
+        for number in handled:
+            previous[number] = signal.getsignal(number)
+            signal.signal(number, note)
     try:
         yield
     finally:
-        with _signals_blocked():
+        with _signals_blocked(handled):
             for number, handler in previous.items():
                 signal.signal(number, handler)
-    if noted:
-        raise KeyboardInterrupt
+    for number in dict.fromkeys(noted):  # once each, in the order they came; the first to raise ends the rest
+        signal.raise_signal(number)
+
+
+def _handler(number: int) -> Any:
+    """The signal's handler; None for one Python cannot ask about (SIGKILL's, on some systems)."""
+    try:
+        return signal.getsignal(number)
+    except (OSError, ValueError):
+        return None
 
 
 def hung_up(number: int, frame: Any) -> None:
@@ -84,12 +95,12 @@ def _hung_up_terminal(fd: int) -> bool:
 
 
 @contextmanager
-def _signals_blocked() -> Iterator[None]:
-    """The stopping signals kept pending while the block runs (where the system can block them)."""
+def _signals_blocked(numbers: list[int]) -> Iterator[None]:
+    """The signals `numbers` kept pending while the block runs (where the system can block them)."""
     if not hasattr(signal, "pthread_sigmask"):
         yield
         return
-    before = signal.pthread_sigmask(signal.SIG_BLOCK, _stopping_signals())
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, numbers)
     try:
         yield
     finally:
@@ -100,7 +111,3 @@ def import_whole(name: str) -> ModuleType:
     """importlib.import_module, with interrupts held until the module is whole."""
     with held():
         return importlib.import_module(name)
-
-
-def _stopping_signals() -> list[int]:
-    return [getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)]

@@ -1566,6 +1566,42 @@ def test_interrupts_held_come_once_the_block_is_done():
             signal.signal(number, handler)
 
 
+def test_a_callers_own_signal_handler_runs_once_the_import_is_whole(tmp_path, monkeypatch):
+    """A per-test timeout (pytest-timeout's SIGALRM, signal.alarm) landing in the first evaluate()'s imports left
+    torch half built, and every later call failed ("partially initialized module 'torch' has no attribute 'fx'"),
+    as Ctrl-C had before it was held (a notebook probe). Its handler now runs as the import ends."""
+    from localeval.interrupts import import_whole
+
+    (tmp_path / "slow_to_import.py").write_text("import time\ntime.sleep(0.5)\nWHOLE = True\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def timed_out(number, frame):
+        raise TimeoutError("the caller's timeout")
+
+    before = signal.signal(signal.SIGALRM, timed_out)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.1)  # inside the import's half second
+        with pytest.raises(TimeoutError, match="the caller's timeout"):
+            import_whole("slow_to_import")
+        assert sys.modules["slow_to_import"].WHOLE and signal.getsignal(signal.SIGALRM) is timed_out
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+        sys.modules.pop("slow_to_import", None)
+
+
+def test_a_callers_timeout_while_a_model_loads_stays_a_timeout():
+    """TimeoutError is an OSError without an errno, as transformers' "not a model" is: a caller's timeout landing in
+    from_pretrained was said as "cannot be loaded as a model: alarm", blaming the folder (a notebook probe)."""
+    from localeval import hf
+
+    def times_out(path, **options):
+        raise TimeoutError("alarm")
+
+    with pytest.raises(TimeoutError, match="alarm"):
+        hf.load(times_out, "/models/judge")
+
+
 def test_after_a_hang_up_what_goes_to_the_terminal_goes_nowhere(tmp_path):
     """A closed terminal fails every write (EIO): the run's last words ended it in a traceback no one saw,
     exit 1, not 130. A terminal that hung up is sent to the null device; a live one (a SIGHUP sent by
