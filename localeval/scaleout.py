@@ -312,10 +312,16 @@ class RayScorer:
         # task they held said, in Ray's words on stdout, that it would be retried
         self._workers = []
         if self._started_here:
-            # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
-            with _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
-                ray.shutdown()
             self._started_here = False
+            try:
+                # whole: a second Ctrl-C or SIGTERM inside it left Ray's agents running and ended the process
+                # in silence, exit 1 (a probe); it comes after, where the run is not stopping already
+                # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
+                with held(), _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
+                    ray.shutdown()
+            except KeyboardInterrupt:
+                if not tasks_left:
+                    raise
 
 
 @contextmanager

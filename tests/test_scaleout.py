@@ -706,3 +706,32 @@ def test_workers_the_cluster_has_no_room_for_yet_are_waited_for_out_loud():
     assert said == ["1 of 2 Ray workers ready after 30 s; each asks for 1 CPU and the cluster has 0 CPUs free: the "
                     "rest load their models or wait for others' work to end (`ray status` shows what holds them); "
                     "Ctrl-C stops the run"]
+
+
+@pytest.mark.parametrize("tasks_left", [True, False])
+def test_a_second_interrupt_while_the_cluster_stops_lets_it_stop_whole(monkeypatch, tasks_left):
+    """A second Ctrl-C or SIGTERM inside ray.shutdown after an interrupt left Ray's agents running and ended the
+    process in silence, exit 1 (a probe). The shutdown now finishes; a run stopping already takes it as the
+    same stop, and one that was not stopping is interrupted once the cluster is down."""
+    import localeval.scaleout as scaleout
+    from localeval.scaleout import RayScorer
+
+    class InterruptedShutdown:
+        finished = False
+
+        def shutdown(self):
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.1)  # the interrupt lands inside
+            self.finished = True
+
+    ray = InterruptedShutdown()
+    monkeypatch.setattr(scaleout, "_import_ray", lambda: ray)
+    scorer = RayScorer(None, Cluster("local"), None)
+    scorer._started_here = True
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt) if not tasks_left else contextlib.nullcontext():
+            scorer.close(tasks_left=tasks_left)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert ray.finished and not scorer._started_here
