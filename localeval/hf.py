@@ -14,7 +14,7 @@ import pickle
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any, Callable, TypeVar
 
 from . import forking
@@ -24,12 +24,21 @@ from .offline import hub_offline
 Loaded = TypeVar("Loaded")
 
 
-@lru_cache(maxsize=1)
-def quiet() -> None:
-    import transformers
+@contextmanager
+def quiet() -> Iterator[None]:
+    """transformers' warnings and progress bars off while the block loads, and as they were after: set for
+    good, they stayed off for a notebook's own from_pretrained after its first evaluate() (a probe)."""
+    from transformers.utils import logging
 
-    transformers.utils.logging.set_verbosity_error()
-    transformers.utils.logging.disable_progress_bar()
+    verbosity, bars = logging.get_verbosity(), logging.is_progress_bar_enabled()
+    logging.set_verbosity_error()
+    logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        logging.set_verbosity(verbosity)
+        if bars:
+            logging.enable_progress_bar()
 
 
 @contextmanager
@@ -64,10 +73,9 @@ def load(loader: Callable[..., Loaded], path: Any, *args: Any, shown_as: Any = N
     `shown_as` (a GGUF file read from its folder) or else `path`."""
     from safetensors import SafetensorError  # a dependency of transformers'
 
-    quiet()
     forking.computing()
     shown_as = path if shown_as is None else shown_as
-    with _one_load_at_a_time, hub_offline():
+    with _one_load_at_a_time, hub_offline(), quiet():
         try:
             return loader(path, *args, local_files_only=True, trust_remote_code=False, **kwargs)
         except SafetensorError as error:  # a weights file cut short (a copy that stopped) or overwritten

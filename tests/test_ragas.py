@@ -805,3 +805,18 @@ def test_fields_named_by_something_other_than_text_are_said_as_text():
     with pytest.warns(IgnoredFieldsWarning, match=r"ignored fields, which localeval does not read: '1' \(1 of 1"):
         (sample,) = as_samples([{1: q, "user_input": q, "response": a, "retrieved_contexts": contexts}])
     assert sample.user_input == q
+
+
+def test_transformers_warnings_and_bars_are_as_they_were_after_a_call(tiny_judge):
+    """Turned off for good by the first evaluate(), they stayed off for a notebook's own from_pretrained (a notebook
+    probe): localeval quiets them only while it loads."""
+    from transformers.utils import logging
+
+    before = logging.get_verbosity()
+    logging.set_verbosity_info()
+    logging.enable_progress_bar()
+    try:
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge=str(tiny_judge), cache=False)
+        assert (logging.get_verbosity(), logging.is_progress_bar_enabled()) == (logging.INFO, True)
+    finally:
+        logging.set_verbosity(before)
