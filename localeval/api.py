@@ -47,6 +47,10 @@ def as_samples(samples: Any) -> list[Sample]:
 
 @dataclass
 class EvaluationResult:
+    """What evaluate() gives back: `result["metric"]` is every sample's score in the samples' order (None where
+    it could not be given, the reason in `rows()`), `summary()` each metric's mean and interval, `rows()` the
+    lines results.jsonl would hold (scores and evidence), `to_pandas()` one row per sample, and `details`
+    the call's timings, warnings and calibration."""
     samples: list[SampleResult]
     metrics: list[str]
     details: dict[str, Any] = field(default_factory=dict)
@@ -56,6 +60,7 @@ class EvaluationResult:
     frame_ids: dict[str, Any] | None = None  # a DataFrame's integer ids by the string each became (_frame_ids)
 
     def rows(self) -> list[dict[str, Any]]:
+        """One dict per sample, as a line of results.jsonl: its id, each score and each metric's evidence."""
         return [s.to_json() for s in self.samples]
 
     def summary(self) -> dict[str, dict[str, Any]]:

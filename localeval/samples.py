@@ -19,6 +19,11 @@ TEXT_FIELDS = ("user_input", "response", "reference")
 
 @dataclass(frozen=True)
 class Sample:
+    """One RAG sample, by ragas's field names: `user_input` (the question), `retrieved_contexts` (the chunks
+    retrieved for it), `response` (the answer given from them) and `reference` (a correct answer, for the
+    metrics that need one). Any may be absent, and the metrics that need it are null with the reason;
+    `language` overrides the run's for this sample. evaluate() also takes plain dicts of these fields (an id a
+    number, contexts a list), and reads them into Samples as a data file's records are."""
     id: str
     user_input: str | None = None
     retrieved_contexts: tuple[str, ...] | None = None

@@ -820,3 +820,10 @@ def test_transformers_warnings_and_bars_are_as_they_were_after_a_call(tiny_judge
         assert (logging.get_verbosity(), logging.is_progress_bar_enabled()) == (logging.INFO, True)
     finally:
         logging.set_verbosity(before)
+
+
+def test_dir_of_the_package_names_each_public_name_once():
+    """A name looked up was listed twice, from the module's globals and from its exports (a notebook probe)."""
+    localeval.evaluate  # noqa: B018  (looked up: now a global too)
+    names = dir(localeval)
+    assert len(names) == len(set(names)) and "evaluate" in names and "UnmeasuredJudgeWarning" in names
