@@ -39,13 +39,15 @@ class NoProgress(Progress):
     pass
 
 
-def progress_for(description: str = "judging", stream: TextIO | None = None, unit: str = "requests") -> Progress:
+def progress_for(description: str = "judging", stream: TextIO | None = None, unit: str = "requests",
+                 samples: int | None = None) -> Progress:
     """A bar on a terminal or in a notebook (whose stderr is no terminal, but draws tqdm's widget),
-    plain lines elsewhere. `unit`: what expect() and advance() count."""
+    plain lines elsewhere. `unit`: what expect() and advance() count; `samples`: how many are to be
+    scored, where the unit is requests (the lines then say about how long the rest takes)."""
     stream = stream or sys.stderr
     if stream.isatty() or "ipykernel" in sys.modules:
         return BarProgress(description, stream, unit)
-    return LineProgress(description, stream, unit=unit)
+    return LineProgress(description, stream, unit=unit, samples=samples)
 
 
 class BarProgress(Progress):
@@ -72,15 +74,19 @@ class BarProgress(Progress):
 
 
 class LineProgress(Progress):
-    """`judging 30 samples: 8 done, 120/480 requests, 41 s` every `every` seconds, and at the end.
+    """`judging 30 samples: 8 done, 120/480 requests, 41 s, about 2 min left` every `every` seconds, and
+    at the end.
 
     A clock thread writes the lines, not advance(): answers come in bursts as a batch finishes, and
     a large first batch can take minutes, which is when a log most needs to show the run is alive.
+    The time left is the samples' pace so far (the requests' total grows as the metrics' steps reveal
+    them, so it cannot say): a nightly job of 5,000 samples said nothing of its five hours (a probe).
     """
 
     def __init__(self, description: str = "judging", stream: TextIO | None = None, every: float = 30.0,
-                 unit: str = "requests"):
+                 unit: str = "requests", samples: int | None = None):
         self.description, self.stream, self.every, self.unit = description, stream or sys.stderr, every, unit
+        self.samples = samples
         self.done = self.total = self.samples_finished = 0
         self.started = time.monotonic()
         self._closed = threading.Event()
@@ -111,5 +117,21 @@ class LineProgress(Progress):
 
     def _line(self) -> None:
         samples = "" if self.unit == "samples" else f"{self.samples_finished} done, "  # else counted twice
-        print(f"{self.description}: {samples}{self.done}/{self.total} {self.unit}, {time.monotonic() - self.started:.0f} s",
+        elapsed = time.monotonic() - self.started
+        print(f"{self.description}: {samples}{self.done}/{self.total} {self.unit}, {elapsed:.0f} s{self._left(elapsed)}",
               file=self.stream, flush=True)
+
+    def _left(self, elapsed: float) -> str:
+        """About how long the rest takes at the pace of the samples done so far; nothing before the first."""
+        done, total = (self.done, self.total) if self.unit == "samples" else (self.samples_finished, self.samples)
+        if not total or not done or done >= total:
+            return ""
+        return f", about {_duration(elapsed * (total - done) / done)} left"
+
+
+def _duration(seconds: float) -> str:
+    """40 s, 12 min, 5 h 3 min."""
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    minutes = round(seconds / 60)
+    return f"{minutes} min" if minutes < 90 else f"{minutes // 60} h {minutes % 60} min"

@@ -271,7 +271,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
 
 def _progress(todo, cluster):
     if cluster is None:  # the engine reports each request
-        return progress_for(f"judging {count_of(len(todo), 'sample')}")
+        return progress_for(f"judging {count_of(len(todo), 'sample')}", samples=len(todo))
     return cluster.progress()
 
 

@@ -495,3 +495,34 @@ def test_progress_lines_keep_coming_while_no_request_is_answered():
     lines = log.getvalue().splitlines()
     assert len(lines) >= 4 and all(re.fullmatch(r"judging 2 samples: 0 done, 0/4 requests, \d+ s", line) for line in lines)
     assert "\r" not in log.getvalue()
+
+
+def test_progress_lines_say_about_how_long_the_rest_takes_at_the_samples_pace(monkeypatch):
+    """A nightly job of 5,000 samples said "0 done, 82/143 requests" and nothing of its five hours (a probe):
+    the requests' total grows as the metrics' steps reveal them, the samples' count does not."""
+    import localeval.progress as progress_module
+
+    now = [1000.0]
+    monkeypatch.setattr(progress_module.time, "monotonic", lambda: now[0])
+    log = io.StringIO()
+    local = LineProgress("judging 5,000 samples", log, every=3600, samples=5000)
+    ray = LineProgress("scoring on 2 Ray workers", log, every=3600, unit="samples")
+    ray.expect(100)
+    for progress in (local, ray):
+        progress.expect(10)
+        progress._line()  # none done yet: no pace to go by
+    now[0] += 120
+    local.finished(40)
+    ray.advance(50)
+    for progress in (local, ray):
+        progress._line()
+    local.finished(4960)
+    local._line()
+    local.close()
+    ray.close()
+    assert log.getvalue().splitlines()[:5] == [
+        "judging 5,000 samples: 0 done, 0/10 requests, 0 s",
+        "scoring on 2 Ray workers: 0/110 samples, 0 s",
+        "judging 5,000 samples: 40 done, 0/10 requests, 120 s, about 4 h 8 min left",
+        "scoring on 2 Ray workers: 50/110 samples, 120 s, about 2 min left",
+        "judging 5,000 samples: 5000 done, 0/10 requests, 120 s"]
