@@ -45,12 +45,12 @@ def as_samples(samples: Any) -> list[Sample]:
     return samples_in_memory(samples)
 
 
-@dataclass
-class EvaluationResult:
+@dataclass(eq=False)  # one call's result is itself: its timings differ from any other's, and == on its fields
+class EvaluationResult:  # raised for a DataFrame's index (a notebook probe); compare rows() instead
     """What evaluate() gives back: `result["metric"]` is every sample's score in the samples' order (None where
     it could not be given, the reason in `rows()`), `summary()` each metric's mean and interval, `rows()` the
-    lines results.jsonl would hold (scores and evidence), `to_pandas()` one row per sample, and `details`
-    the call's timings, warnings and calibration."""
+    lines results.jsonl would hold (scores and evidence; two calls' are equal where they scored alike),
+    `to_pandas()` one row per sample, and `details` the call's timings, warnings and calibration."""
     samples: list[SampleResult]
     metrics: list[str]
     details: dict[str, Any] = field(default_factory=dict)

@@ -827,3 +827,17 @@ def test_dir_of_the_package_names_each_public_name_once():
     localeval.evaluate  # noqa: B018  (looked up: now a global too)
     names = dir(localeval)
     assert len(names) == len(set(names)) and "evaluate" in names and "UnmeasuredJudgeWarning" in names
+
+
+def test_a_results_rows_are_copies_and_results_compare_by_identity():
+    """Editing rows()'s evidence changed the result's own (a notebook probe), and == on two results raised for a
+    DataFrame's index, or was False for the same scores, their timings apart."""
+    frame = pd.DataFrame([RAGAS_02])
+    result = localeval.evaluate(frame, ["answer_supported_precision"], ScriptedJudge(every_verdict_one([])),
+                                cache=False)
+    rows = result.rows()
+    rows[0]["evidence"]["answer_supported_precision"]["sentences"][0]["supported"] = 0
+    assert result.rows()[0]["evidence"]["answer_supported_precision"]["sentences"][0]["supported"] == 1
+    again = localeval.evaluate(frame, ["answer_supported_precision"], ScriptedJudge(every_verdict_one([])),
+                               cache=False)
+    assert result == result and result != again and result.rows() == again.rows()

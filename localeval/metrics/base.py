@@ -8,6 +8,8 @@ what lets it batch across them, while each metric still reads top to bottom.
 
 from __future__ import annotations
 
+import copy
+
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generator
 
@@ -63,7 +65,9 @@ class MetricResult:
         return MetricResult(None, dict(evidence), reason)
 
     def to_json(self) -> dict[str, Any]:
-        out = dict(self.evidence)
+        """The evidence as results.jsonl and rows() give it: a copy, so that editing a row leaves the result as
+        scored (a notebook probe set a verdict to 0 in rows(), and the result's evidence changed with it)."""
+        out = copy.deepcopy(self.evidence)
         if self.null_reason is not None:
             out["null_reason"] = self.null_reason
         return out
