@@ -522,41 +522,52 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         return spec.local_path()
     if spec.gguf is None:
         raise UserError(spec.not_installed())
+    parts = _parts_to_prepare_from(spec)  # first: a model not installed is said as such, and takes no lock
     try:
         with _preparing_alone(spec, log):
             if spec.local_path() is not None:  # another process prepared it while this one waited
                 return spec.local_path()
-            return _prepared(spec, log)
+            return _prepared(spec, parts, log)
     except OSError as error:  # the lock, the GGUF assembled in the temporary folder, the model written to the store
         raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
+
+
+def _parts_to_prepare_from(spec: ModelSpec) -> list[Path]:
+    """The installed GGUF parts of the model; a damaged prepared copy with none to prepare it again from is
+    said as such."""
+    damage = spec.damage()
+    if damage is not None and not spec.installed():
+        raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
+                        f"folder again, or install it: {spec.install}")
+    return _gguf_parts(spec)
 
 
 @contextmanager
 def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[None]:
     """The store's lock for this model while the block runs: two processes meeting it unprepared (two CI jobs
     on one machine, two `models prepare`) both converted it, and the second moved the first's finished copy
-    aside and deleted it, perhaps under a run loading it. The second now waits, then finds it ready. The lock
-    is the operating system's (flock), released with its process; its file, hidden, stays, as flock's must."""
+    aside and deleted it, perhaps under a run loading it. The second now waits, saying so each minute, then
+    finds it ready. The lock is the operating system's (flock), released with its process; its file, hidden,
+    stays, as flock's must."""
     lock = FileLock(_ensure(store_dir()) / f".{spec.name}.lock")
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        log(f"{spec.name}: another process is preparing it in {store_dir()}; waiting for it to finish")
-        lock.acquire()
+    waited = 0
+    while True:
+        try:
+            lock.acquire(timeout=0 if not waited else 60)
+            break
+        except Timeout:
+            log(f"{spec.name}: another process is preparing it in {store_dir()}; waiting for it to finish"
+                + (f" ({waited} min so far; Ctrl-C stops)" if waited else ""))
+            waited += 1
     try:
         yield
     finally:
         lock.release()
 
 
-def _prepared(spec: ModelSpec, log: Callable[[str], None]) -> Path:
-    """The model checked and converted into the store, its damaged copy replaced; the caller holds its lock."""
-    damage = spec.damage()
-    if damage is not None and not spec.installed():  # nothing to prepare it again from
-        raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
-                        f"folder again, or install it: {spec.install}")
-    parts = _gguf_parts(spec)
-    if damage is not None:
+def _prepared(spec: ModelSpec, parts: list[Path], log: Callable[[str], None]) -> Path:
+    """The model converted into the store from `parts`, its damaged copy replaced; the caller holds its lock."""
+    if (damage := spec.damage()) is not None:
         log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
     _assemble_and_convert(spec, parts)

@@ -455,6 +455,9 @@ def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_
     from localeval import models
     assert models.folder_passed_over("smollm2-135m-instruct", "judge", "judges").endswith(
         "--judges ./smollm2-135m-instruct")  # as bench names it
+    assert main(["bench", str(LABELED), "--metrics", "context_recall", "--limit", "1", "--out", "bench",
+                 "--quiet"]) == EXIT_OK
+    assert "not the folder of that name here" not in capsys.readouterr().err  # bench's default judge, not named
     with pytest.warns(localeval.LocalevalWarning, match=re.escape("give it as a path: embedder='./all-minilm-l6-v2'")):
         localeval.evaluate(str(EXAMPLES), ["context_recall"], judge=ScriptedJudge(lambda request: {}),
                            embedder="all-minilm-l6-v2", cache=False)

@@ -259,6 +259,18 @@ def test_two_processes_meeting_one_model_unprepared_convert_it_once(tmp_path, mo
     assert models.prepare(spec, log=lambda message: None) == spec.stored_path and converted == [spec.name]
 
 
+def test_a_model_not_installed_is_said_so_before_the_store_is_touched(tmp_path, monkeypatch):
+    """Taking the store's lock first made a store that cannot be written say "must be folders this user can
+    write" (exit 3) for a model that was simply not installed (exit 2), and left a lock file (a review)."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))
+    monkeypatch.setattr(models, "_package_dir", lambda module: None)  # none of its packages here
+    spec = models.registry()[models.default_model("judge")]
+    with pytest.raises(UserError, match=re.escape(f"{spec.name} is not installed: {spec.install}")):
+        models.prepare(spec, log=lambda message: None)
+    assert not store.exists()
+
+
 def test_version_matches_the_package_metadata():
     import localeval
 

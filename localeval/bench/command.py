@@ -47,7 +47,8 @@ def bench_command(args) -> int:
     embeds = any(metric.uses_embedder for metric in chosen)
     unused_embedder = models.embedder_checked(args.embedder, embeds)  # said once the data's warnings are
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
-    data_warnings += warned([unused_embedder, *(models.folder_passed_over(judge, "judge", "judges") for judge in judges),
+    typed = judges if args.judges is not None else []  # the default judge, not named, is meant whatever is here
+    data_warnings += warned([unused_embedder, *(models.folder_passed_over(judge, "judge", "judges") for judge in typed),
                              models.folder_passed_over(args.embedder, "embedder")], LocalevalWarning)
     data_sha256 = file_digest(Path(args.data).expanduser())  # once, now: a file edited while judges run is not this one
     if args.calibrate:
