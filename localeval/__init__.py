@@ -29,6 +29,7 @@ _EXPORTS = {
     "WeakJudgeWarning": "trust",
     "FewLabelsWarning": "trust",
     "UnmeasuredJudgeWarning": "trust",
+    "ForkedWarning": "pipeline",
     "CalibrationWarning": "calibration",
 }
 

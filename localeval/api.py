@@ -45,8 +45,10 @@ def as_samples(samples: Any) -> list[Sample]:
     return samples_in_memory(samples)
 
 
-@dataclass(eq=False)  # one call's result is itself: its timings differ from any other's, and == on its fields
-class EvaluationResult:  # raised for a DataFrame's index (a notebook probe); compare rows() instead
+# eq=False: one call's result is itself; its timings differ from any other's, and == on its fields raised for a
+# DataFrame's index (a notebook probe); rows() compare
+@dataclass(eq=False)
+class EvaluationResult:
     """What evaluate() gives back: `result["metric"]` is every sample's score in the samples' order (None where
     it could not be given, the reason in `rows()`), `summary()` each metric's mean and interval, `rows()` the
     lines results.jsonl would hold (scores and evidence; two calls' are equal where they scored alike),
@@ -202,7 +204,7 @@ def evaluate(
     if unmeasured := unmeasured_judge_note(judge, labels is not None or bool(thresholds)):
         warn(UnmeasuredJudgeWarning(unmeasured), stacklevel=CALLER)  # at the caller's line
         said.append(f"note: {unmeasured}")  # as summary.json keeps run's
-    bar = NoProgress() if not progress else progress_for() if cluster is None else cluster.progress()
+    bar = NoProgress() if not progress else progress_for(samples=len(samples)) if cluster is None else cluster.progress()
     try:
         results = _in_order(score(samples, bar), samples)
     finally:

@@ -1,7 +1,8 @@
 """torch's CPU threads across a fork.
 
 torch computes on a CPU with OpenMP threads, which a fork does not copy: a process forked from one that had
-loaded a model (multiprocessing's default start method on Linux, as a Pool or a ProcessPoolExecutor uses it)
+loaded a model (multiprocessing's default start method on Linux before Python 3.14, as a Pool or a
+ProcessPoolExecutor uses it)
 hung at its first computation, silently and for ever (a notebook probe). Such a child computes on one
 thread, which needs none of them, and each pipeline it builds says so, with the way to have every core.
 """
@@ -11,29 +12,29 @@ from __future__ import annotations
 import os
 import sys
 
-_computed_here = False  # whether this process has loaded a model, and so computed with torch's threads
+_loaded_a_model = False  # and so computed with torch's threads
 _forked_after_computing = False
 
 
 def computing() -> None:
     """Noted as a model loads (hf.load): from now on a fork of this process must not use torch's threads."""
-    global _computed_here
-    _computed_here = True
+    global _loaded_a_model
+    _loaded_a_model = True
 
 
 def forked_warning() -> str | None:
     """In a child forked from a process that had loaded a model, what a pipeline it builds says."""
     if not _forked_after_computing:
         return None
-    return ("this process was forked from one that had loaded a model (multiprocessing's 'fork' start method, the "
-            "default on Linux): torch's threads do not survive a fork, and using them hung, so it computes on one "
+    return ("this process was forked from one that had loaded a model (multiprocessing's 'fork' start method, "
+            "Linux's default before Python 3.14): torch's threads do not survive a fork, and using them hung, so it computes on one "
             "thread; to use every core, start it with multiprocessing.get_context('spawn')")
 
 
 def _after_fork_in_child() -> None:
     global _forked_after_computing
     torch = sys.modules.get("torch")
-    if _computed_here and torch is not None:
+    if _loaded_a_model and torch is not None:
         torch.set_num_threads(1)  # a single thread enters no OpenMP parallel region
         _forked_after_computing = True
 

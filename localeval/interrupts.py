@@ -16,6 +16,7 @@ import errno
 import importlib
 import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -24,13 +25,14 @@ from typing import Any
 
 
 @contextmanager
-def held() -> Iterator[None]:
+def held(give_way_after: int | None = None) -> Iterator[None]:
     """Within the block, every signal with a Python handler (Ctrl-C's KeyboardInterrupt, SIGTERM's and
     SIGHUP's where the CLI made them stop a run, a caller's own: a test's timeout alarm) is noted instead,
-    and raised again after the block, for its own handler to run then. A timeout's alarm landing in the
-    first evaluate()'s imports broke every later call as Ctrl-C had (a notebook probe). Signals without one
-    (SIG_IGN under nohup, SIG_DFL) are left alone, as is every signal outside the main thread, where Python
-    runs no handler."""
+    and its own handler run once the block is done. A timeout's alarm landing in the first evaluate()'s
+    imports broke every later call as Ctrl-C had (a notebook probe). Signals without one (SIG_IGN under
+    nohup, SIG_DFL) are left alone, as is every signal outside the main thread, where Python runs no
+    handler. `give_way_after`: that many held, the next is handled at once, so that a block that may hang
+    (Ray's shutdown) can still be left."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -38,9 +40,11 @@ def held() -> Iterator[None]:
     previous: dict[int, Any] = {}
 
     def note(number: int, frame: Any) -> None:
-        noted.append(number)
         if previous[number] is hung_up:  # at once: whatever the block writes must not fail on a dead terminal
             away_from_terminal()
+        if give_way_after is not None and len(noted) >= give_way_after:
+            previous[number](number, frame)  # the user insists: handled now, out of the block
+        noted.append(number)
 
     handled = [number for number in signal.valid_signals() if callable(_handler(number))]
     with _signals_blocked(handled):  # none handled mid-swap: a handler swapped in and not recorded would stay
@@ -53,8 +57,9 @@ def held() -> Iterator[None]:
         with _signals_blocked(handled):
             for number, handler in previous.items():
                 signal.signal(number, handler)
+    # called, not raised again: asyncio's wakeup fd heard each as it came, and would hear it twice (a review)
     for number in dict.fromkeys(noted):  # once each, in the order they came; the first to raise ends the rest
-        signal.raise_signal(number)
+        previous[number](number, sys._getframe())
 
 
 def _handler(number: int) -> Any:

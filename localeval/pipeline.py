@@ -120,7 +120,7 @@ def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embe
 
 
 class ForkedWarning(LocalevalWarning):
-    """Scoring in a process forked from one that had scored: on one thread (forking.py)."""
+    """Computing in a process forked from one that had loaded a model: on one thread (forking.py)."""
 
 
 class EmulatedArithmeticWarning(LocalevalWarning):

@@ -52,7 +52,7 @@ CONNECT_TIMEOUT_S = 10.0  # for a cluster's address to accept a connection
 # How a Ray server answers its client's first call: a reply, or a refusal for want of a token (a
 # cluster started with authentication); anything else (unknown call, no answer in time) is not Ray.
 RAY_ANSWERS = frozenset({"OK", "UNAUTHENTICATED", "PERMISSION_DENIED"})
-WAITING_SAID_AFTER_S = 30.0  # how long workers may take to load before the run says what it waits for, then doubled
+WAITING_SAID_AFTER_S = 60.0  # how long workers may take to load before the run says what it waits for, then doubled
 HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake, then to answer Ray's first call
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
@@ -285,7 +285,7 @@ class RayScorer:
             self.log(f"{len(ready)} of {len(loading)} Ray workers ready after {waited:.0f} s; each asks for {asks} "
                      f"and the cluster has {has} free: the rest load their models or wait for others' work to end "
                      "(`ray status` shows what holds them); Ctrl-C stops the run")
-            said_after = waited * 2  # 30 s, 60 s, 2 min, 4 min, ...
+            said_after = waited * 2  # 1 min, 2 min, 4 min, ...
 
     def _count(self, window: WindowResult) -> None:
         self.driver.evaluator.timings += window.timings
@@ -315,9 +315,10 @@ class RayScorer:
             self._started_here = False
             try:
                 # whole: a second Ctrl-C or SIGTERM inside it left Ray's agents running and ended the process
-                # in silence, exit 1 (a probe); it comes after, where the run is not stopping already
+                # in silence, exit 1 (a probe); it comes after, where the run is not stopping already, and a
+                # third gets out at once, should the shutdown hang (Ray's does after workers ran out of memory)
                 # ray.shutdown left SIGTERM to the system's default: exit 143, no summary
-                with held(), _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
+                with held(give_way_after=1), _sigterm_kept(), _native_stderr_muted() if tasks_left else nullcontext():
                     ray.shutdown()
             except KeyboardInterrupt:
                 if not tasks_left:

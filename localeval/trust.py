@@ -1,5 +1,6 @@
-"""What is known of a judge's agreement with people, the warning a run prints when it is weak, and
-the note it prints when too few labels correct it.
+"""What is known of a judge's agreement with people, the warning a run prints when it is weak, the note it
+prints when too few labels correct it or no one measured the judge; and what the samples say of how far
+their scores can be read (samples_warned: the embedder's languages among them).
 
 Each registered judge carries its measured agreement in localeval/registry.json (`bench` on the
 labeled development set, docs/judges.md):

@@ -1590,6 +1590,27 @@ def test_a_callers_own_signal_handler_runs_once_the_import_is_whole(tmp_path, mo
         sys.modules.pop("slow_to_import", None)
 
 
+def test_a_signal_asyncio_watches_reaches_its_loop_once_when_held():
+    """asyncio hears a signal through its wakeup fd as it comes; raised again after the block, it heard it twice,
+    and a callback ran twice (a review)."""
+    import asyncio
+
+    from localeval.interrupts import held
+
+    heard = []
+    loop = asyncio.new_event_loop()
+    try:
+        loop.add_signal_handler(signal.SIGUSR1, heard.append, "usr1")
+        with held():
+            os.kill(os.getpid(), signal.SIGUSR1)
+            time.sleep(0.1)
+        loop.run_until_complete(asyncio.sleep(0.2))
+        loop.remove_signal_handler(signal.SIGUSR1)
+    finally:
+        loop.close()
+    assert heard == ["usr1"]
+
+
 def test_a_callers_timeout_while_a_model_loads_stays_a_timeout():
     """TimeoutError is an OSError without an errno, as transformers' "not a model" is: a caller's timeout landing in
     from_pretrained was said as "cannot be loaded as a model: alarm", blaming the folder (a notebook probe)."""

@@ -683,7 +683,7 @@ def test_without_ray_installed_the_option_says_how_to_get_it(monkeypatch, six_sa
 def test_workers_the_cluster_has_no_room_for_yet_are_waited_for_out_loud():
     """A worker a busy cluster had no free CPUs for stayed pending, and the run waited without a word, for ever
     (a probe: a nightly job on a shared cluster blocked until its wall-clock limit). It now says what it waits
-    for after 30 s, then at each doubling."""
+    for after a minute (a big judge takes tens of seconds to load), then at each doubling."""
     from localeval.scaleout import RayScorer
 
     class BusyCluster:  # the two workers load one by one, the second after a minute
@@ -702,8 +702,8 @@ def test_workers_the_cluster_has_no_room_for_yet_are_waited_for_out_loud():
     scorer = RayScorer(None, Cluster("local", workers=2, cpus_per_worker=1.0), None, said.append)
     ray = BusyCluster()
     assert scorer._waited_for(ray, ["first", "second"]) == ["first", "second"]
-    assert ray.timeouts == [30.0, 30.0]  # until 30 s, then on to 60 s
-    assert said == ["1 of 2 Ray workers ready after 30 s; each asks for 1 CPU and the cluster has 0 CPUs free: the "
+    assert ray.timeouts == [60.0, 60.0]  # until 1 min, then on to 2 min
+    assert said == ["1 of 2 Ray workers ready after 60 s; each asks for 1 CPU and the cluster has 0 CPUs free: the "
                     "rest load their models or wait for others' work to end (`ray status` shows what holds them); "
                     "Ctrl-C stops the run"]
 
@@ -735,3 +735,32 @@ def test_a_second_interrupt_while_the_cluster_stops_lets_it_stop_whole(monkeypat
     finally:
         signal.signal(signal.SIGINT, before)
     assert ray.finished and not scorer._started_here
+
+
+def test_a_third_interrupt_gets_out_of_a_shutdown_that_hangs(monkeypatch):
+    """Ray's shutdown hangs after workers ran out of memory (ray-project/ray#29431), which is when a run stops:
+    held whole, it swallowed every Ctrl-C (a review). The second is taken as part of the stop; the next gets out."""
+    import localeval.scaleout as scaleout
+    from localeval.scaleout import RayScorer
+
+    class HangingShutdown:
+        finished = False
+
+        def shutdown(self):
+            for _ in range(2):
+                os.kill(os.getpid(), signal.SIGINT)
+                time.sleep(0.1)
+            time.sleep(30)  # hung
+            self.finished = True
+
+    ray = HangingShutdown()
+    monkeypatch.setattr(scaleout, "_import_ray", lambda: ray)
+    scorer = RayScorer(None, Cluster("local"), None)
+    scorer._started_here = True
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    started = time.monotonic()
+    try:
+        scorer.close(tasks_left=True)
+    finally:
+        signal.signal(signal.SIGINT, before)
+    assert time.monotonic() - started < 5 and not ray.finished

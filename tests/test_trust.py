@@ -853,10 +853,13 @@ def test_a_judge_folder_of_ones_own_is_said_to_be_unmeasured_unless_labels_corre
                json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
     with pytest.warns(localeval.UnmeasuredJudgeWarning, match="bench it on labeled data") as caught:
         result = localeval.evaluate([Sample(**UNLABELED)], ["context_recall"], judge=str(tiny_judge), cache=False)
-    assert caught[0].filename == __file__ and any(line.startswith(expected) for line in result.details["warnings"])
-    with warnings.catch_warnings():  # a registered judge, by name or as loaded from its own store folder: measured
+    assert {w.filename for w in caught if w.category is localeval.UnmeasuredJudgeWarning} == {__file__}
+    assert any(line.startswith(expected) for line in result.details["warnings"])
+    with warnings.catch_warnings():  # a script is no folder
         warnings.simplefilter("error", localeval.UnmeasuredJudgeWarning)
         localeval.evaluate([Sample(**UNLABELED)], ["context_recall"], judge=ScriptedJudge(lambda request: {}),
                            cache=False)
-    assert unmeasured_judge_note("qwen2.5-coder-1.5b-instruct", False) is None
+    default = models.registry()[models.default_model("judge")]  # by name, or by its own folder in the store
+    assert unmeasured_judge_note(default.name, False) is None
+    assert unmeasured_judge_note(str(default.stored_path), False) is None
     assert unmeasured_judge_note(str(tiny_judge), True) is None  # labels correct its means, whatever it agrees

@@ -9,7 +9,6 @@ what lets it batch across them, while each metric still reads top to bottom.
 from __future__ import annotations
 
 import copy
-
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generator
 
