@@ -708,59 +708,38 @@ def test_workers_the_cluster_has_no_room_for_yet_are_waited_for_out_loud():
                     "Ctrl-C stops the run"]
 
 
-@pytest.mark.parametrize("tasks_left", [True, False])
-def test_a_second_interrupt_while_the_cluster_stops_lets_it_stop_whole(monkeypatch, tasks_left):
+@pytest.mark.parametrize("interrupts, tasks_left, finished", [
+    (1, True, True),  # a second Ctrl-C while an interrupted run stops: part of the same stop
+    (1, False, True),  # one while a finished run stops its cluster: interrupted once the cluster is down
+    (2, True, False),  # one more, and a shutdown that hangs is left at once
+])
+def test_interrupts_while_the_cluster_stops_let_it_stop_whole_and_a_third_gets_out(monkeypatch, interrupts, tasks_left,
+                                                                                   finished):
     """A second Ctrl-C or SIGTERM inside ray.shutdown after an interrupt left Ray's agents running and ended the
-    process in silence, exit 1 (a probe). The shutdown now finishes; a run stopping already takes it as the
-    same stop, and one that was not stopping is interrupted once the cluster is down."""
+    process in silence, exit 1 (a probe); held whole, a shutdown that hangs (Ray's does after workers ran out of
+    memory, ray-project/ray#29431) then swallowed every Ctrl-C (a review)."""
     import localeval.scaleout as scaleout
     from localeval.scaleout import RayScorer
 
-    class InterruptedShutdown:
+    class Shutdown:
         finished = False
 
         def shutdown(self):
-            os.kill(os.getpid(), signal.SIGINT)
-            time.sleep(0.1)  # the interrupt lands inside
-            self.finished = True
-
-    ray = InterruptedShutdown()
-    monkeypatch.setattr(scaleout, "_import_ray", lambda: ray)
-    scorer = RayScorer(None, Cluster("local"), None)
-    scorer._started_here = True
-    before = signal.signal(signal.SIGINT, signal.default_int_handler)
-    try:
-        with pytest.raises(KeyboardInterrupt) if not tasks_left else contextlib.nullcontext():
-            scorer.close(tasks_left=tasks_left)
-    finally:
-        signal.signal(signal.SIGINT, before)
-    assert ray.finished and not scorer._started_here
-
-
-def test_a_third_interrupt_gets_out_of_a_shutdown_that_hangs(monkeypatch):
-    """Ray's shutdown hangs after workers ran out of memory (ray-project/ray#29431), which is when a run stops:
-    held whole, it swallowed every Ctrl-C (a review). The second is taken as part of the stop; the next gets out."""
-    import localeval.scaleout as scaleout
-    from localeval.scaleout import RayScorer
-
-    class HangingShutdown:
-        finished = False
-
-        def shutdown(self):
-            for _ in range(2):
+            for _ in range(interrupts):
                 os.kill(os.getpid(), signal.SIGINT)
-                time.sleep(0.1)
-            time.sleep(30)  # hung
+                time.sleep(0.1)  # each lands inside
+            time.sleep(0 if finished else 30)  # hung
             self.finished = True
 
-    ray = HangingShutdown()
+    ray = Shutdown()
     monkeypatch.setattr(scaleout, "_import_ray", lambda: ray)
     scorer = RayScorer(None, Cluster("local"), None)
     scorer._started_here = True
     before = signal.signal(signal.SIGINT, signal.default_int_handler)
     started = time.monotonic()
     try:
-        scorer.close(tasks_left=True)
+        with pytest.raises(KeyboardInterrupt) if not tasks_left else contextlib.nullcontext():
+            scorer.close(tasks_left=tasks_left)
     finally:
         signal.signal(signal.SIGINT, before)
-    assert time.monotonic() - started < 5 and not ray.finished
+    assert ray.finished == finished and not scorer._started_here and time.monotonic() - started < 5
