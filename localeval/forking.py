@@ -2,9 +2,9 @@
 
 torch computes on a CPU with OpenMP threads, which a fork does not copy: a process forked from one that had
 loaded a model (multiprocessing's default start method on Linux before Python 3.14, as a Pool or a
-ProcessPoolExecutor uses it)
-hung at its first computation, silently and for ever (a notebook probe). Such a child computes on one
-thread, which needs none of them, and each pipeline it builds says so, with the way to have every core.
+ProcessPoolExecutor uses it) hung at its first computation, silently and for ever (a notebook probe). Such
+a child computes on one thread, which needs none of them, and each pipeline it builds says so, with the
+way to have every core.
 """
 
 from __future__ import annotations
@@ -27,8 +27,8 @@ def forked_warning() -> str | None:
     if not _forked_after_computing:
         return None
     return ("this process was forked from one that had loaded a model (multiprocessing's 'fork' start method, "
-            "Linux's default before Python 3.14): torch's threads do not survive a fork, and using them hung, so it computes on one "
-            "thread; to use every core, start it with multiprocessing.get_context('spawn')")
+            "Linux's default before Python 3.14): torch's threads do not survive a fork, and using them hung, so "
+            "it computes on one thread; to use every core, start it with multiprocessing.get_context('spawn')")
 
 
 def _after_fork_in_child() -> None:
