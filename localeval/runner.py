@@ -352,6 +352,7 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         timings["workers"] = cluster.workers
     return {
         "samples": len(samples),
+        "limit": args.limit,  # the first --limit samples of the data were scored (None: all); else it went unrecorded
         # the samples in each language, as they were split and judged: settings' "language" is only the default
         "languages": dict(Counter(sample.language or args.language for sample in samples).most_common()),
         "scored_this_run": scored,

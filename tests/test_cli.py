@@ -448,6 +448,7 @@ def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_
     (tmp_path / "all-minilm-l6-v2").mkdir()
     assert main(["run", str(EXAMPLES), "--judge", "smollm2-135m-instruct", "--metrics", "context_recall", "--limit",
                  "1", "--out", "out", "--quiet", "--no-cache"]) == EXIT_OK
+    assert json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["limit"] == 1  # said, for a reader
     said = capsys.readouterr().err
     assert ("localeval: warning: smollm2-135m-instruct is the registered judge, not the folder of that name here; to "
             "use the folder, give it as a path: --judge ./smollm2-135m-instruct") in said

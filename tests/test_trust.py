@@ -849,8 +849,8 @@ def test_a_judge_folder_of_ones_own_is_said_to_be_unmeasured_unless_labels_corre
     assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall",
                  "--out", str(tmp_path / "out"), "--quiet"]) == 0
     assert f"localeval: {expected}" in capsys.readouterr().out  # after the table, with the run's other notes
-    assert any(line.startswith(expected) for line in
-               json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"])
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert any(line.startswith(expected) for line in summary["warnings"]) and summary["limit"] is None  # every sample
     with pytest.warns(localeval.UnmeasuredJudgeWarning, match="bench it on labeled data") as caught:
         result = localeval.evaluate([Sample(**UNLABELED)], ["context_recall"], judge=str(tiny_judge), cache=False)
     assert {w.filename for w in caught if w.category is localeval.UnmeasuredJudgeWarning} == {__file__}
