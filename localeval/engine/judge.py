@@ -240,18 +240,19 @@ class TransformersJudge:
         started = time.perf_counter()
         admission = admission or Admission.all_at_once(len(requests))
         prompts = [self.prompt(r) for r in requests]
+        limits = [self._answer_limit(r) for r in requests]
         answers: list[JudgeAnswer | None] = [None] * len(requests)
 
         def finished(index: int, output: RowOutput) -> None:
             choices = keyed_choices(output.tokens, output.choices, self.tokenizer.decode)
-            answers[index] = self._cut_off_said(requests[index], JudgeAnswer.parse(
+            answers[index] = self._cut_off_said(requests[index], limits[index], JudgeAnswer.parse(
                 self.tokenizer.decode(output.tokens), len(output.tokens), choices))
             if on_answer is not None:
                 on_answer(index, answers[index])
 
         admissions = self.stats.decoding.admissions
         constraint = self._grammar.constraint([r.schema for r in requests], admission.rows)
-        rows = GreedyRows(self._decoder, constraint, prompts, [self._answer_limit(r) for r in requests],
+        rows = GreedyRows(self._decoder, constraint, prompts, limits,
                           self.step_budget, self.stats.decoding, self.draft_tokens, self.draft_budget)
         decode_continuously([len(p.suffix) for p in prompts], admission, rows, finished)
         self.stats.requests += len(requests)
@@ -262,10 +263,10 @@ class TransformersJudge:
         self.stats.generate_seconds += time.perf_counter() - started
         return answers
 
-    def _cut_off_said(self, request: JudgeRequest, answer: JudgeAnswer) -> JudgeAnswer:
-        """An answer stopped unfinished where the judge's trained positions end (a response of hundreds of
-        sentences, a verdict each) says so: "not valid JSON" blamed the judge for the sample's length (a probe)."""
-        limit = self._answer_limit(request)
+    def _cut_off_said(self, request: JudgeRequest, limit: int, answer: JudgeAnswer) -> JudgeAnswer:
+        """An answer stopped unfinished where the judge's trained positions end (`limit`, its _answer_limit: a
+        response of hundreds of sentences, a verdict each) says so: "not valid JSON" blamed the judge for the
+        sample's length (a probe)."""
         if answer.data is not None or limit >= request.max_new_tokens or answer.output_tokens < limit:
             return answer
         return replace(answer, error=f"{TOO_LONG}: its answer did not fit in the {self.context_tokens:,} "
