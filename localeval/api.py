@@ -12,6 +12,7 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
                           scoring_overridden, seen_in_fitting)
+from .cluster import Cluster, cluster_for
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import DTYPES, INT8, choose_device, dtype_name
@@ -22,10 +23,9 @@ from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_war
 from .evaluation import DEFAULT_WINDOW, SampleResult
 from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments, known_keywords
-from .pipeline import PipelineRecipe, build_embedder, build_judge
+from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
 from .results import count_of, sample_inputs, summarize
-from .scaleout import scoring_on
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (FewLabelsWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels, samples_warned,
@@ -164,7 +164,7 @@ def evaluate(
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})
-    _check_places(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
+    cluster = _cluster_asked(device, dtype, ray, workers, gpus_per_worker, cpus_per_worker)
     _check_loaded_dtype(judge, dtype)
     frame_index, frame_ids = _index_given_back(samples), _frame_ids(samples)
     # warned at the caller's line (CALLER), and kept: what summary.json's
@@ -190,8 +190,8 @@ def evaluate(
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
     # what setting up warns of (emulated bfloat16, Ray workers sharing cores) is kept too
-    (cluster, pipeline, score), set_up = said_and_kept(  # a library's stdout is its caller's: log to stderr
-        lambda: scoring_on(recipe, ray, workers, gpus_per_worker, cpus_per_worker, to_stderr), caller_level=CALLER)
+    (pipeline, score), set_up = said_and_kept(  # a library's stdout is its caller's: log to stderr
+        lambda: build_scoring(recipe, cluster, to_stderr), caller_level=CALLER)
     said += set_up
     # which file, and which thresholds it gave this call's metrics
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
@@ -365,8 +365,10 @@ def _check_loaded_dtype(judge: Any, dtype: str) -> None:
                         f"out, or load it in {dtype}: load_judge(..., dtype={dtype!r})")
 
 
-def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_worker: Any, cpus_per_worker: Any) -> None:
-    """Where it runs, in the types the checks further on assume (the CLI's parser gives strings and numbers)."""
+def _cluster_asked(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_worker: Any,
+                   cpus_per_worker: Any) -> Cluster | None:
+    """Where it runs, checked, in the types the checks further on assume (the CLI's parser gives
+    strings and numbers): the Ray cluster asked for, or None for this process."""
     _check_device(device, dtype)
     if ray is not None and not isinstance(ray, str):
         raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
@@ -379,6 +381,7 @@ def _check_places(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_work
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, Real)):
             raise UserError(f"{name}=: give a number; got {value!r}")
+    return cluster_for(ray, workers, gpus_per_worker, cpus_per_worker)
 
 
 def _check_device(device: Any, dtype: Any = "auto") -> None:

@@ -28,7 +28,7 @@ from .samples import Sample
 from .text import DEFAULT_LANGUAGE
 
 if TYPE_CHECKING:
-    from .scaleout import Cluster
+    from .cluster import Cluster
 
 Log = Callable[[str], None]
 Score = Callable[[list[Sample], Progress], Iterator[SampleResult]]

@@ -17,6 +17,7 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
                           scoring_overridden, seen_in_fitting)
+from .cluster import Cluster, cluster_for
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
@@ -69,6 +70,7 @@ class RunPlan:
     weak_gated: list[str]  # that warning, said before the scoring because the scores are gated
     calibration_warnings: list[str]
     option_warnings: list[str]  # a model named that the run does not load and that names nothing; a folder passed over
+    cluster: Cluster | None  # --ray's cluster, its workers' shares checked; None: this process scores
 
 
 def run_command(args) -> int:
@@ -89,7 +91,7 @@ def run_command(args) -> int:
         log = to_stderr
         try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
             # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json
-            (cluster, pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, plan.metrics, log))
+            (pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, plan, log))
         except KeyboardInterrupt:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")
             return EXIT_INTERRUPTED
@@ -97,12 +99,12 @@ def run_command(args) -> int:
         misfits = warned(fit_warnings(plan.calibration, pipeline.judge, settings_used(plan.metrics)),
                          CalibrationWarning)
         writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
-        scored = _score(args, plan.samples, writer, score, cluster, pipeline, log)
+        scored = _score(args, plan.samples, writer, score, plan.cluster, pipeline, log)
         if scored is None:
             return EXIT_INTERRUPTED
         rows = _in_data_order(read_results(writer.path), plan.samples)
         summary = summarize(rows, result_names(plan.metrics), plan.human)
-        details = _details(args, pipeline, cluster, plan.samples, scored, started)
+        details = _details(args, pipeline, plan.cluster, plan.samples, scored, started)
         details.update(calibration=described(plan.calibration), labels=args.labels,
                        gates=outcomes(summary, plan.gates))
         # the exit status's answer, for a CI step that reads the file later (None: no gate)
@@ -125,6 +127,7 @@ def _plan(args) -> RunPlan:
     if not args.data.strip():  # read as a path, the current folder
         raise UserError("DATA: it is empty; give a data file")
     check_language(args.language)
+    cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     every_sample, data_warnings = _load(args.data)
     samples = every_sample[: args.limit]
     if args.judge is not None:
@@ -157,7 +160,7 @@ def _plan(args) -> RunPlan:
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
-                   weak, weak_gated, calibration_warnings, option_warnings)
+                   weak, weak_gated, calibration_warnings, option_warnings, cluster)
 
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
@@ -190,20 +193,19 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
         print(json.dumps(document))  # escaped: a stdout that cannot encode an id would print '?' for it
 
 
-def _scoring_for(args, metrics, log):
-    """The cluster (None: this process), the pipeline with its models found, not loaded, and the
-    scoring. Imported only now: the engine brings torch and transformers (seconds), and a mistyped
-    option or a bad file should be answered at once."""
+def _scoring_for(args, plan: RunPlan, log):
+    """The pipeline with its models found, not loaded, and the scoring, here or on the plan's cluster.
+    Imported only now: the engine brings torch and transformers (seconds), and a mistyped option or a
+    bad file should be answered at once."""
     from .interrupts import held
 
     with held():  # torch and transformers whole, whenever Ctrl-C comes (interrupts.py)
-        from .pipeline import PipelineRecipe
-        from .scaleout import scoring_on
+        from .pipeline import PipelineRecipe, build_scoring
 
-    recipe = PipelineRecipe(metrics, args.judge, args.embedder, args.device, args.dtype,
+    recipe = PipelineRecipe(plan.metrics, args.judge, args.embedder, args.device, args.dtype,
                             BatchLimits(args.batch_size, args.max_batch_tokens), not args.no_cache,
                             args.language, args.window)
-    return scoring_on(recipe, args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker, log)
+    return build_scoring(recipe, plan.cluster, log)
 
 
 def _in_data_order(rows: list[dict], samples: list) -> list[dict]:

@@ -36,14 +36,13 @@ from typing import Any
 
 import torch
 
-from .device import dtype_name
+from .cluster import Cluster, check_address, host_and_port, through_client
 from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
 from .evaluation import SampleResult, Timings
 from .interrupts import held
 from .options import given, keyword_arguments, keywords_in_use, option
-from .pipeline import Log, Pipeline, PipelineRecipe, Score, build_scoring
-from .progress import NoProgress, Progress, progress_for
-from .results import count_of
+from .pipeline import Log, Pipeline, PipelineRecipe
+from .progress import NoProgress, Progress
 from .samples import Sample
 
 RESTARTS = 3  # times Ray restarts a dead worker (and re-runs its window) before the run gives up
@@ -59,93 +58,6 @@ STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judg
 
 class WorkerWarning(LocalevalWarning):
     """What a Ray worker warned of while scoring (its answer cache found damaged, say), said by the driver."""
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """Where to score: `address` is "local" (a cluster on this machine, started and stopped here) or
-    a running cluster's address (e.g. "ray://head:10001", or "auto" on one of its nodes)."""
-
-    address: str
-    workers: int = 2
-    gpus_per_worker: float = 0.0
-    cpus_per_worker: float = 1.0
-
-    def __post_init__(self) -> None:
-        if isinstance(self.address, str) and _through_client(self.address):  # Ray takes only ray:// itself
-            object.__setattr__(self, "address", "ray://" + self.address[6:])
-        _check_address(self.address, given("ray", self.address))
-        if self.workers < 1:
-            raise UserError(f"{option('workers')} must be at least 1")
-        if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
-            raise UserError(f"{option('gpus_per_worker')} and {option('cpus_per_worker')} take a number of GPUs and "
-                            f"cores; got {self.gpus_per_worker:g} and {self.cpus_per_worker:g}")
-        if self.gpus_per_worker < 0:
-            raise UserError(f"{option('gpus_per_worker')} must be at least 0")
-        if self.cpus_per_worker <= 0:
-            raise UserError(f"{option('cpus_per_worker')} must be above 0")
-
-    def describe(self) -> str:
-        each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
-        return f"Ray cluster {self.address}: {self.workers} workers, {each} each"
-
-    def progress(self) -> Progress:
-        """The bar of a run here: samples, as windows come back (no requests reach the driver)."""
-        return progress_for(f"scoring on {count_of(self.workers, 'Ray worker')}", unit="samples")
-
-    def check_room(self, name: str, each: float, total: float) -> None:
-        """The workers' `each` of the resource `name` fit in the cluster's `total`."""
-        if not each or total >= each * self.workers:
-            return
-        per_worker = option(f"{name.lower()}s_per_worker")
-        if not total and name == "CPU":  # a head started with --num-cpus=0, before workers join
-            raise UserError("the cluster has no CPU yet; add nodes with CPUs to it (ray start --address HEAD:PORT)")
-        if not total:
-            raise UserError(f"{given(f'{name.lower()}s_per_worker', f'{each:g}')}: the cluster has no {name}; leave "
-                            f"{per_worker} out" + (" (the workers then run on CPU cores)" if name == "GPU" else ""))
-        raise UserError(f"{count_of(self.workers, 'worker')} of {each:g} {name} each need {each * self.workers:g}; "
-                        f"the cluster has {total:g}: ask for fewer ({option('workers')}) or less each ({per_worker})")
-
-    def place(self, recipe: PipelineRecipe) -> PipelineRecipe:
-        """The workers' device and dtype, decided here rather than on each node, so that the driver
-        names the run (its identity holds the dtype) as the workers will score it."""
-        device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
-        if self.address == "local":  # this machine's GPUs are the cluster's: refused now, not once Ray has started
-            self.check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
-            if device == "cpu":
-                self._warn_if_sharing_cores(os.cpu_count() or 1)
-        if device.startswith("cuda") and not self.gpus_per_worker:
-            raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
-                            "only the GPUs it asks for")
-        # No judge's measured CPU choice here: a bfloat16 default needs bf16 instructions on the CPUs that
-        # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
-        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
-
-    def _warn_if_sharing_cores(self, cores: int) -> None:
-        """CPU workers on this machine that need more cores than it has: Ray starts them all the same
-        (the local cluster is given as many as they ask), and they run slower side by side."""
-        needed = self.workers * self.cpus_per_worker
-        if needed > cores:
-            warn(LocalevalWarning(
-                f"{count_of(self.workers, 'worker')} of {self.cpus_per_worker:g} CPU each need {needed:g} cores and "
-                f"this machine has {cores}: they will share cores, each slower; ask for fewer ({option('workers')}) "
-                f"or less each ({option('cpus_per_worker')})"))
-
-
-def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker: float | None = None,
-                cpus_per_worker: float | None = None) -> Cluster | None:
-    """The cluster `run --ray` and `evaluate(ray=...)` ask for, Cluster's defaults where a value is None;
-    None without an address (a local run)."""
-    asked = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
-    return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
-
-
-def scoring_on(recipe: PipelineRecipe, address: str | None, workers: int | None, gpus_per_worker: float | None,
-               cpus_per_worker: float | None, log: Log) -> tuple[Cluster | None, Pipeline, Score]:
-    """How `run` and `evaluate()` score: the cluster asked for (None: this process), the pipeline with
-    its models found, not loaded, and the scoring."""
-    cluster = cluster_for(address, workers, gpus_per_worker, cpus_per_worker)
-    return (cluster, *build_scoring(recipe, cluster, log))
 
 
 @dataclass
@@ -370,46 +282,6 @@ def _import_ray():
     return ray
 
 
-def _check_address(address: Any, named: str) -> None:
-    """An address Ray can read, or a UserError naming it as `named` (the option, or RAY_ADDRESS under it)."""
-    if isinstance(address, str) and _web_address(address):  # Ray answered with a fragment of advice
-        raise UserError(f"{named}: that is a web address, such as the Ray dashboard's (port 8265); give the "
-                        "cluster's own: HOST:6379 as 'ray start --head' prints it, or ray://HOST:10001 through Ray Client")
-    if not _an_address(address):  # else Ray's own complaint would read as the machine's failure
-        raise UserError(f"{named}: give local, auto, or a running cluster's HOST:PORT (ray://HOST:PORT through Ray Client)")
-    if (found := _host_and_port(address)) and not 0 < int(found[1]) < 65536:  # else Ray's "refused", exit 3
-        usual = ("Ray Client's is 10001 unless 'ray start --head --ray-client-server-port' chose another"
-                 if _through_client(address) else
-                 "a cluster's own is 6379 unless 'ray start --head --port' chose another")
-        raise UserError(f"{named}: {found[1]} is not a port (1 to 65535); {usual}")
-
-
-def _an_address(address: Any) -> bool:
-    """Whether `address` names a cluster as Ray reads one: local, auto, or a host and a port."""
-    if not isinstance(address, str):
-        return False
-    return address in ("local", "auto") or _host_and_port(address) is not None
-
-
-def _web_address(address: str) -> bool:
-    """http://..., https://...: a URL with a scheme other than Ray Client's."""
-    scheme, separator, _ = address.partition("://")
-    return bool(separator) and scheme.lower() != "ray"
-
-
-def _through_client(address: str) -> bool:
-    """ray://HOST:PORT, Ray Client's address; RAY:// too, which Ray reads as ray://."""
-    return address[:6].lower() == "ray://"
-
-
-def _host_and_port(address: str) -> tuple[str, str] | None:
-    """HOST:PORT or ray://HOST:PORT split in two (the host as written, brackets kept); None without both."""
-    if _through_client(address):
-        address = address[6:]
-    host, colon, port = address.rpartition(":")
-    return (host, port) if colon and host.strip("[]") and port.isascii() and port.isdigit() else None
-
-
 def _check_reachable(address: str) -> None:
     """Fail fast where no cluster listens: Ray itself retries such an address for minutes on end.
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
@@ -419,8 +291,8 @@ def _check_reachable(address: str) -> None:
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
         named += f" (RAY_ADDRESS={address})"
-        _check_address(address, named)
-    found = _host_and_port(address)
+        check_address(address, named)
+    found = host_and_port(address)
     if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
         return
     host, port = found
@@ -432,7 +304,7 @@ def _check_reachable(address: str) -> None:
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
     if not _tls():  # Ray would retry anything else without end, printing gcs_client lines, deaf to Ctrl-C
-        _check_speaks_ray(named, f"{host}:{port}", client=_through_client(address))
+        _check_speaks_ray(named, f"{host}:{port}", client=through_client(address))
 
 
 def _tls() -> bool:

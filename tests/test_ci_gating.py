@@ -84,17 +84,18 @@ def test_what_setting_up_warns_of_is_kept_in_the_summary_and_evaluates_details(t
     """Emulated bfloat16 and Ray workers sharing cores were warned of as the models were found, and kept
     neither in summary.json nor in evaluate()'s details["warnings"], which the README says keep them."""
     import localeval
-    from localeval import scaleout
+    from localeval import api, pipeline
     from localeval.errors import LocalevalWarning, warn
 
     said = "3 workers of 2 CPU each need 6 cores and this machine has 4: they will share cores"
-    real = scaleout.build_scoring
+    real = pipeline.build_scoring
 
     def warning_first(*args, **kwargs):
         warn(LocalevalWarning(said))
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(scaleout, "build_scoring", warning_first)  # where run and evaluate() both reach it
+    for caller in (pipeline, api):  # where run and evaluate() reach it
+        monkeypatch.setattr(caller, "build_scoring", warning_first)
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     assert capsys.readouterr().err.count(said) == 1
     summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))

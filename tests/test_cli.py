@@ -174,6 +174,10 @@ def test_missing_file(tmp_path, capsys):
     (["--embedder", " "], "--embedder: the name is empty"),
     (["--labels", ""], "--labels: it is empty"),  # it was dropped: --fail-under gated the raw mean
     (["--calibration", ""], "--calibration: it is empty"),
+    # Ray's options: refused only once torch had loaded, after the data was read
+    (["--ray", "local", "--workers", "0"], "--workers must be at least 1"),
+    (["--ray", "http://head:8265"], "that is a web address, such as the Ray dashboard's"),
+    (["--ray", "local", "--cpus-per-worker", "0"], "--cpus-per-worker must be above 0"),
 ])
 def test_a_mistyped_option_is_answered_before_the_engine_is_imported(tmp_path, option, expected):
     """The engine brings torch and transformers (seconds): a typo must not wait for them."""

@@ -292,7 +292,7 @@ def test_a_ray_driver_warns_of_emulated_bfloat16_only_when_its_cpu_is_the_worker
     from localeval import device
     from localeval.metrics import resolve_metrics
     from localeval.pipeline import PipelineRecipe, build_scoring
-    from localeval.scaleout import Cluster
+    from localeval.cluster import Cluster
 
     monkeypatch.setattr(device, "cpu_flags", lambda: ("avx2",))
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)  # a local cluster's GPU workers fit on this machine

@@ -513,10 +513,10 @@ def test_a_fresh_run_interrupted_before_its_first_result_says_to_rerun_it_not_to
 
 def test_a_run_interrupted_while_torch_loads_says_nothing_was_written(capsys, finished, tiny_judge, monkeypatch):
     """Ctrl-C in the seconds of importing the engine said only "localeval: interrupted"."""
-    from localeval import scaleout
+    from localeval import pipeline
 
     data, out, before = finished
-    monkeypatch.setattr(scaleout, "build_scoring", raising(KeyboardInterrupt()))
+    monkeypatch.setattr(pipeline, "build_scoring", raising(KeyboardInterrupt()))
     capsys.readouterr()
     assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache"]) == EXIT_INTERRUPTED
     assert capsys.readouterr().err.splitlines()[-1] == (f"interrupted before the first sample was scored: nothing was "

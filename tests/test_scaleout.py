@@ -26,7 +26,8 @@ from localeval import evaluate  # noqa: E402
 from localeval.cli import main  # noqa: E402
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge  # noqa: E402
 from localeval.errors import UserError  # noqa: E402
-from localeval.scaleout import Cluster, _windows  # noqa: E402
+from localeval.cluster import Cluster  # noqa: E402
+from localeval.scaleout import _windows  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = ROOT.parent / "shared" / "data" / "dev.jsonl"
