@@ -126,7 +126,9 @@ class RayScorer:
                 yield from window.results
             done = True
         except (ActorDiedError, ActorUnavailableError) as error:
-            raise ScoringStopped(f"a Ray worker died {RESTARTS + 1} times ({_gist(error)})") from None
+            # said so whether it died its last time or its node took it, which Ray does not restart
+            raise ScoringStopped(f"a Ray worker died and Ray did not restart it; it restarts one up to {RESTARTS} "
+                                 f"times, while the cluster has room for it ({_gist(error)})") from None
         finally:
             self.close(tasks_left=not done)
 
