@@ -266,9 +266,9 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
 def _folder_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
     """"the judge folder X changed since; " where the same folder's weights or files did: the ids alone, cut
     short, did not say so (a probe bringing its own judge, retrained)."""
-    there, here = (str(run.get("judge", "")).split("|") for run in (recorded, now))
-    folder = len(there) > 1 and Path(there[0]).is_absolute()  # a folder is named by its absolute path
-    if folder and len(here) > 1 and there[0] == here[0] and there[1] != here[1]:
+    there, here = _identity_parts(recorded.get("judge")), _identity_parts(now.get("judge"))
+    folder = there and Path(there[0]).is_absolute()  # a folder is named by its absolute path
+    if folder and here and there[0] == here[0] and there[1] != here[1]:
         return f"the judge folder {there[0]} changed since, its files or weights; "
     return ""
 
@@ -370,11 +370,23 @@ def _differences(path: str, there: Any, now: Any) -> Iterator[tuple[str, Any, An
         for key in sorted(set(there) | set(now)):
             if there.get(key, NOT_SET) != now.get(key, NOT_SET):
                 yield from _differences(f"{path}.{key}", there.get(key, NOT_SET), now.get(key, NOT_SET))
+    elif path == "judge" and _identity_parts(there) and _identity_parts(now):
+        # the part that changed ("judge dtype: torch.float32+prepacked there, torch.bfloat16+prepacked now"),
+        # not both ids cut at 60 characters, before the part that differs (a --dtype on --resume)
+        for part, was, is_now in zip(JUDGE_IDENTITY, _identity_parts(there), _identity_parts(now)):
+            if was != is_now:
+                yield f"judge {part}", was, is_now
     else:
         yield path, there, now
 
 
 NOT_SET = object()  # a key one run records and the other does not (with_inputs is recorded only when on)
+JUDGE_IDENTITY = ("model", "weights", "dtype", "decoding")  # the parts of a judge's identity (engine/judge.py)
+
+
+def _identity_parts(identity: Any) -> list[str] | None:
+    parts = identity.split("|") if isinstance(identity, str) else []
+    return parts if len(parts) == len(JUDGE_IDENTITY) else None
 
 
 def _short(value: Any) -> str:

@@ -1870,6 +1870,16 @@ def test_installing_a_folder_says_it_needs_no_installing(tmp_path, capsys, tiny_
               f"--judge {tiny_judge} (or --embedder)")
 
 
+def test_resuming_with_another_dtype_names_the_dtype(capsys, finished, tiny_judge):
+    """It said "judge: smollm2-135m-instruct|b179c9523d0e6a0f|torch.float32+prep... there, ...", the part that
+    differed cut off."""
+    data, out, before = finished
+    err = fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache",
+                         "--dtype", "bfloat16"], EXIT_USER, "holds another run (judge dtype: torch.float32")
+    assert "torch.bfloat16" in err and "..." not in err
+    assert {name: (out / name).read_bytes() for name in before} == before
+
+
 def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_judge):
     """It said "holds another run (judge: /x/judge|c455...|torch.float32+pr... there, ...)", ids cut short, never
     that the folder's files had changed (a probe bringing its own judge, retrained)."""
@@ -1878,7 +1888,7 @@ def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_
     assert main(one_sample_run(tmp_path, judge, "--quiet", "--no-cache")) == EXIT_OK
     (judge / "generation_config.json").write_text("{}")  # retrained, in a file of its own
     fails(capsys, one_sample_run(tmp_path, judge, "--resume", "--no-cache"), EXIT_USER,
-          f"holds another run (the judge folder {judge} changed since, its files or weights; judge: ")
+          f"holds another run (the judge folder {judge} changed since, its files or weights; judge weights: ")
 
 
 def test_a_lock_file_that_is_a_link_is_said_as_such(tmp_path, capsys, tiny_judge):
