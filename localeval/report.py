@@ -22,21 +22,25 @@ from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 STYLE = """
 body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.null{color:#999}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.null{color:#6e6e6e}
 details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{color:#b3261e}
 .reason{color:#666;font-size:12px}h3{margin-bottom:.2em}.p{color:#555;font-size:12px}
 .warning{background:#fff4e5;border-left:4px solid #e8a33d;padding:.5em 1em}
+.failed{background:#fdecea;border-left:4px solid #b3261e;padding:.5em 1em}
 .panels{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}.wide{overflow-x:auto}
 figcaption{font-size:12px;line-height:1.25;margin-bottom:2px}figcaption b{display:block}
-th{vertical-align:bottom}th[data-type]{cursor:pointer;user-select:none}th[data-type=number]{text-align:right}
-th[aria-sort=ascending]::after{content:" ▲"}th[aria-sort=descending]::after{content:" ▼"}
-#samples td:nth-child(2){min-width:20em}#samples td:first-child{min-width:10em;max-width:20em;overflow-wrap:anywhere}
+th{vertical-align:bottom}th[data-type=number]{text-align:right}caption{text-align:left;font-weight:600}
+th button{font:inherit;font-weight:600;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
+th[aria-sort=ascending] button::after{content:" ▲"/""}th[aria-sort=descending] button::after{content:" ▼"/""}
+#samples td:nth-child(2){min-width:14em;overflow-wrap:anywhere}#samples td:first-child{min-width:10em;max-width:20em;overflow-wrap:anywhere}
 h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
 .inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:12em;font-size:12px;color:#444}
-.inputs li>div{text-align:left}
+.inputs li>div{text-align:left}h2.gates{font-size:inherit;margin:0}
+@media print{body{max-width:none;margin:0}.wide{overflow:visible}.filters{display:none}table{font-size:10px}
+td,th{padding:2px 4px}#samples td:nth-child(2){min-width:0}.inputs ol{max-height:none;overflow:visible}}
 """
 STYLE += f"figure.histogram{{width:{svg.HISTOGRAM_WIDTH}px;display:flex;flex-direction:column;justify-content:space-between}}"  # its caption wraps within the chart's width
 
@@ -58,19 +62,19 @@ SCRIPT = """
   const order = (a, b) => typeof a === 'string' ? words.compare(a, b) : (a < b ? -1 : 1);
   const compare = (a, b, ascending) =>
     a === b ? 0 : a === null ? 1 : b === null ? -1 : order(a, b) * (ascending ? 1 : -1);
+  const rank = row => Number(row.dataset.rank);  // the page's own order breaks ties, so sorting back restores it
   [...table.tHead.rows[0].cells].forEach((header, column) => {
-    const sort = () => {
+    const button = document.createElement('button');  // a control a keyboard and a screen reader know
+    button.type = 'button';
+    button.append(...header.childNodes);
+    header.append(button);
+    header.addEventListener('click', () => {  // the button's click too, and a click beside it in the cell
       const ascending = header.getAttribute('aria-sort') !== 'ascending';
       const numeric = header.dataset.type === 'number';
       for (const other of header.parentNode.cells) other.removeAttribute('aria-sort');
       header.setAttribute('aria-sort', ascending ? 'ascending' : 'descending');
       body.append(...[...body.rows].sort((a, b) =>
-        compare(key(a, column, numeric), key(b, column, numeric), ascending)));
-    };
-    header.tabIndex = 0;
-    header.addEventListener('click', sort);
-    header.addEventListener('keydown', event => {
-      if (event.key === 'Enter' || event.key === ' ') { event.preventDefault(); sort(); }
+        compare(key(a, column, numeric), key(b, column, numeric), ascending) || rank(a) - rank(b)));
     });
   });
   const find = document.getElementById('find'), below = document.getElementById('below');
@@ -79,8 +83,9 @@ SCRIPT = """
     let shown = 0;
     for (const row of body.rows) {
       const lowest = number(row.dataset.lowest);
-      const visible = (row.textContent + ' ' + row.cells[1].title).toLowerCase().includes(text)
-        && (!below.checked || (lowest !== null && lowest < Number(below.value)));
+      // the id and the whole question: not the scores, which "42" also matched
+      const searched = (row.cells[0].textContent + ' ' + row.cells[1].title).toLowerCase();
+      const visible = searched.includes(text) && (!below.checked || (lowest !== null && lowest < Number(below.value)));
       row.hidden = !visible;
       shown += visible;
     }
@@ -90,6 +95,13 @@ SCRIPT = """
   below.addEventListener('change', filter);
   document.querySelector('.filters').hidden = false;  // useless without this script, so hidden until it runs
   filter();
+  // a printed page shows every metric's evidence, which a closed <details> would leave out
+  let closed = [];
+  addEventListener('beforeprint', () => {
+    closed = [...document.querySelectorAll('details:not([open])')];
+    for (const details of closed) details.open = true;
+  });
+  addEventListener('afterprint', () => { for (const details of closed) details.open = false; });
 })();
 """
 
@@ -108,13 +120,14 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     parts = [
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
-        f"<h1>{REPORT_TITLE}</h1>",
-        f"<p>{escape(for_terminal(str(details.get('data', ''))))}: {count_of(len(rows), 'sample')}{_languages(details)}; judge "
-        f"{_model(details['models']['judge'])}, embedder {_model(details['models']['embedder'])}, on "
-        f"{escape(details['device'])}{_made_by(details)}.</p>",
-        *(f"<p class='warning'>{escape(w)}</p>" for w in details.get("warnings", [])),
+        f"<main><h1>{REPORT_TITLE}</h1>",
+        f"<p>{escape(for_terminal(str(details.get('data', ''))))}: {count_of(len(rows), 'sample')}{_limited(details)}"
+        f"{_languages(details)}; judge {_model(details['models']['judge'])}, embedder "
+        f"{_model(details['models']['embedder'])}, on {escape(details['device'])}{_made_by(details)}.</p>",
+        _gates_note(summary, details.get("gates")),  # first: what a CI job's reader opens the page for
+        _warnings(details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
-        _gates_note(summary, details.get("gates")),
+        "<h2>Scores</h2>",
         _summary_table(summary, scored_as),
         _null_note(summary),
         _histograms(rows, metrics),
@@ -122,11 +135,23 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _sample_table(rows, metrics, inputs, run_language),
         *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as, run_language)
           for number, row in enumerate(rows, 1)),
-        f"<script>{SCRIPT}</script>",
+        f"</main><script>{SCRIPT}</script>",
     ]
     path = out_dir / REPORT_FILE
     write_atomically(path, "\n".join(parts), RESUME_AFTER_ROOM)
     return path
+
+
+def _limited(details: dict[str, Any]) -> str:
+    """Where --limit chose the samples: a page of the first 8 read as one of the whole data (a probe)."""
+    limit = details.get("limit")
+    return "" if limit is None else f", the data's first (--limit {limit})"
+
+
+def _warnings(warnings: list[str]) -> str:
+    if not warnings:
+        return ""
+    return "<h2>Warnings</h2>" + "".join(f"<p class='warning'>{escape(w)}</p>" for w in warnings)
 
 
 def _model(identity: str | None) -> str:
@@ -163,8 +188,8 @@ def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
     outcome = (f"{count_of(len(failed), 'gate')} of {len(gates)} failed: the run exited 4" if failed else
                f"{'all ' if len(gates) > 1 else ''}{count_of(len(gates), 'gate')} passed")
     items = "".join(f"<li>{escape(line)}</li>" for line in said)
-    marked = " class='warning'" if failed or weak else ""
-    return f"<div{marked}><b>--fail-under gates: {outcome}.</b><ul class='gates'>{items}</ul></div>"
+    marked = " class='failed'" if failed else " class='warning'" if weak else ""
+    return f"<div{marked}><h2 class='gates'>--fail-under gates: {outcome}.</h2><ul class='gates'>{items}</ul></div>"
 
 
 def _null_note(summary) -> str:
@@ -185,8 +210,9 @@ def _summary_table(summary, scored_as: dict[str, str]) -> str:
     corrected = any("corrected" in row for row in summary.values())
     extra = "<th>labeled</th><th>bias</th><th>corrected mean</th><th>95% interval (corrected)</th>" if corrected else ""
     how = "<th>scored as</th>" if any(scored_as.values()) else ""  # unknown to a summary without settings
-    head = (f"<table><tr><th>metric</th><th>mean</th><th>95% interval</th><th>scored</th><th>null</th>{extra}{how}"
-            "<th>what it measures; what a low score points at</th></tr>")
+    head = (f"<table><caption>Each metric's mean over the samples</caption><thead><tr><th>metric</th><th>mean</th>"
+            f"<th>95% interval</th><th>scored</th><th>null</th>{extra}{how}"
+            "<th>what it measures; what a low score points at</th></tr></thead>")
     body = "".join(
         f"<tr><td>{breakable(name)}</td>{_score(row['mean'])}{_interval(row.get('interval'))}"
         f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}"
@@ -203,7 +229,7 @@ def _summary_table(summary, scored_as: dict[str, str]) -> str:
                  " inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
                  " (- where there are fewer; a sub-score, which labels do not correct, has - in all four).")
     note += "</p>"
-    return "<div class='wide'>" + head + body + "</table></div>" + note
+    return "<div class='wide'>" + head + "<tbody>" + body + "</tbody></table></div>" + note
 
 
 def _scored_as(summary, details: dict[str, Any], thresholds: dict[str, float]) -> dict[str, str]:
@@ -258,7 +284,7 @@ def _histogram(metric: str, values: list[Any]) -> str:
     # Bins of 0.1 from 0, or from below 0 when a score is (a cosine similarity can be negative).
     low = min(0.0, math.floor(min(scores, default=0.0) * 10) / 10)
     note = f"{len(scores)} scored, {len(values) - len(scores)} null"
-    chart = svg.histogram(scores, low, 1.0, 0.1, unit="sample")
+    chart = svg.histogram(scores, low, 1.0, 0.1, unit="sample", name=f"{metric}, {note}")
     return (f"<figure class='histogram' data-metric='{escape(metric)}'><figcaption><b>{breakable(metric)}</b>"
             f"<span class='p'>{note}</span></figcaption>{chart}</figure>")
 
@@ -303,38 +329,46 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
     last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
     what an anchor cannot)."""
     unanswered_zero = _unanswered_first(rows, metrics)
-    # each row's lowest, an unanswered score counted as 0 or not, then its lowest of the scores alone
-    lowest = [(number, row, _lowest(row, metrics, unanswered_zero), _lowest(row, metrics))
+    # each row's lowest, an unanswered score counted as 0 or not, whether it answered nothing, then its
+    # lowest of the scores alone
+    lowest = [(number, row, _lowest(row, metrics, unanswered_zero),
+               unanswered_zero and any(_unanswered(row, m) for m in metrics), _lowest(row, metrics))
               for number, row in enumerate(rows, 1)]
 
     def lowest_first(entry):
-        _, _, counted, scored = entry
-        return (counted is None, counted or 0.0, scored is None, scored or 0.0)
+        # among the zeros, a sample that answered nothing first: its own scores (the retrieval's) say nothing
+        # of it, and put it after every real 0 (a probe: 26th of 45)
+        _, _, counted, unanswered, scored = entry
+        return (counted is None, counted or 0.0, not unanswered, scored is None, scored or 0.0)
 
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, row, metrics, inputs.get(str(row["id"])), counted, scored, run_language)
-                   for number, row, counted, scored in sorted(lowest, key=lowest_first))
-    zero = " (a sample that answered nothing counts as 0)" if unanswered_zero else ""
+    body = "".join(_sample_row(number, rank, row, metrics, inputs.get(str(row["id"])), counted, unanswered,
+                               run_language)
+                   for rank, (number, row, counted, unanswered, _) in enumerate(sorted(lowest, key=lowest_first)))
+    zero = " (a sample that answered nothing counts as 0, before the others at 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
             f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
-            f"only samples with a lowest score below {LOW_SCORE}</label><span id='shown'></span></p>"
-            f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. "
-            "Click a column header to sort by it; an id opens the sample's evidence.</p>"
-            f"<div class='wide'><table id='samples'>{head}<tbody>{body}</tbody></table></div>")
+            f"only samples with a lowest score below {LOW_SCORE}</label> <span id='shown' role='status'></span><br>"
+            "Click a column header to sort by it.</p>"
+            f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. An id "
+            "opens the sample's evidence.</p>"
+            f"<div class='wide'><table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
+            f"<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(number: int, row, metrics, sample: Sample | None, lowest: float | None, scored: float | None,
+def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, lowest: float | None, unanswered: bool,
                 run_language: str) -> str:
-    """`lowest`: the row's lowest score as the table orders it; `scored`: its lowest of the scores alone."""
+    """`rank`: the row's place in the table as written; `lowest`: its lowest score as the table orders it;
+    `unanswered`: the sample answered nothing (its lowest is then 0, whatever its other scores)."""
     sample_id = _shown_id(row["id"])
-    question = sample.user_input if sample is not None and sample.user_input else ""
+    # one line, its other control and bidi characters as escapes, as in the id: a U+0007 showed as a box
+    question = for_terminal(" ".join(sample.user_input.split())) if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
-    unanswered = lowest == 0.0 and scored != 0.0  # 0 only because the response is empty
     first = ("<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>" if unanswered
              else _sortable_score(lowest))
-    return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}'>"
+    return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}' data-rank='{rank}'>"
             f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
             f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
             f"{first}"

@@ -156,6 +156,51 @@ def test_report_orders_lowest_first_has_a_histogram_per_metric_and_no_external_u
     assert "<link" not in report.read_text(encoding="utf-8")
 
 
+def test_a_screen_reader_finds_the_parts_of_the_page_by_heading_caption_and_label(report):
+    """The warnings, gates and summary had no heading, the tables no caption, and each histogram was read out
+    as its axis numbers ("0 4 1 1 1 4 1 0 0.5 1") (a report probe)."""
+    html = report.read_text(encoding="utf-8")
+    assert re.findall(r"<h2[^>]*>([^<]*)</h2>", html) == ["Scores", "Score distributions", "Samples"]
+    assert html.count("<main>") == 1 and html.count("<caption>") == 2
+    labels = re.findall(r"<svg [^>]*role='img' aria-label='([^']*)'", html)
+    assert len(labels) == len(DEFAULT_METRICS) == html.count("<svg ")
+    recall = next(label for label in labels if label.startswith("context_recall"))
+    assert recall == "context_recall, 2 scored, 1 null: 0 to 0.1: 1 sample; 0.9 to 1: 1 sample"
+
+
+def contrast(colour: str) -> float:
+    """A text colour's contrast with white (WCAG 2's formula)."""
+    channels = [int(colour[i:i + 2], 16) / 255 for i in (1, 3, 5)] if len(colour) == 7 else \
+        [int(c * 2, 16) / 255 for c in colour[1:]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 1.05 / (0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2] + 0.05)
+
+
+def test_every_text_colour_reads_on_white():
+    """Null scores and why a score is null were #999 on white, 2.85:1, under WCAG's 4.5:1 (a report probe)."""
+    from localeval.report import STYLE
+
+    colours = set(re.findall(r"(?<![-\w])color:(#[0-9a-f]{3,6})\b", STYLE))
+    assert "#6e6e6e" in colours and "#999" not in colours
+    assert {colour: round(contrast(colour), 2) for colour in colours if contrast(colour) < 4.5} == {}
+
+
+def test_the_page_says_when_limit_chose_the_samples_and_shows_a_question_on_one_line(tmp_path):
+    """A run of --limit 8 on 30 samples read "dev.jsonl: 8 samples", as a whole evaluation (a report probe);
+    a question's U+0007 showed as a box, its line breaks broke the table's row."""
+    samples = [replace(SAMPLES[0], user_input="What is\nthe capital\u2028of France?\x07"), *SAMPLES[1:]]
+    rows = scored_rows(samples)
+    details = {"data": "dev.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None, "limit": 3}
+    html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
+    assert "<p>dev.jsonl: 3 samples, the data's first (--limit 3); judge" in html
+    table = html[html.index("<table id='samples'>"):html.index("</table>", html.index("<table id='samples'>"))]
+    assert ">What is the capital of France?\\x07</td>" in table and "\x07" not in table
+    details.pop("limit")
+    html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
+    assert "<p>dev.jsonl: 3 samples; judge" in html
+
+
 def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_unknown(tmp_path):
     rows = scored_rows()
     paris = SAMPLES[0]
@@ -210,7 +255,8 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
     (rests_on,) = caveats(summary, gates)  # "seine" has no reference: context_recall's mean is of two
     assert rests_on.startswith("context_recall: its mean rests on 2 of 3 samples; 1 could not be scored")
     # one gate a line, under a first line that says how the run came out
-    assert ("<div class='warning'><b>--fail-under gates: 1 gate of 2 failed: the run exited 4.</b><ul class='gates'>"
+    assert ("<div class='failed'><h2 class='gates'>--fail-under gates: 1 gate of 2 failed: the run exited 4.</h2>"
+            "<ul class='gates'>"
             f"<li>failed: {escape(failed)}</li><li>passed: answer_supported_precision (mean 0.667, at least 0.5)</li>"
             f"<li>note: {escape(rests_on)}</li></ul></div>") in html
     assert failed.startswith("context_recall: mean 0.500 is below 0.9")
@@ -229,7 +275,8 @@ def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
     (line,) = undecided(summary, gates)
-    assert ("<div class='warning'><b>--fail-under gates: 1 gate passed.</b><ul class='gates'><li>passed: context_recall "
+    assert ("<div class='warning'><h2 class='gates'>--fail-under gates: 1 gate passed.</h2><ul class='gates'><li>passed: "
+            "context_recall "
             f"(corrected mean 0.600, at least 0.5)</li><li>note: {escape(line)}</li></ul></div>") in html
 
 
@@ -308,16 +355,19 @@ def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
 
 
 def test_a_sample_that_answered_nothing_comes_first(tmp_path):
-    """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe).
-    Among samples that answered nothing, and where none answered (data of retrievals only), the scores order."""
+    """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe);
+    then it came after every sample with a real 0, and unmarked where its retrieval scored 0 (a report probe:
+    26th of 45). Among samples that answered nothing, and where none answered (data of retrievals only), the
+    scores order."""
     silent = replace(SAMPLES[0], id="silent", response="")
-    samples = [*SAMPLES, silent]
+    silent_mars = replace(SAMPLES[2], id="silent-mars", response="")  # its context_relevance a real 0
+    samples = [*SAMPLES, silent, silent_mars]
     html = write_run_report(tmp_path, scored_rows(samples), samples).read_text(encoding="utf-8")
-    # mars (lowest 0.000 by its scores) and silent (its scores' lowest 1.000, and no answer), before the rest
-    assert Page(html).sample_links == ["#s-3", "#s-4", "#s-1", "#s-2"]
-    silent_row = next(row for row in html.split("<tr") if "href='#s-4'" in row)
-    assert "data-lowest='0.0'" in silent_row and "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)" \
-        in silent_row
+    # the two that answered nothing (silent-mars's scores lower), then mars (a real 0.000), then the rest
+    assert Page(html).sample_links == ["#s-5", "#s-4", "#s-3", "#s-1", "#s-2"]
+    for number in (4, 5):
+        row = next(row for row in html.split("<tr") if f"href='#s-{number}'" in row)
+        assert "data-lowest='0.0'" in row and "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)" in row
     none_answered = [replace(sample, response="") for sample in SAMPLES]
     html = write_run_report(tmp_path, scored_rows(none_answered), none_answered).read_text(encoding="utf-8")
     assert Page(html).sample_links == ["#s-3", "#s-1", "#s-2"] and "(no answer)" not in html  # mars lowest
@@ -431,11 +481,49 @@ def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report
         const find = document.getElementById('find');
         find.value = 'SEINE'; find.dispatchEvent(new Event('input')); seen.found = ids();
         seen.shown = document.getElementById('shown').textContent;
+        find.value = '1.000'; find.dispatchEvent(new Event('input')); seen.by_score = ids();
+        find.value = ''; find.dispatchEvent(new Event('input'));
+        seen.buttons = [...document.querySelectorAll('#samples th')].map(th => th.firstElementChild.tagName);
+        seen.status = document.getElementById('shown').getAttribute('role');
         return seen;""", tmp_path)
     assert seen["recall_up"] == ["mars", "paris", "seine"]  # seine's recall is null: last either way
     assert seen["recall_down"] == ["paris", "mars", "seine"]
     assert seen["below"] == ["mars"]
     assert seen["found"] == ["seine"] and seen["shown"] == "1 of 3 samples shown"
+    assert seen["by_score"] == []  # it filters by id or question, as it says: "42" found a score of 0.426
+    # each header a button that a keyboard and a screen reader know; the count read out as it changes
+    assert set(seen["buttons"]) == {"BUTTON"} and seen["status"] == "status"
+
+
+def test_sorting_back_by_the_lowest_score_restores_the_pages_order(tmp_path):
+    """Rows tied on their lowest score stayed in the order of the last sort (by id: alphabetical), not the
+    report's own: samples that answered nothing first (a report probe)."""
+    needs_chromium()
+    samples = [replace(SAMPLES[2], id=name, response=response) for name, response in
+               [("b-answered", SAMPLES[2].response), ("z-silent", ""), ("c-answered", SAMPLES[2].response)]]
+    page = write_run_report(tmp_path, scored_rows(samples), samples)
+    seen = render(page, """
+        const ids = () => [...document.querySelectorAll('#samples tbody tr')].map(r => r.cells[0].textContent);
+        const click = name => [...document.querySelectorAll('#samples th')].find(th => th.textContent === name).click();
+        const first = ids();
+        click('id'); click('id'); const by_id = ids(); click('lowest');
+        return {first, by_id, again: ids()};""", tmp_path)
+    assert seen["first"] == ["z-silent", "b-answered", "c-answered"]  # all three at 0
+    assert seen["by_id"] == ["z-silent", "c-answered", "b-answered"] and seen["again"] == seen["first"]
+
+
+def test_a_printed_report_shows_every_metrics_evidence(report, tmp_path):
+    """Printed, every <details> stayed closed: only each metric's summary line reached the paper (a report
+    probe), and the inputs' list was cut at its scrolling height."""
+    needs_chromium()
+    seen = render(report, """
+        const closed = () => document.querySelectorAll('details:not([open])').length;
+        const before = closed();
+        dispatchEvent(new Event('beforeprint')); const printing = closed();
+        dispatchEvent(new Event('afterprint'));
+        return {before, printing, after: closed()};""", tmp_path)
+    assert seen["before"] > 0 and seen["printing"] == 0 and seen["after"] == seen["before"]
+    assert "@media print{" in report.read_text(encoding="utf-8")
 
 
 def test_ids_sort_as_numbers_where_they_are_numbers(tmp_path):

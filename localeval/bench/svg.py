@@ -39,7 +39,7 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], value
     width, height = left + group_width * len(groups) + 10, top + plot_height + bottom
     y = _scale(low, high, top + plot_height, top)
     bar = min(28.0, (group_width - 30) / max(len(series), 1))
-    parts = [_open(width, height), _text(left, 16, title, weight="bold")]
+    parts = [_open(width, height, title), _text(left, 16, title, weight="bold")]
     parts += _y_axis(ticks, y, left, width - 10)
     if reference is not None:
         parts.append(f"<line x1='{left}' x2='{width - 10}' y1='{y(reference[0]):.1f}' y2='{y(reference[0]):.1f}' "
@@ -77,7 +77,7 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     judge_low = min([0.0, *(p[1] for pts in points.values() for p in pts)])
     x = _scale(-margin, 1 + margin, pad, size - 10)
     y = _scale(judge_low - margin, 1 + margin, size - pad, top)
-    parts = [_open(size, size), _text(pad, 14, title, weight="bold", size=12)]
+    parts = [_open(size, size, title), _text(pad, 14, title, weight="bold", size=12)]
     for s, name in enumerate(series):
         if notes and name in notes:
             parts.append(_text(pad + 70 * (s % 3), 27 + 13 * (s // 3), notes[name], size=10, fill=colour(s)))
@@ -104,10 +104,11 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     return "".join(parts)
 
 
-def histogram(values: Sequence[float], low: float, high: float, step: float, unit: str = "value") -> str:
+def histogram(values: Sequence[float], low: float, high: float, step: float, unit: str = "value", name: str = "") -> str:
     """Counts of `values` in bins of width `step` from `low` to `high` (the last bin includes `high`);
     each bin's tooltip counts them in `unit`s. Untitled: the page captions it in HTML, which wraps a
-    long metric name where SVG text would be cut off."""
+    long metric name where SVG text would be cut off; `name` and the bins that hold any are its text
+    for a screen reader."""
     bins = max(1, round((high - low) / step))
     counts = [0] * bins
     for value in values:
@@ -116,11 +117,12 @@ def histogram(values: Sequence[float], low: float, high: float, step: float, uni
     width, left, top, plot_height, bottom = HISTOGRAM_WIDTH, 24, 14, 80, 22  # top: the tallest bar's count
     x = _scale(low, high, left, width - 10)
     y = _scale(0, max(max(counts), 1), top + plot_height, top)
-    parts = [_open(width, top + plot_height + bottom)]
+    tips = [f"{low + i * step:.2g} to {low + (i + 1) * step:.2g}: {count_of(count, unit)}" for i, count in enumerate(counts)]
+    said = "; ".join(tip for tip, count in zip(tips, counts) if count) or f"no {unit}s"
+    parts = [_open(width, top + plot_height + bottom, f"{name}: {said}" if name else said)]
     parts += _y_axis(sorted({0, max(counts)}), y, left, width - 10)
-    for i, count in enumerate(counts):
+    for i, (count, tip) in enumerate(zip(counts, tips)):
         start, end = low + i * step, low + (i + 1) * step
-        tip = f"{start:.2g} to {end:.2g}: {count_of(count, unit)}"
         parts.append(f"<rect x='{x(start) + 1:.1f}' y='{y(count):.1f}' width='{x(end) - x(start) - 2:.1f}' "
                      f"height='{y(0) - y(count):.1f}' fill='{colour(0)}'><title>{escape(tip)}</title></rect>")
         if count:
@@ -139,9 +141,11 @@ def _scale(low: float, high: float, start: float, end: float):
     return lambda value: start + (min(max(value, low), high) - low) / span * (end - start)
 
 
-def _open(width: float, height: float) -> str:
+def _open(width: float, height: float, label: str) -> str:
+    """`label`: what a screen reader says of the chart (role img hides its parts; unnamed, it read out the
+    axis numbers, "0 4 1 1 1 4 1 0 0.5 1", a report probe)."""
     return (f"<svg xmlns='http://www.w3.org/2000/svg' width='{width:.0f}' height='{height:.0f}' "
-            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img'>")
+            f"viewBox='0 0 {width:.0f} {height:.0f}' role='img' aria-label='{escape(label)}'>")
 
 
 def _text(x: float, y: float, text: str, size: int = 11, anchor: str = "start", fill: str = "#222",
