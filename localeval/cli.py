@@ -576,6 +576,8 @@ def _list_models() -> int:
             print(f"{'':<30} install: {spec.install}")
         elif status == "installed, not prepared":  # its packages are here; its GGUF is converted on first use
             print(f"{'':<30} prepare: python -m localeval models prepare {spec.name} (or on first use)")
+        elif status == "unreadable":  # a store another user prepared
+            print(f"{'':<30} {spec.unreadable()}")
         elif status == "damaged":  # its prepared copy: converted again from its GGUF, if its packages are here
             print(f"{'':<30} {spec.damage()}")
             print(f"{'':<30} prepare again: python -m localeval models prepare {spec.name} (or on first use)"

@@ -86,7 +86,10 @@ class ModelSpec:
 
     def local_path(self) -> Path | None:
         """Where the ready model is, or None if it still needs installing or preparing (a prepared copy
-        that was damaged since is prepared again)."""
+        that was damaged since is prepared again); an EnvironmentFailure where this user cannot read it."""
+        if (why := self.unreadable()) is not None:
+            raise EnvironmentFailure(f"{self.name}: {why}; or set LOCALEVAL_MODEL_STORE to a store of your own and "
+                                     "install it there")
         if self.directory:
             package = _package_dir(self.directory[0])
             return package / self.directory[1] if package else None
@@ -104,11 +107,18 @@ class ModelSpec:
             missing = ["chat_template.jinja"]
         return f"{', '.join(missing)} missing" if missing else damaged_weights(self.stored_path)
 
+    def unreadable(self) -> str | None:
+        """What of its prepared copy this user cannot read, if anything (a store prepared by another user with
+        a strict umask: every use of it was a traceback, or "damaged" for a file that is whole)."""
+        return None if self.directory else unreadable(self.stored_path)
+
     def installed(self) -> bool:
         """Whether the packages that carry its GGUF are here, to prepare it from."""
         return bool(self.gguf) and all(_package_dir(module) for module, _ in self.gguf["parts"])
 
     def status(self) -> str:
+        if self.unreadable() is not None:
+            return "unreadable"
         if self.local_path() is not None:
             return "ready"
         if self.damage() is not None:
@@ -120,6 +130,27 @@ class ModelSpec:
 # moved from tokenizer_config.json to a file of its own): without one of them a judge fails to load,
 # or (tokenizer_config.json, which names the end-of-text token) loads and cannot end an answer.
 PREPARED_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json")
+
+
+def unreadable(folder: Path) -> str | None:
+    """What of a model folder this user cannot read, and how its owner opens it ("tokenizer.json in X cannot
+    be read by this user (permission denied); its owner can ..."); None where everything can be read, or the
+    folder is not there. From the permissions alone, without opening a file."""
+    if os.path.isdir(folder.parent) and not os.access(folder.parent, os.X_OK):  # a store not made yet is no matter
+        return _closed_to_this_user(folder.parent, f"{folder.parent} cannot be entered")
+    if not os.path.isdir(folder):
+        return None
+    if not os.access(folder, os.R_OK | os.X_OK):
+        return _closed_to_this_user(folder, f"{folder} cannot be read")
+    for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+        if not entry.name.startswith(".") and not os.access(entry.path, os.R_OK | (os.X_OK if entry.is_dir() else 0)):
+            return _closed_to_this_user(folder, f"{entry.name} in {folder} cannot be read")
+    return None
+
+
+def _closed_to_this_user(folder: Path, what: str) -> str:
+    return (f"{what} by this user (permission denied); its owner can make it readable to every user with "
+            f"chmod -R a+rX {shlex.quote(str(folder))}")
 
 
 def _has_chat_template(folder: Path) -> bool:
@@ -368,6 +399,8 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     """A model folder of this kind, as far as its files tell, without loading it: in seconds, not once
     the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1).
     `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
+    if (why := unreadable(path)) is not None:
+        raise EnvironmentFailure(f"{kind} {path}: {why}")
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json){_not_a_model_hint(path, kind)}")
     an_embedder = (path / "modules.json").is_file()  # given as a judge: the kind check below says so

@@ -21,7 +21,7 @@ import pytest
 
 from localeval import installer, models
 from localeval.cli import main
-from localeval.errors import EXIT_ENVIRONMENT, EXIT_USER, EnvironmentFailure, UserError
+from localeval.errors import EXIT_ENVIRONMENT, EXIT_OK, EXIT_USER, EnvironmentFailure, UserError
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "samples.jsonl"
@@ -583,6 +583,51 @@ def test_a_damaged_prepared_model_without_its_packages_says_to_copy_it_again_or_
     assert f"copy its folder again, or install it: {spec.install}" in out and "prepare again" not in out
     with pytest.raises(UserError, match=re.escape(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged (")):
         models.prepare(spec, log=lambda message: None)
+
+
+def _closed_to_this_user(monkeypatch, closed: Path) -> None:
+    """`closed` unreadable to this user, as a store prepared by another user with umask 077 is. Tests run as
+    root, who reads everything, and localeval asks the permissions through os.access: made to say no here."""
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kwargs: os.fspath(path) != str(closed) and real(path, mode))
+
+
+@pytest.mark.parametrize("closed", ["the store", "the model's folder", "tokenizer.json", "model.safetensors"])
+def test_a_store_this_user_cannot_read_is_one_line_saying_what_and_how_to_open_it(tmp_path, monkeypatch, capsys,
+                                                                                  closed):
+    """As another user than the store's: `models` and `run` ended in a PermissionError traceback, and weights that
+    could not be read were listed as damaged, "No such file or directory" (an air-gap probe)."""
+    store = tmp_path / "store"
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))
+    spec = models.registry()["smollm2-135m-instruct"]
+    spec.stored_path.mkdir(parents=True)
+    for name in ("config.json", "tokenizer.json", "model.safetensors"):
+        (spec.stored_path / name).write_text("{}")
+    where = {"the store": store, "the model's folder": spec.stored_path}.get(closed, spec.stored_path / closed)
+    _closed_to_this_user(monkeypatch, where)
+    opened = store if closed == "the store" else spec.stored_path
+    assert spec.status() == "unreadable"
+    assert main(["models"]) == EXIT_OK
+    assert f"by this user (permission denied); its owner can make it readable to every user with chmod -R a+rX " \
+           f"{opened}\n" in capsys.readouterr().out
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"user_input": "q", "retrieved_contexts": ["c."], "response": "r."}) + "\n")
+    assert main(["run", str(data), "--out", str(tmp_path / "out"), "--no-cache", "--quiet"]) == EXIT_ENVIRONMENT
+    err = capsys.readouterr().err
+    assert err.startswith("localeval: error: smollm2-135m-instruct: ") and err.count("\n") == 1, err
+    assert f"chmod -R a+rX {opened}; or set LOCALEVAL_MODEL_STORE to a store of your own" in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_judge_folder_this_user_cannot_read_is_one_line(tmp_path, monkeypatch, capsys, tiny_judge):
+    data = tmp_path / "data.jsonl"
+    data.write_text(json.dumps({"user_input": "q", "retrieved_contexts": ["c."], "response": "r."}) + "\n")
+    _closed_to_this_user(monkeypatch, tiny_judge / "tokenizer.json")
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache",
+                 "--quiet"]) == EXIT_ENVIRONMENT
+    assert capsys.readouterr().err == (f"localeval: error: judge {tiny_judge}: tokenizer.json in {tiny_judge} cannot "
+                                       "be read by this user (permission denied); its owner can make it readable to "
+                                       f"every user with chmod -R a+rX {tiny_judge}\n")
 
 
 def test_a_gguf_is_not_converted_into_the_current_folder(tmp_path, monkeypatch, capsys):
