@@ -884,6 +884,29 @@ def one_sample_run(tmp_path: Path, judge: Path, *extra: str, out: str = "out") -
     return ["run", str(data), "--judge", str(judge), "--out", str(tmp_path / out), *extra]
 
 
+def test_a_judge_whose_outputs_are_not_numbers_stops_with_one_line(tmp_path, capsys, tiny_judge):
+    """Weights with 256 KB overwritten inside (the store's check reads headers and sizes only): `run` ended in
+    a traceback ("Out of range float values are not JSON compliant") and evaluate() gave every verdict 0 with
+    a NaN probability, unsaid (an air-gap probe). A norm of NaNs gives the same outputs."""
+    import localeval
+    import torch
+    from safetensors.torch import load_file, save_file
+    from localeval.errors import ScoringStopped
+
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    weights = load_file(judge / "model.safetensors")
+    norm = next(name for name in weights if name.endswith("norm.weight"))
+    save_file({**weights, norm: torch.full_like(weights[norm], float("nan"))}, judge / "model.safetensors",
+              metadata={"format": "pt"})
+    fails(capsys, one_sample_run(tmp_path, judge, "--no-cache", "--quiet"), EXIT_ENVIRONMENT,
+          "localeval: error: the judge's outputs are not numbers (NaN) where it gives a verdict: its weights are "
+          "damaged (bytes changed inside a file: copy the model folder again, or install it again) or overflow in "
+          "its dtype (try --dtype float32); no sample scored yet")
+    with pytest.raises(ScoringStopped, match=r"overflow in its dtype \(try dtype='float32'\)"):
+        localeval.evaluate([GOOD], ["context_recall"], judge=str(judge), cache=False, progress=False)
+
+
 def raising(error: BaseException):
     """A stand-in for whatever the machine fails in: it raises `error` however it is called."""
     def fail(*args, **kwargs):

@@ -26,6 +26,7 @@ join the batch, and when, is batching.py's: `GreedyRows` is what it admits them 
 
 from __future__ import annotations
 
+import math
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -33,6 +34,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from ..errors import ScoringStopped
+from ..options import given
 from .drafts import PromptLookup
 from .grammar import BatchConstraint
 from .kv_cache import forward_over, growing_cache
@@ -446,5 +449,15 @@ def choice_probabilities(masked: torch.Tensor, few: list[list[int] | None]) -> l
         # float32 whatever the model's dtype: probabilities near 0 or 1 need the precision
         chosen = masked[torch.tensor(rows, device=masked.device)[:, None], tokens].float()
         for row, probabilities in zip(rows, torch.softmax(chosen, dim=-1).tolist()):
+            if any(math.isnan(probability) for probability in probabilities):  # read here anyway: costs nothing
+                raise ScoringStopped(_not_numbers())
             found[row] = dict(zip(few[row], probabilities))
     return found
+
+
+def _not_numbers() -> str:
+    """Said where the judge's logits at a verdict are NaN: its scores were 0 with NaN probabilities, unsaid, or
+    a traceback when written (a probe's weights with 256 KB overwritten, which the store's check cannot see)."""
+    return ("the judge's outputs are not numbers (NaN) where it gives a verdict: its weights are damaged (bytes "
+            "changed inside a file: copy the model folder again, or install it again) or overflow in its dtype "
+            f"(try {given('dtype', 'float32')})")
