@@ -62,6 +62,26 @@ def installed(wheel, tmp_path_factory) -> dict[str, str]:
     return {**env, "PYTHONPATH": str(target), "XDG_DATA_HOME": str(data_home), "SITE": str(target)}
 
 
+def test_the_sdist_carries_the_test_suite_whole_with_what_it_reads(tmp_path, monkeypatch):
+    """The sdist held the tests but not conftest.py, tests/data/, examples/ or scripts/, which 12 of them read: a
+    packager's test run from it failed (an air-gap probe)."""
+    import tarfile
+    from setuptools import build_meta
+
+    source = tmp_path / "source"  # the files a clone holds, without what building or testing left here
+    source.mkdir()
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
+        shutil.copy(ROOT / name, source / name)
+    for folder in ("localeval", "docs", "tests", "examples", "scripts", "models"):
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__", "*.pyc", ".*"))
+    monkeypatch.chdir(source)  # build_sdist builds the current folder
+    built = build_meta.build_sdist(str(tmp_path / "out"))
+    names = {name.split("/", 1)[1] for name in tarfile.open(tmp_path / "out" / built).getnames() if "/" in name}
+    for folder in ("tests", "examples", "scripts", "models"):
+        files = {str(path.relative_to(source)) for path in (source / folder).rglob("*") if path.is_file()}
+        assert files and files <= names, sorted(files - names)
+
+
 def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "localeval/registry.json" in names
