@@ -128,7 +128,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _warnings(details.get("warnings", [])),
         _calibration_note(details.get("calibration")),
         "<h2>Scores</h2>",
-        _summary_table(summary, scored_as),
+        _summary_table(summary, scored_as, details.get("labels")),
         _null_note(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
@@ -206,7 +206,8 @@ def _interval(interval) -> str:
     return "<td class='num null'>-</td>" if not interval else f"<td class='num'>{interval[0]:.3f} – {interval[1]:.3f}</td>"
 
 
-def _summary_table(summary, scored_as: dict[str, str]) -> str:
+def _summary_table(summary, scored_as: dict[str, str], labels: str | None = None) -> str:
+    """`labels`: the file of people's labels that corrected the means, named under the table."""
     corrected = any("corrected" in row for row in summary.values())
     extra = "<th>labeled</th><th>bias</th><th>corrected mean</th><th>95% interval (corrected)</th>" if corrected else ""
     how = "<th>scored as</th>" if any(scored_as.values()) else ""  # unknown to a summary without settings
@@ -225,8 +226,9 @@ def _summary_table(summary, scored_as: dict[str, str]) -> str:
             "✓, so a soft score need not follow the marks shown; a threshold: ✓ where that probability reaches it "
             "(run --calibration). Beside each verdict, (93%): the judge's probability of the verdict shown.")
     if corrected:
-        note += (" Corrected: the judge's mean minus its bias on the samples people labeled (prediction-powered"
-                 " inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
+        source = f" in {escape(for_terminal(str(labels)))}" if labels else ""
+        note += (f" Corrected: the judge's mean minus its bias on the samples people labeled{source} (prediction-"
+                 "powered inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
                  " (- where there are fewer; a sub-score, which labels do not correct, has - in all four).")
     note += "</p>"
     return "<div class='wide'>" + head + "<tbody>" + body + "</tbody></table></div>" + note

@@ -278,6 +278,11 @@ def test_the_report_says_where_the_labels_could_not_tell_a_gate(tmp_path):
     assert ("<div class='warning'><h2 class='gates'>--fail-under gates: 1 gate passed.</h2><ul class='gates'><li>passed: "
             "context_recall "
             f"(corrected mean 0.600, at least 0.5)</li><li>note: {escape(line)}</li></ul></div>") in html
+    # which people's labels corrected the mean: the page named neither the file nor that it was one (a probe)
+    assert "on the samples people labeled (prediction-" in html
+    details["labels"] = "labels <3>.jsonl"
+    html = write_report(tmp_path, [], summary, details, SAMPLES).read_text("utf-8")
+    assert "on the samples people labeled in labels &lt;3&gt;.jsonl (prediction-" in html
 
 
 def test_the_report_says_why_scores_are_null_beside_the_summary(report):
