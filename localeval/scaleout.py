@@ -110,7 +110,7 @@ class RayScorer:
         if not samples:
             return
         _import_ray()  # one clear message where Ray is not installed
-        from ray.exceptions import ActorDiedError, ActorUnavailableError
+        from ray.exceptions import ActorDiedError, ActorUnavailableError, RayTaskError
         from ray.util import ActorPool
 
         done = False
@@ -125,10 +125,14 @@ class RayScorer:
                 progress.advance(len(window.results))
                 yield from window.results
             done = True
+        except RayTaskError as error:  # what a worker raised, as Ray wraps it: its traceback and colours said first
+            if isinstance(error.cause, (UserError, EnvironmentFailure)):  # a judge's NaN outputs: one line, as here
+                raise error.cause from None
+            raise
         except (ActorDiedError, ActorUnavailableError) as error:
             # said so whether it died its last time or its node took it, which Ray does not restart
-            raise ScoringStopped(f"a Ray worker died and Ray did not restart it; it restarts one up to {RESTARTS} "
-                                 f"times, while the cluster has room for it ({_gist(error)})") from None
+            raise ScoringStopped(f"a Ray worker died ({_gist(error)}) and Ray did not restart it (it restarts a "
+                                 f"worker up to {RESTARTS} times, where the cluster has room)") from None
         finally:
             self.close(tasks_left=not done)
 

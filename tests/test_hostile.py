@@ -1067,9 +1067,9 @@ def test_a_run_stopped_midway_says_what_it_kept_and_how_to_go_on(tmp_path, capsy
     from localeval.errors import ScoringStopped
 
     argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
-    monkeypatch.setattr(TransformersJudge, "generate", raising(ScoringStopped("a Ray worker died and Ray did not restart it (killed)")))
+    monkeypatch.setattr(TransformersJudge, "generate", raising(ScoringStopped("a Ray worker died (killed) and Ray did not restart it")))
     fails(capsys, argv, EXIT_ENVIRONMENT,
-          "a Ray worker died and Ray did not restart it (killed); no sample scored yet; rerun the same command to start again")
+          "a Ray worker died (killed) and Ray did not restart it; no sample scored yet; rerun the same command to start again")
 
 
 # --- kills at any moment ----------------------------------------------------------------------------

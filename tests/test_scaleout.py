@@ -469,8 +469,35 @@ def test_a_worker_lost_for_good_says_what_failed_and_leaves_what_was_kept_to_its
     monkeypatch.setattr(RayScorer, "_start", lambda self, workers: None)  # no cluster: the pool above stands in
     with pytest.raises(ScoringStopped) as stopped:
         list(RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver=None).run([Sample(id="a")]))
-    assert str(stopped.value).startswith(f"a Ray worker died and Ray did not restart it; it restarts one up to "
-                                         f"{RESTARTS} times") and "--resume" not in str(stopped.value)
+    assert str(stopped.value).startswith("a Ray worker died (") and str(stopped.value).endswith(
+        f") and Ray did not restart it (it restarts a worker up to {RESTARTS} times, where the cluster has room)")
+    assert "--resume" not in str(stopped.value)
+
+
+def test_what_a_worker_raises_reaches_the_caller_as_it_was_raised(monkeypatch):
+    """A worker's ScoringStopped (a judge's NaN outputs) reached the run as Ray wraps it, its worker's traceback
+    and terminal colours first: one line of escapes, not localeval's (a review)."""
+    import ray.util
+    from ray.exceptions import RayTaskError
+
+    from localeval.errors import ScoringStopped
+    from localeval.pipeline import PipelineRecipe
+    from localeval.samples import Sample
+    from localeval.scaleout import RayScorer
+
+    class FailingPool:  # a worker's score() raising, as Ray hands it to the driver
+        def __init__(self, workers):
+            pass
+
+        def map_unordered(self, score, windows):
+            raise RayTaskError("ScoringWorker.score", "\x1b[36mray::ScoringWorker.score()\x1b[39m\nTraceback ...",
+                               ScoringStopped("the judge's outputs are not numbers")).as_instanceof_cause()
+
+    monkeypatch.setattr(ray.util, "ActorPool", FailingPool)
+    monkeypatch.setattr(RayScorer, "_start", lambda self, workers: None)
+    with pytest.raises(ScoringStopped) as stopped:
+        list(RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver=None).run([Sample(id="a")]))
+    assert str(stopped.value) == "the judge's outputs are not numbers" and type(stopped.value) is ScoringStopped
 
 
 def test_ctrl_c_while_ray_starts_waits_for_it_to_finish_starting(monkeypatch):
