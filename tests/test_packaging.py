@@ -36,12 +36,10 @@ def python(code: str, cwd: Path | None = None, env: dict | None = None) -> subpr
 def wheel(tmp_path_factory) -> Path:
     """The project built into a wheel from a copy of its sources (no build files left in the tree)."""
     source = tmp_path_factory.mktemp("source")
-    for name in ("pyproject.toml", "README.md", "LICENSE"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "localeval", source / "localeval", ignore=shutil.ignore_patterns("__pycache__"))
-    (source / "docs").mkdir()
-    for document in (ROOT / "docs").glob("*.md"):  # the wheel carries them as localeval/docs
-        shutil.copy(document, source / "docs")
+    for folder in ("localeval", "docs"):  # docs/ whole: the wheel carries its documents, not its images
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out),
                     str(source)], check=True, timeout=300)
@@ -92,6 +90,8 @@ def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
     assert {p for p in packages if f"{p}/__init__.py" not in names} == set()
     documents = {path.name for path in (source / "docs").glob("*.md")}
     assert documents and {f"localeval/docs/{name}" for name in documents} <= set(names)
+    # nothing else of docs/ (MANIFEST.in grafted its images and measurements into the wheel too: a review)
+    assert {n for n in names if n.startswith("localeval/docs/") and not n.endswith((".md", "__init__.py"))} == set()
     licence = [n for n in names if n.endswith("/LICENSE") and ".dist-info/" in n]  # the metadata says Apache-2.0
     assert licence and "Apache License" in zipfile.ZipFile(wheel).read(licence[0]).decode()
 
