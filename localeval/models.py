@@ -136,15 +136,27 @@ def unreadable(folder: Path) -> str | None:
     """What of a model folder this user cannot read, and how its owner opens it ("tokenizer.json in X cannot
     be read by this user (permission denied); its owner can ..."); None where everything can be read, or the
     folder is not there. From the permissions alone, without opening a file."""
-    if os.path.isdir(folder.parent) and not os.access(folder.parent, os.X_OK):  # a store not made yet is no matter
-        return _closed_to_this_user(folder.parent, f"{folder.parent} cannot be entered")
+    # a folder above that cannot be entered: only one that is there (a store not made yet is no matter)
+    closed = next((above for above in reversed(folder.parents)
+                   if os.path.isdir(above) and not os.access(above, os.X_OK)), None)
+    if closed is not None:  # opened for passing through only, not -R: it may be a home folder
+        return f"{closed} cannot be entered by this user (permission denied); its owner can let every user " \
+               f"through it with chmod a+x {shlex.quote(str(closed))}"
     if not os.path.isdir(folder):
         return None
     if not os.access(folder, os.R_OK | os.X_OK):
         return _closed_to_this_user(folder, f"{folder} cannot be read")
-    for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
-        if not entry.name.startswith(".") and not os.access(entry.path, os.R_OK | (os.X_OK if entry.is_dir() else 0)):
-            return _closed_to_this_user(folder, f"{entry.name} in {folder} cannot be read")
+    for within, folders, files in os.walk(folder):
+        # hidden: not the model's (a conversion's staging folder, a lock); a dangling link: damage() says it
+        folders[:] = sorted(name for name in folders if not name.startswith("."))
+        for name in [*folders, *sorted(files)]:
+            path = os.path.join(within, name)
+            if name.startswith(".") or not os.path.exists(path):
+                continue
+            if not os.access(path, os.R_OK | (os.X_OK if os.path.isdir(path) else 0)):
+                shown = os.path.relpath(path, folder) + (f" (a link to {os.path.realpath(path)})"
+                                                          if os.path.islink(path) else "")
+                return _closed_to_this_user(folder, f"{shown} in {folder} cannot be read")
     return None
 
 
@@ -400,7 +412,7 @@ def check_folder(path: Path, kind: str, judge_option: str = "judge") -> None:
     the model loads (in bench, in a judge's worker, where it failed as a judge would, exit 1).
     `judge_option` is the option that names judges in the command at hand (bench's is judges)."""
     if (why := unreadable(path)) is not None:
-        raise EnvironmentFailure(f"{kind} {path}: {why}")
+        raise UserError(f"{kind} {path}: {why}")  # a folder the user named, as an unreadable data file: exit 2
     if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
         raise UserError(f"{path} is not a model directory (no config.json){_not_a_model_hint(path, kind)}")
     an_embedder = (path / "modules.json").is_file()  # given as a judge: the kind check below says so

@@ -17,7 +17,9 @@ def folder_from_environment(variable: str) -> Path | None:
     if not os.environ.get(variable):
         return None
     folder = Path(os.environ[variable]).expanduser().absolute()  # said in full: a relative one moves with the shell
-    not_a_folder = next((path for path in (folder, *folder.parents) if path.exists() and not path.is_dir()), None)
+    # os.path's, which say no for a path under a folder this user cannot enter: Path's raised (a review)
+    not_a_folder = next((path for path in (folder, *folder.parents) if os.path.exists(path) and not os.path.isdir(path)),
+                        None)
     if not_a_folder is not None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
         raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")

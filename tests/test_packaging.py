@@ -627,29 +627,41 @@ def test_a_store_this_user_cannot_read_is_one_line_saying_what_and_how_to_open_i
         (spec.stored_path / name).write_text("{}")
     where = {"the store": store, "the model's folder": spec.stored_path}.get(closed, spec.stored_path / closed)
     _closed_to_this_user(monkeypatch, where)
-    opened = store if closed == "the store" else spec.stored_path
+    # a folder above is opened for passing through, not for reading whole: it may be someone's home (a review)
+    opening = (f"{store} cannot be entered by this user (permission denied); its owner can let every user through "
+               f"it with chmod a+x {store}") if closed == "the store" else \
+        f"by this user (permission denied); its owner can make it readable to every user with chmod -R a+rX " \
+        f"{spec.stored_path}"
     assert spec.status() == "unreadable"
     assert main(["models"]) == EXIT_OK
-    assert f"by this user (permission denied); its owner can make it readable to every user with chmod -R a+rX " \
-           f"{opened}\n" in capsys.readouterr().out
+    assert f"{opening}\n" in capsys.readouterr().out
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"user_input": "q", "retrieved_contexts": ["c."], "response": "r."}) + "\n")
     assert main(["run", str(data), "--out", str(tmp_path / "out"), "--no-cache", "--quiet"]) == EXIT_ENVIRONMENT
     err = capsys.readouterr().err
     assert err.startswith("localeval: error: smollm2-135m-instruct: ") and err.count("\n") == 1, err
-    assert f"chmod -R a+rX {opened}; or set LOCALEVAL_MODEL_STORE to a store of your own" in err
+    assert f"{opening}; or set LOCALEVAL_MODEL_STORE to a store of your own" in err
     assert not (tmp_path / "out").exists()
 
 
-def test_a_judge_folder_this_user_cannot_read_is_one_line(tmp_path, monkeypatch, capsys, tiny_judge):
+@pytest.mark.parametrize("closed", ["tokenizer.json", "extra/notes.txt"])
+def test_a_judge_folder_this_user_cannot_read_is_one_line(tmp_path, monkeypatch, capsys, tiny_judge, closed):
+    """A file inside a folder of its own too (a sentence-transformers folder's 1_Pooling/config.json); a link
+    whose target is gone is no matter of permissions (a review): it is left to what the load says of it."""
+    judge = tmp_path / "judge"
+    shutil.copytree(tiny_judge, judge)
+    (judge / "extra").mkdir()
+    (judge / "extra" / "notes.txt").write_text("notes")
+    (judge / "gone.txt").symlink_to(tmp_path / "nowhere")
+    assert models.unreadable(judge) is None
     data = tmp_path / "data.jsonl"
     data.write_text(json.dumps({"user_input": "q", "retrieved_contexts": ["c."], "response": "r."}) + "\n")
-    _closed_to_this_user(monkeypatch, tiny_judge / "tokenizer.json")
-    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / "out"), "--no-cache",
-                 "--quiet"]) == EXIT_ENVIRONMENT
-    assert capsys.readouterr().err == (f"localeval: error: judge {tiny_judge}: tokenizer.json in {tiny_judge} cannot "
-                                       "be read by this user (permission denied); its owner can make it readable to "
-                                       f"every user with chmod -R a+rX {tiny_judge}\n")
+    _closed_to_this_user(monkeypatch, judge / closed)
+    assert main(["run", str(data), "--judge", str(judge), "--out", str(tmp_path / "out"), "--no-cache",
+                 "--quiet"]) == EXIT_USER  # a folder the user named, as an unreadable data file
+    assert capsys.readouterr().err == (f"localeval: error: judge {judge}: {closed} in {judge} cannot be read by this "
+                                       "user (permission denied); its owner can make it readable to every user with "
+                                       f"chmod -R a+rX {judge}\n")
 
 
 def test_a_gguf_is_not_converted_into_the_current_folder(tmp_path, monkeypatch, capsys):
