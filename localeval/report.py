@@ -31,7 +31,7 @@ details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{col
 figcaption{font-size:12px;line-height:1.25;margin-bottom:2px}figcaption b{display:block}
 th{vertical-align:bottom}th[data-type=number]{text-align:right}caption{text-align:left;font-weight:600}
 th button{font:inherit;font-weight:600;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
-th[aria-sort=ascending] button::after{content:" ▲"/""}th[aria-sort=descending] button::after{content:" ▼"/""}
+th[aria-sort=ascending] button::after{content:" ▲";content:" ▲"/""}th[aria-sort=descending] button::after{content:" ▼";content:" ▼"/""}
 #samples td:nth-child(2){min-width:14em;overflow-wrap:anywhere}#samples td:first-child{min-width:10em;max-width:20em;overflow-wrap:anywhere}
 h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
@@ -126,8 +126,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"{_model(details['models']['embedder'])}, on {escape(details['device'])}{_made_by(details)}.</p>",
         _gates_note(summary, details.get("gates")),  # first: what a CI job's reader opens the page for
         _warnings(details.get("warnings", [])),
-        _calibration_note(details.get("calibration")),
         "<h2>Scores</h2>",
+        _calibration_note(details.get("calibration")),
         _summary_table(summary, scored_as, details.get("labels")),
         _null_note(summary),
         _histograms(rows, metrics),
@@ -145,7 +145,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
 def _limited(details: dict[str, Any]) -> str:
     """Where --limit chose the samples: a page of the first 8 read as one of the whole data (a probe)."""
     limit = details.get("limit")
-    return "" if limit is None else f", the data's first (--limit {limit})"
+    return "" if limit is None else f", the data's first {limit} at most (--limit {limit})"
 
 
 def _warnings(warnings: list[str]) -> str:

@@ -267,7 +267,7 @@ def _folder_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
     """"the judge folder X changed since; " where the same folder's weights or files did: the ids alone, cut
     short, did not say so (a probe bringing its own judge, retrained)."""
     there, here = _identity_parts(recorded.get("judge")), _identity_parts(now.get("judge"))
-    folder = there and Path(there[0]).is_absolute()  # a folder is named by its absolute path
+    folder = bool(there) and Path(there[0]).is_absolute()  # a folder is named by its absolute path
     if folder and here and there[0] == here[0] and there[1] != here[1]:
         return f"the judge folder {there[0]} changed since, its files or weights; "
     return ""
@@ -373,9 +373,10 @@ def _differences(path: str, there: Any, now: Any) -> Iterator[tuple[str, Any, An
     elif path == "judge" and _identity_parts(there) and _identity_parts(now):
         # the part that changed ("judge dtype: torch.float32+prepacked there, torch.bfloat16+prepacked now"),
         # not both ids cut at 60 characters, before the part that differs (a --dtype on --resume)
-        for part, was, is_now in zip(JUDGE_IDENTITY, _identity_parts(there), _identity_parts(now)):
-            if was != is_now:
-                yield f"judge {part}", was, is_now
+        differing = [(f"judge {part}", was, is_now)
+                     for part, was, is_now in zip(JUDGE_IDENTITY, _identity_parts(there), _identity_parts(now))
+                     if was != is_now]
+        yield from differing[:1] if differing[0][0] == "judge model" else differing  # another model differs in all
     else:
         yield path, there, now
 

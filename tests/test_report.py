@@ -193,7 +193,7 @@ def test_the_page_says_when_limit_chose_the_samples_and_shows_a_question_on_one_
     details = {"data": "dev.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
                "warnings": [], "calibration": None, "limit": 3}
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
-    assert "<p>dev.jsonl: 3 samples, the data's first (--limit 3); judge" in html
+    assert "<p>dev.jsonl: 3 samples, the data's first 3 at most (--limit 3); judge" in html
     table = html[html.index("<table id='samples'>"):html.index("</table>", html.index("<table id='samples'>"))]
     assert ">What is the capital of France?\\x07</td>" in table and "\x07" not in table
     details.pop("limit")

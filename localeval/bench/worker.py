@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..engine.limits import BatchLimits
-from ..errors import UserError
+from ..errors import EnvironmentFailure, UserError
 from ..metrics import JudgeSettings, resolve_metrics
 from ..progress import NoProgress, progress_for, to_stderr
 from ..samples import Sample
@@ -104,7 +104,7 @@ def run_judge(job: JudgeJob) -> JudgeRun:
     """Evaluate every sample with one judge, in this process; any failure comes back as the run's error."""
     try:
         return _evaluate(job)
-    except UserError as error:
+    except (UserError, EnvironmentFailure) as error:  # one line of its own: a store it cannot read, NaN outputs
         return JudgeRun(job.name, error=str(error))
     except MemoryError:
         return JudgeRun(job.name, error="out of memory; try a smaller --batch-size")
