@@ -275,7 +275,7 @@ def _warn_ignored(path, ignored: Counter, total: int, only_ignored: list[_Where]
 
 
 def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
-    for number, line in enumerate(LINE_BREAK.split(_read_text(path)), start=1):
+    for number, line in enumerate(LINE_BREAK.split(read_text(path)), start=1):
         if len(line) > MAX_LINE_CHARS:
             raise DataError(path, f"{len(line):,} characters on one line; a sample may take at most "
                                   f"{MAX_LINE_CHARS:,}", line=number)
@@ -285,7 +285,7 @@ def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
 
 
 def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
-    text = _read_text(path)
+    text = read_text(path)
     if not text.strip():
         return
     try:
@@ -321,7 +321,7 @@ def _read_csv(path: Path) -> Iterator[tuple[_Where, Any]]:
     csv.field_size_limit(MAX_LINE_CHARS)  # a cell may hold what a JSON Lines line may (csv's own: 128 KiB)
     # skipinitialspace: "a, b" is a common way to write CSV by hand, and without it a quoted cell
     # after ", " is not read as quoted.
-    text = _read_text(path)
+    text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=_csv_separator(text), skipinitialspace=True)
     header = _csv_header(path, reader)
     if header is None:
@@ -364,7 +364,9 @@ def _read_parquet(path: Path) -> Iterator[tuple[_Where, Any]]:
 # --- reading helpers ----------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> str:
+def read_text(path: Path) -> str:
+    """A data file's text, as every reader of one takes it: UTF-8 (a BOM dropped) or UTF-16 with its BOM;
+    anything else a DataError naming the byte and line."""
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -188,7 +188,8 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
         if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
             say(f"\nlocaleval: {for_terminal(note)}")
     say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} scored now) in "
-        f"{document['timings']['total_seconds']:.1f} s; results in {writer.path}, report in {report}")
+        f"{document['timings']['total_seconds']:.1f} s; results in {for_terminal(str(writer.path))}, report in "
+        f"{for_terminal(str(report))}")  # an --out with ESC or a line break in it, as the warnings show it
     if args.json:
         print(json.dumps(document))  # escaped: a stdout that cannot encode an id would print '?' for it
 
@@ -296,7 +297,7 @@ def run_identity(args, pipeline) -> dict:
     data, the models (with their weights' digest and dtype), the metrics and how each is asked and
     scored. Not the batch limits or --limit, which change neither a sample's requests nor its score."""
     return {
-        "data_sha256": file_digest(Path(args.data)),
+        "data_sha256": file_digest(Path(args.data).expanduser()),  # the file read: "~/x" quoted, unexpanded
         "judge": pipeline.judge.identity,
         "embedder": _identity(pipeline.embedder),
         "metrics": [m.name for m in pipeline.metrics],

@@ -338,6 +338,18 @@ def test_a_json_list_of_labeled_records_is_read_too(tmp_path):
         read_labeled(path, METRICS)
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_labeled_data_in_utf16_is_read_as_the_samples_are(tmp_path, suffix):
+    """The samples of a UTF-16 file (Excel's "Unicode Text") were read, and its labels then raised a
+    UnicodeDecodeError, exit 1 (a paths probe)."""
+    text = SMALL.read_text(encoding="utf-8")
+    if suffix == ".json":
+        text = json.dumps([json.loads(line) for line in text.splitlines()], ensure_ascii=False)
+    path = tmp_path / f"labeled{suffix}"
+    path.write_text(text, encoding="utf-16")  # with its byte-order mark
+    assert [item.sample.id for item in read_labeled(path, METRICS)] == list(HUMAN)
+
+
 # --- scripted judges that answer from the labels -----------------------------------------------
 
 

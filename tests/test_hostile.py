@@ -8,6 +8,7 @@ is destroyed. A tiny random-weight judge (conftest.tiny_judge) runs the real pat
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import signal
@@ -1891,6 +1892,30 @@ def test_installing_a_folder_says_it_needs_no_installing(tmp_path, capsys, tiny_
         fails(capsys, ["models", action, str(tiny_judge)], EXIT_USER,
               f"models {action} NAME: {tiny_judge} is a folder, which needs no installing or preparing: give it as "
               f"--judge {tiny_judge} (or --embedder)")
+
+
+def test_a_data_path_with_a_tilde_no_shell_expanded_is_the_users_file(tmp_path, monkeypatch, capsys, tiny_judge):
+    """'~/data.jsonl' quoted (or from a CI variable) was read from the home folder, then its digest taken of
+    ./~/data.jsonl: a FileNotFoundError traceback, or, with a folder named ~ here, another file's digest for
+    --resume to check (a paths probe)."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    (tmp_path / "home" / "d.jsonl").write_bytes(jsonl(GOOD))
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    assert main(["run", "~/d.jsonl", "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                 "--metrics", "context_recall"]) == EXIT_OK
+    recorded = json.loads((out / "run.json").read_text(encoding="utf-8"))["data_sha256"]
+    assert recorded == hashlib.sha256(jsonl(GOOD)).hexdigest()
+
+
+def test_an_out_folder_with_control_characters_is_shown_escaped_on_the_last_line(tmp_path, capsys, tiny_judge):
+    """"results in o^[[32mz/results.jsonl": the run's last line wrote an --out's ESC to the terminal raw, where the
+    warnings escaped it (a paths probe)."""
+    assert main(one_sample_run(tmp_path, tiny_judge, "--no-cache", "--metrics", "context_recall",
+                               out="o\x1b[32mz")) == EXIT_OK
+    last = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "\x1b" not in last and "o\\x1b[32mz/results.jsonl" in last
 
 
 def test_resuming_with_another_dtype_names_the_dtype(capsys, finished, tiny_judge):

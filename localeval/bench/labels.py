@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import manual
-from ..data import RecordError, load_samples
+from ..data import RecordError, load_samples, read_text
 from ..errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
 from ..metrics import METRICS
 from ..options import given, option
@@ -177,7 +177,7 @@ Place = Callable[[str, str], DataError]  # (message, field) -> the error, placed
 
 
 def _raw_records(path: Path) -> Iterator[tuple[Place, Any]]:
-    text = path.read_text(encoding="utf-8-sig")
+    text = read_text(path)  # as the loader read it: UTF-16 with its BOM too (a paths probe: a traceback)
     if path.suffix.lower() == ".jsonl":
         for number, line in enumerate(LINE_BREAK.split(text), start=1):  # the loader's breaks: its line numbers
             if line.strip():
