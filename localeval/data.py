@@ -33,7 +33,7 @@ from localeval.paths import broken_link
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
 
-SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
+SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".tsv", ".parquet")  # .tsv read as CSV, its separator found
 MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
 MAX_LINE_CHARS = 16 << 20  # one sample: far beyond any real one, short of exhausting memory on parsing
 LIST_FIELD = "retrieved_contexts"
@@ -86,7 +86,7 @@ class _Where(NamedTuple):
 
 def load_samples(path: str | os.PathLike) -> list[Sample]:
     """Read every sample in the dataset at `path`; the format follows the file's extension."""
-    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv, ".parquet": _read_parquet}
+    readers = {".jsonl": _read_jsonl, ".json": _read_json, ".csv": _read_csv, ".tsv": _read_csv, ".parquet": _read_parquet}
     path = Path(path).expanduser()  # evaluate("~/data.jsonl"), as pandas reads it; no shell expands it there
     if not path.exists():
         if str(path) == "-":  # the usual name for standard input: a run reads a file whole, and digests it for --resume
@@ -104,7 +104,9 @@ def load_samples(path: str | os.PathLike) -> list[Sample]:
     reader = readers.get(path.suffix.lower())
     if reader is None:
         supported = ", ".join(SUPPORTED_EXTENSIONS)
-        raise DataError(path, f"unsupported file type '{path.suffix}'; use one of {supported}")
+        # Excel's "Unicode Text" is a tab-separated .txt, which may as well hold anything: named, not guessed
+        text = "; a tab-separated .txt (Excel's Unicode Text): rename it .tsv" if path.suffix.lower() == ".txt" else ""
+        raise DataError(path, f"unsupported file type '{path.suffix}'; use one of {supported}{text}")
     samples = _checked_samples(path, reader(path))
     if not samples:
         raise DataError(path, "no samples")

@@ -543,8 +543,17 @@ def test_unknown_extension(tmp_path):
     path.write_text("hello", encoding="utf-8")
     message = load_error(path)
     assert "data.txt" in message and "'.txt'" in message
-    for ext in (".jsonl", ".json", ".csv", ".parquet"):
+    for ext in (".jsonl", ".json", ".csv", ".tsv", ".parquet"):
         assert ext in message
+    assert message.endswith("; a tab-separated .txt (Excel's Unicode Text): rename it .tsv")
+
+
+def test_a_tsv_file_is_read_as_csv(tmp_path):
+    """Excel's "Unicode Text", UTF-16 and tab-separated, renamed .tsv: refused by its name (a paths probe)."""
+    path = tmp_path / "data.tsv"
+    path.write_text('user_input\tretrieved_contexts\tresponse\nq\t["c."]\tr.\n', encoding="utf-16")
+    (sample,) = load_samples(path)
+    assert (sample.user_input, sample.retrieved_contexts, sample.response) == ("q", ("c.",), "r.")
 
 
 def test_extension_is_case_insensitive(tmp_path):
