@@ -28,7 +28,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Iterable, Iterator, NamedTuple
 
-from localeval.errors import DataError, LocalevalWarning, UserError, first_few, shortened, warn
+from localeval.errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
 from localeval.paths import broken_link
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
 from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
@@ -235,12 +235,15 @@ def _duplicate_id(sample_id: str, first: str, where_without_id: _Where | None) -
 
 
 def _what_pandas_wrote(name: str) -> str:
-    """What a field named as pandas names a frame's saved index is (its own names read as noise)."""
+    """What a field named as pandas names a frame's saved index is (its own names read as noise), or the field
+    it was likely meant as ("User_Input", "reference "): every score of such a file was null, the cause unsaid
+    among the warning's names (a paths probe)."""
     if name == "" or re.fullmatch(r"Unnamed: \d+", name):
         return " (the frame's index, as to_csv writes it; index=False leaves it out)"
     if re.fullmatch(r"__index_level_\d+__", name):
         return " (the frame's index, as to_parquet keeps it; name it id to read it as the ids)"
-    return ""
+    meant = closest(name, [*READ_FIELDS, *FIELD_ALIASES], cutoff=0.9, normal=lambda field: field.strip().lower())
+    return f" (did you mean '{meant}'? names are read as written)" if meant else ""
 
 
 def _warn_without_id(path, without_id: list[_Where], total: int) -> None:

@@ -233,6 +233,19 @@ def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_
                                          "theirs will be null (line 2)")
 
 
+def test_an_ignored_field_close_to_one_read_names_it(tmp_path):
+    """A header "User_Input" was listed among the ignored fields, and every score was null, exit 0 (a paths
+    probe); "question_id", a field of its own, is not taken for "question"."""
+    path = tmp_path / "data.csv"
+    path.write_text('User_Input, Contexts,response,question_id\nq,"[""c.""]",r.,7\n', encoding="utf-8")
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        load_samples(path)
+    (warning,) = caught
+    assert ("'User_Input' (did you mean 'user_input'? names are read as written) (1 of 1 records), 'Contexts' (did "
+            "you mean 'contexts'? names are read as written) (1 of 1 records), 'question_id' (1 of 1 records);") \
+        in str(warning.message)
+
+
 def test_labeled_data_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
