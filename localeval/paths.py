@@ -23,6 +23,8 @@ def folder_from_environment(variable: str) -> Path | None:
     if not_a_folder is not None:
         where = "" if not_a_folder == folder else f" ({not_a_folder} is a file)"
         raise UserError(f"{variable}={folder} is not a folder{where}; name a folder (it is created if absent)")
+    if (why := broken_link(folder)) is not None:  # it was "cannot be used (File exists)" (a paths probe)
+        raise UserError(f"{variable}={folder} is {why}; name a folder, or make the one it leads to")
     return folder
 
 

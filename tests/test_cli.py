@@ -282,6 +282,19 @@ def test_models_with_a_store_under_a_file_is_one_error_line_and_no_table(tmp_pat
     assert captured.err.startswith(f"localeval: error: LOCALEVAL_MODEL_STORE={tmp_path / 'a-file' / 'store'} is not")
 
 
+@pytest.mark.parametrize("variable", ["LOCALEVAL_MODEL_STORE", "LOCALEVAL_CACHE_DIR"])
+def test_a_folder_variable_naming_a_link_to_nowhere_says_so(tmp_path, capsys, monkeypatch, variable):
+    """The cache was turned off as "cannot be used (File exists)", the store failed "preparing ...: File exists"
+    (a paths probe)."""
+    (tmp_path / "link").symlink_to(tmp_path / "gone")
+    monkeypatch.setenv(variable, str(tmp_path / "link"))
+    assert main(["models"] if variable == "LOCALEVAL_MODEL_STORE" else ["run", str(EXAMPLES), "--out",
+                                                                          str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err.endswith(f"localeval: error: {variable}={tmp_path / 'link'} is a link to "
+                                            f"{tmp_path / 'gone'}, which is not there; name a folder, or make the one "
+                                            "it leads to\n")
+
+
 def test_a_reader_that_stops_early_gets_no_traceback():
     """`localeval models | head -1`: the pipe closes before localeval has written everything."""
     process = subprocess.Popen([sys.executable, "-m", "localeval", "models"], stdout=subprocess.PIPE,
