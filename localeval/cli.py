@@ -426,10 +426,13 @@ def _dispatch(args) -> int:
         _discard_stdout()
         return EXIT_BROKEN_PIPE
     except OSError as error:  # a path typed with a name longer than the file system takes (255 bytes on most)
-        if error.errno != errno.ENAMETOOLONG:
+        if error.errno == errno.ENAMETOOLONG:
+            said = "a name in this path is longer than the file system allows; give a shorter one"
+        elif isinstance(error, PermissionError):  # a path under a folder this user cannot enter: Path.exists raises
+            said = "permission denied: this user cannot read it, or enter a folder above it"
+        else:
             raise
-        print(f"localeval: error: {error.filename}: a name in this path is longer than the file system allows; "
-              "give a shorter one", file=sys.stderr)
+        print(f"localeval: error: {for_terminal(str(error.filename))}: {said}", file=sys.stderr)
         return EXIT_USER
 
 

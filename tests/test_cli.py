@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -61,6 +62,22 @@ def test_a_name_longer_than_the_file_system_allows_is_one_error_line(tmp_path, c
     assert said.splitlines()[-1] == (f"localeval: error: {long}: a name in this path is longer than the file system "
                                      "allows; give a shorter one")
     assert "Traceback" not in said
+
+
+def test_a_path_under_a_folder_this_user_cannot_enter_is_one_error_line(tmp_path, capsys, monkeypatch):
+    """DATA under a home folder closed to others: Path.exists raised PermissionError, a traceback, exit 1 (a last
+    check as nobody). Root enters every folder, so the refusal is raised here as Python raises it."""
+    from localeval import data
+
+    hidden = "/home/alice/data.jsonl"
+
+    def closed(path):
+        raise PermissionError(errno.EACCES, "Permission denied", hidden)
+
+    monkeypatch.setattr(data.Path, "exists", closed)
+    assert main(["run", hidden, "--out", str(tmp_path / "out")]) == EXIT_USER
+    assert capsys.readouterr().err == (f"localeval: error: {hidden}: permission denied: this user cannot read it, or "
+                                       "enter a folder above it\n")
 
 
 def test_a_command_with_its_standard_output_closed_runs_and_says_nothing_there():
