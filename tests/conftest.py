@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from localeval import offline
 
 # The test process runs localeval's command line in-process: the same defaults as its own process.
 offline.defaults_for_the_command_line()
+
+# A suite started in the background by a shell without job control (`cmd &` in a script) inherits SIGINT
+# ignored, and so would the processes the interrupt tests start: their Ctrl-C would never come. As a
+# terminal's foreground job has it: Python's handler here, the default in each child.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True, scope="session")
