@@ -59,8 +59,8 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     online would fetch its packages again, as on a node that shares another's store."""
     spec = models.registered(name, "models install")
     _check_find_links(spec, find_links)
-    if spec.local_path() is not None:
-        return spec.local_path()
+    if (ready := spec.local_path()) is not None:
+        return ready
     if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
         ensurepip = shlex.join([sys.executable, "-m", "ensurepip"])
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "

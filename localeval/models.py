@@ -90,6 +90,11 @@ class ModelSpec:
         if (why := self.unreadable()) is not None:
             raise EnvironmentFailure(f"{self.name}: {why}; or set LOCALEVAL_MODEL_STORE to a store of your own and "
                                      "install it there")
+        return self._ready_path()
+
+    def _ready_path(self) -> Path | None:
+        """local_path() once the folder is known readable: status() asks it after its own check, so that a
+        model's folder is walked once for its permissions, not twice."""
         if self.directory:
             package = _package_dir(self.directory[0])
             return package / self.directory[1] if package else None
@@ -119,7 +124,7 @@ class ModelSpec:
     def status(self) -> str:
         if self.unreadable() is not None:
             return "unreadable"
-        if self.local_path() is not None:
+        if self._ready_path() is not None:
             return "ready"
         if self.damage() is not None:
             return "damaged"
@@ -563,15 +568,15 @@ def _article(word: str) -> str:
 
 def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     """Install-time work for a registered model: verify and convert its GGUF into the store."""
-    if spec.local_path() is not None:
-        return spec.local_path()
+    if (ready := spec.local_path()) is not None:
+        return ready
     if spec.gguf is None:
         raise UserError(spec.not_installed())
     parts = _parts_to_prepare_from(spec)  # first: a model not installed is said as such, and takes no lock
     try:
         with _preparing_alone(spec, log):
-            if spec.local_path() is not None:  # another process prepared it while this one waited
-                return spec.local_path()
+            if (ready := spec.local_path()) is not None:  # another process prepared it while this one waited
+                return ready
             return _prepared(spec, parts, log)
     except OSError as error:  # the lock, the GGUF assembled in the temporary folder, the model written to the store
         raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
