@@ -6,7 +6,7 @@ import math
 from collections.abc import Iterable
 from html import escape
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .bench import svg
 from .errors import for_terminal
@@ -295,13 +295,23 @@ def _is_score(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def _lowest(row: dict[str, Any], metrics: list[str], unanswered_zero: bool = False) -> float | None:
-    """A sample's lowest score: how far its weakest metric says it went wrong; None when all are null. With
-    `unanswered_zero`, a score null because the response is empty or absent counts as 0: a system that
-    answered nothing went wrong most of all (a probe's ranked 7th of 10)."""
-    scores = [0.0 if unanswered_zero and _unanswered(row, m) else row[m] for m in metrics
-              if _is_score(row.get(m)) or (unanswered_zero and _unanswered(row, m))]
-    return min(scores, default=None)
+class _Standing(NamedTuple):
+    """Where a sample stands in the table: `lowest`, its lowest score as the table orders it, and `weakest`,
+    the metric that gave it (None when all are null); `unanswered`: it answered nothing, a score null for
+    that counting as 0 (a system that answered nothing went wrong most of all: a probe's ranked 7th of 10);
+    `scored`: its lowest of the scores alone, which orders the samples at 0 that answered nothing."""
+
+    lowest: float | None
+    weakest: str | None
+    unanswered: bool
+    scored: float | None
+
+
+def _standing(row: dict[str, Any], metrics: list[str], unanswered_zero: bool) -> _Standing:
+    scores = [(row[m], m) for m in metrics if _is_score(row.get(m))]
+    unanswered = [(0.0, m) for m in metrics if unanswered_zero and _unanswered(row, m)]
+    lowest, weakest = min(unanswered + scores, key=lambda pair: pair[0], default=(None, None))
+    return _Standing(lowest, weakest, bool(unanswered), min((score for score, _ in scores), default=None))
 
 
 def _unanswered(row: dict[str, Any], metric: str) -> bool:
@@ -331,24 +341,20 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
     last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
     what an anchor cannot)."""
     unanswered_zero = _unanswered_first(rows, metrics)
-    # each row's lowest, an unanswered score counted as 0 or not, whether it answered nothing, then its
-    # lowest of the scores alone
-    lowest = [(number, row, _lowest(row, metrics, unanswered_zero),
-               unanswered_zero and any(_unanswered(row, m) for m in metrics), _lowest(row, metrics))
-              for number, row in enumerate(rows, 1)]
+    standings = [(number, row, _standing(row, metrics, unanswered_zero)) for number, row in enumerate(rows, 1)]
 
     def lowest_first(entry):
         # among the zeros, a sample that answered nothing first: its own scores (the retrieval's) say nothing
         # of it, and put it after every real 0 (a probe: 26th of 45)
-        _, _, counted, unanswered, scored = entry
-        return (counted is None, counted or 0.0, not unanswered, scored is None, scored or 0.0)
+        standing = entry[2]
+        return (standing.lowest is None, standing.lowest or 0.0, not standing.unanswered,
+                standing.scored is None, standing.scored or 0.0)
 
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, rank, row, metrics, inputs.get(str(row["id"])), counted, unanswered,
-                               run_language)
-                   for rank, (number, row, counted, unanswered, _) in enumerate(sorted(lowest, key=lowest_first)))
+    body = "".join(_sample_row(number, rank, row, metrics, inputs.get(str(row["id"])), standing, run_language)
+                   for rank, (number, row, standing) in enumerate(sorted(standings, key=lowest_first)))
     zero = " (a sample that answered nothing counts as 0, before the others at 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
             f"aria-label='filter by id or question'> <label><input type='checkbox' id='below' value='{LOW_SCORE}'> "
@@ -360,21 +366,29 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
             f"<tbody>{body}</tbody></table></div>")
 
 
-def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, lowest: float | None, unanswered: bool,
+def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, standing: _Standing,
                 run_language: str) -> str:
-    """`rank`: the row's place in the table as written; `lowest`: its lowest score as the table orders it;
-    `unanswered`: the sample answered nothing (its lowest is then 0, whatever its other scores)."""
+    """`rank`: the row's place in the table as written. The lowest score's cell names its metric: which
+    one went wrong is the next question, and a wide table hides it (a leftover of a readers' probe)."""
     sample_id = _shown_id(row["id"])
     # one line, its other control and bidi characters as escapes, as in the id: a U+0007 showed as a box
     question = for_terminal(" ".join(sample.user_input.split())) if sample is not None and sample.user_input else ""
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
-    first = ("<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>" if unanswered
-             else _sortable_score(lowest))
+    lowest = standing.lowest
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}' data-rank='{rank}'>"
             f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
             f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
-            f"{first}"
+            f"{_lowest_cell(standing)}"
             + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
+
+
+def _lowest_cell(standing: _Standing) -> str:
+    if standing.unanswered:
+        return "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>"
+    if standing.lowest is None:
+        return _sortable_score(None)
+    return (f"<td class='num' data-value='{standing.lowest!r}'>{standing.lowest:.3f} "
+            f"<span class='p'>{breakable(standing.weakest)}</span></td>")
 
 
 def _shown_id(sample_id: object) -> str:

@@ -447,6 +447,19 @@ def test_a_judge_answered_from_the_cache_is_not_marked_fastest():
 # --- rendered in headless Chromium ---------------------------------------------------------------
 
 
+def test_the_lowest_score_names_the_metric_that_gave_it(tmp_path):
+    """Which metric went wrong is a reader's next question, and in a wide table its column was off the screen."""
+    rows = scored_rows()
+    html = write_run_report(tmp_path, rows, SAMPLES).read_text(encoding="utf-8")
+    for number, row in enumerate(rows, 1):
+        scores = {metric: row[metric] for metric in DEFAULT_METRICS if isinstance(row.get(metric), float)}
+        weakest = min(scores, key=scores.get)
+        cell = re.search(rf"href='#s-{number}'>.*?<td class='num' data-value='([^']*)'>[0-9.]+ <span class='p'>(.*?)</span>",
+                         html)
+        assert cell, f"no lowest cell for sample {number}"
+        assert float(cell.group(1)) == scores[weakest] and cell.group(2).replace("<wbr>", "") == weakest
+
+
 def test_rendered_report_shows_the_question_lowest_first_and_every_histogram(report, tmp_path):
     needs_chromium()
     seen = render(report, """
