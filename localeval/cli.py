@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import io
 import os
@@ -17,6 +18,7 @@ from functools import partial
 from typing import Any
 
 from . import __version__, manual, models, offline
+from .cluster import Cluster
 from .errors import (
     EXIT_BELOW_THRESHOLD,
     EXIT_BROKEN_PIPE,
@@ -277,12 +279,12 @@ def add_ray_options(parser) -> None:
     ray.add_argument("--workers", type=int, default=None, help="Ray workers, each holding its own judge and "
                      f"embedder (default: {RAY_DEFAULTS['workers']})")
     ray.add_argument("--gpus-per-worker", type=float, default=None, metavar="G",
-                     help=f"GPUs per worker; with G > 0 the workers run on CUDA (default: {RAY_DEFAULTS['gpus_per_worker']}, CPU)")
+                     help=f"GPUs per worker; with G > 0 the workers run on CUDA (default: {RAY_DEFAULTS['gpus_per_worker']:g}, CPU)")
     ray.add_argument("--cpus-per-worker", type=float, default=None, metavar="C",
-                     help=f"CPU cores per worker, also its torch threads (default: {RAY_DEFAULTS['cpus_per_worker']})")
+                     help=f"CPU cores per worker, also its torch threads (default: {RAY_DEFAULTS['cpus_per_worker']:g})")
 
 
-RAY_DEFAULTS = {"workers": 2, "gpus_per_worker": 0, "cpus_per_worker": 1}
+RAY_DEFAULTS = {field.name: field.default for field in dataclasses.fields(Cluster) if field.name != "address"}
 
 
 def ray_settings(parser: argparse.ArgumentParser, args) -> None:
