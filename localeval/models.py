@@ -90,16 +90,15 @@ class ModelSpec:
         if (why := self.unreadable()) is not None:
             raise EnvironmentFailure(f"{self.name}: {why}; or set LOCALEVAL_MODEL_STORE to a store of your own and "
                                      "install it there")
-        return self._ready_path()
+        return None if self.damage() is not None else self._ready_path()
 
     def _ready_path(self) -> Path | None:
-        """local_path() once the folder is known readable: status() asks it after its own check, so that a
-        model's folder is walked once for its permissions, not twice."""
+        """local_path() once its folder is known readable and whole: status() asks those itself, so that a
+        model's folder is walked once for its permissions and its weights' headers read once."""
         if self.directory:
             package = _package_dir(self.directory[0])
             return package / self.directory[1] if package else None
-        prepared = (self.stored_path / "config.json").is_file() and self.damage() is None
-        return self.stored_path if prepared else None
+        return self.stored_path if (self.stored_path / "config.json").is_file() else None
 
     def damage(self) -> str | None:
         """What is wrong with its prepared copy in the store, if anything: a file a judge cannot load
@@ -124,10 +123,10 @@ class ModelSpec:
     def status(self) -> str:
         if self.unreadable() is not None:
             return "unreadable"
-        if self._ready_path() is not None:
-            return "ready"
         if self.damage() is not None:
             return "damaged"
+        if self._ready_path() is not None:
+            return "ready"
         return "installed, not prepared" if self.installed() else "not installed"
 
 
