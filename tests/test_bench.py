@@ -1289,6 +1289,28 @@ def test_labels_without_ids_that_match_no_sample_are_said_to_be_matched_by_line_
         human_scores(path, scored, ["context_recall"])
 
 
+def test_a_labeled_id_near_one_of_the_datas_is_named_with_it(tmp_path):
+    """An id in another Unicode form (é as e and an accent, as a Mac may save it) looked the same as the
+    data's in "not among the samples scored: café", and nothing said why it did not match; nor for an id
+    padded with another zero."""
+    import dataclasses
+    import unicodedata
+
+    from localeval.bench.labels import human_scores
+    from localeval.data import load_samples
+
+    composed = [dataclasses.replace(sample, id=f"café-{n}") for n, sample in enumerate(load_samples(SMALL))]
+    path = write_records(tmp_path, lambda records: [record.update(id=unicodedata.normalize("NFD", f"café-{n}"))
+                                                   for n, record in enumerate(records)])
+    with pytest.raises(UserError, match="-3; 'cafe\u0301-0' is the data's 'café-0' written another way: the "
+                                        "same letters in other Unicode code points"):
+        human_scores(path, composed, ["context_recall"])
+    padded = [dataclasses.replace(sample, id=f"q-0{n}") for n, sample in enumerate(load_samples(SMALL))]
+    path = write_records(tmp_path, lambda records: [record.update(id=f"q-{n}") for n, record in enumerate(records)])
+    with pytest.raises(UserError, match=r"q-3; 'q-0' is the data's 'q-00' written another way$"):
+        human_scores(path, padded, ["context_recall"])
+
+
 def test_a_rankings_certainty_is_the_share_of_resamplings_the_next_judge_does_better_in():
     from localeval.bench.agreement import resampled_gap
 

@@ -9,7 +9,9 @@ does not line up is refused, naming the record and the array, before any judge r
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+import re
+import unicodedata
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -157,7 +159,7 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
         raise UserError(f"{given('labels', path)}: {len(strangers)} labeled sample(s) are not among the samples scored "
                         f"(matched by id): {first_few(strangers)}"
                         + ("; a file without ids is matched by line number, so give both files the same ids"
-                           if numbered else ""))
+                           if numbered else _nearest_id(strangers, by_id)))
     for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
         data = by_id[item.sample.id]
         differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
@@ -168,6 +170,29 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                             f"of that id in the data{where}; labels hold only for the texts they were made on (label it "
                             "again, or score the data it was labeled on; a file without ids is matched by line number)")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
+
+
+def _nearest_id(strangers: list[str], ids: Iterable[str]) -> str:
+    """A "did you mean" for the first of the labels' unknown ids that is one of the data's written
+    another way: in another case, spacing or zero padding ("q-1" for "q-01"), or the same letters in
+    another Unicode form, which no eye can tell apart (é as one code point or as e and an accent: a file
+    saved on a Mac)."""
+    by_form = {_comparable(sample_id): sample_id for sample_id in ids}
+    for stranger in strangers:
+        if (match := by_form.get(_comparable(stranger))) is None:
+            continue
+        form = unicodedata.normalize("NFC", stranger) == unicodedata.normalize("NFC", match)
+        return (f"; {stranger!r} is the data's {match!r} written another way"
+                + (": the same letters in other Unicode code points (NFD and NFC); write both files' ids in one form"
+                   if form else ""))
+    return ""
+
+
+def _comparable(sample_id: str) -> str:
+    """An id in the form that two ways of writing it share: Unicode NFC, lower case, spaces and zero
+    padding of numbers left out."""
+    folded = " ".join(unicodedata.normalize("NFC", sample_id).casefold().split())
+    return re.sub(r"\d+", lambda digits: str(int(digits.group())), folded)
 
 
 # --- the raw records again, for their labels: the loader has already checked the JSON -------
