@@ -9,7 +9,6 @@ reported as failed while the other judges still run.
 from __future__ import annotations
 
 import multiprocessing
-import resource
 import sys
 import time
 import traceback
@@ -21,6 +20,11 @@ from ..errors import EnvironmentFailure, UserError
 from ..metrics import JudgeSettings, resolve_metrics
 from ..progress import NoProgress, progress_for, to_stderr
 from ..samples import Sample
+
+try:
+    import resource
+except ImportError:  # Windows: a judge's peak memory there is its CUDA memory alone, or not measured
+    resource = None
 
 if TYPE_CHECKING:  # the pipeline imports torch and transformers: only a judge's process needs them
     from ..pipeline import Pipeline
@@ -175,14 +179,21 @@ def _reset_peak_memory(device: str) -> None:
 
 def _peak_memory(device: str) -> dict[str, Any]:
     """The peak on the device the judge ran on: CUDA memory allocated by torch, else this process's RSS."""
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    rss_mb = rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, KiB on Linux
+    rss_mb = _peak_rss_mb()
     if device.startswith("cuda"):
         import torch
 
         return {"peak_memory_mb": torch.cuda.max_memory_allocated(device) / 2**20,
                 "peak_memory_kind": "CUDA max allocated", "peak_rss_mb": rss_mb}
-    return {"peak_memory_mb": rss_mb, "peak_memory_kind": "peak RSS", "peak_rss_mb": rss_mb}
+    return {"peak_memory_mb": rss_mb, "peak_memory_kind": "peak RSS" if rss_mb is not None else None,
+            "peak_rss_mb": rss_mb}
+
+
+def _peak_rss_mb() -> float | None:
+    if resource is None:
+        return None
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return rss / 2**20 if sys.platform == "darwin" else rss / 2**10  # bytes on macOS, KiB on Linux
 
 
 def _dtype(judge, job: JudgeJob) -> str:
