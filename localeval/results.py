@@ -22,10 +22,11 @@ import hashlib
 import json
 import math
 import os
+import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, Iterable, NamedTuple
 
@@ -48,6 +49,7 @@ RUN_FILE = "run.json"
 REPORT_FILE, REPORT_TITLE = "report.html", "localeval report"
 REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, REPORT_FILE)  # a previous run's, stale once its results go
 LOCK_FILE = ".localeval.lock"  # held by the run writing in a folder (claim_folder)
+WINDOWS = sys.platform == "win32"
 RUN_OUTPUTS = {RESULTS_FILE: scored_rows, SUMMARY_FILE: json_object_with("metrics"),
                RUN_FILE: json_object_with("data_sha256"), REPORT_FILE: page_titled(REPORT_TITLE)}
 
@@ -115,7 +117,9 @@ class ResultWriter:
         self._mend_last_line()
         # never through a link put here since the folder was checked (a review of the security probe's fixes)
         flags = os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | (os.O_APPEND if self.resuming else os.O_TRUNC)
-        self._file = os.fdopen(os.open(self.path, flags, 0o666), "w", encoding="utf-8")
+        # lines end in \n on Windows too: there, a file opened without O_BINARY, or with newline=None, wrote \r\n
+        flags |= getattr(os, "O_BINARY", 0)
+        self._file = os.fdopen(os.open(self.path, flags, 0o666), "w", encoding="utf-8", newline="\n")
         write_atomically(self.out_dir / RUN_FILE, json.dumps(self.identity, indent=2, ensure_ascii=False) + "\n")
 
     def _mend_last_line(self) -> None:
@@ -159,10 +163,15 @@ def claim_folder(folder: Path) -> Iterator[None]:
     try:
         yield
     finally:
-        if made is not None and [entry.name for entry in _entries(folder)] == [LOCK_FILE]:
+        emptied = made is not None and [entry.name for entry in _entries(folder)] == [LOCK_FILE]
+        if emptied and not WINDOWS:
             (folder / LOCK_FILE).unlink(missing_ok=True)  # while it is held: no other run can have it
-            _remove_made(folder, made)
         lock.release()
+        if emptied:
+            if WINDOWS:  # which deletes no open file: its PermissionError took the place of the run's own error
+                with suppress(OSError):  # open in another run that took the folder since: it stays
+                    (folder / LOCK_FILE).unlink(missing_ok=True)
+            _remove_made(folder, made)
 
 
 def _no_lock(folder: Path, error: OSError) -> str:
@@ -175,7 +184,7 @@ def _no_lock(folder: Path, error: OSError) -> str:
         owner = lock.stat().st_uid
     except OSError:  # not there: it could not be made
         return f"{given('out', folder)}: cannot make its lock file ({_reason(error)})"
-    whose = "another user's" if owner != os.getuid() else "not writable"
+    whose = "another user's" if owner != getattr(os, "getuid", lambda: owner)() else "not writable"  # no uid on Windows
     return (f"{given('out', folder)}: its lock file {lock} is {whose} and cannot be opened ({_reason(error)}); it "
             "holds nothing, so where no run is writing in the folder, remove it")
 
