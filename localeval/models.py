@@ -17,7 +17,6 @@ import importlib.util
 import json
 import os
 import re
-import shlex
 import shutil
 import struct
 import tempfile
@@ -34,6 +33,7 @@ from filelock import FileLock, Timeout
 from .errors import EnvironmentFailure, UserError, closest
 from .options import given, option
 from .paths import umask, users_folder
+from .shell import quoted
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
 PROVENANCE_FILE = "localeval-model.json"
@@ -145,7 +145,7 @@ def unreadable(folder: Path) -> str | None:
                    if os.path.isdir(above) and not os.access(above, os.X_OK)), None)
     if closed is not None:  # opened for passing through only, not -R: it may be a home folder
         return f"{closed} cannot be entered by this user (permission denied); its owner can let every user " \
-               f"through it with chmod a+x {shlex.quote(str(closed))}"
+               f"through it with chmod a+x {quoted(str(closed))}"
     if not os.path.isdir(folder):
         return None
     if not os.access(folder, os.R_OK | os.X_OK):
@@ -166,7 +166,7 @@ def unreadable(folder: Path) -> str | None:
 
 def _closed_to_this_user(folder: Path, what: str) -> str:
     return (f"{what} by this user (permission denied); its owner can make it readable to every user with "
-            f"chmod -R a+rX {shlex.quote(str(folder))}")
+            f"chmod -R a+rX {quoted(str(folder))}")
 
 
 def _has_chat_template(folder: Path) -> bool:
@@ -216,9 +216,9 @@ def registered(name: str | None, command: str) -> ModelSpec:
     """The registered model `name`, or a UserError for `command` that lists the names."""
     known = registry()
     if name is not None and name not in known and _own_folder(name):  # a folder needs no installing (a probe)
-        quoted = shlex.quote(name)
-        raise UserError(f"{command} NAME: {quoted} is a folder, which needs no installing or preparing: give it as "
-                        f"--judge {quoted} (or --embedder); {command} takes a registered name: {', '.join(known)}")
+        folder = quoted(name)
+        raise UserError(f"{command} NAME: {folder} is a folder, which needs no installing or preparing: give it as "
+                        f"--judge {folder} (or --embedder); {command} takes a registered name: {', '.join(known)}")
     if name not in known:
         raise UserError(f"{command} NAME: {'unknown model ' + repr(name) + '; ' if name else ''}"
                         f"choose one of {', '.join(known)}")
@@ -240,7 +240,7 @@ def check_name(name: str, kind: str) -> None:
     path = Path(name).expanduser()
     if path.is_file() and kind == "judge" and path.suffix.lower() == ".gguf":
         raise UserError(f"judge '{name}' is a GGUF file: convert it once into a folder (python -m localeval models "
-                        f"convert {shlex.quote(name)} DIR), then give --judge DIR")
+                        f"convert {quoted(name)} DIR), then give --judge DIR")
     if path.exists() and not path.is_dir():
         raise UserError(f"{kind} '{name}' is a file: give the folder that holds the model's files, or a registered "
                         f"name ({_known(kind)})")
@@ -452,7 +452,7 @@ def _gguf_hint(path: Path) -> str:
     gguf = next(iter(sorted(path.glob("*.gguf"))), None)
     if gguf is None:
         return ""
-    return (f"; it holds a GGUF: convert it once (python -m localeval models convert {shlex.quote(str(gguf))} DIR), "
+    return (f"; it holds a GGUF: convert it once (python -m localeval models convert {quoted(str(gguf))} DIR), "
             "then give DIR")
 
 
