@@ -7,7 +7,6 @@ import dataclasses
 import errno
 import io
 import os
-import shlex
 import signal
 import sys
 import threading
@@ -33,6 +32,7 @@ from .errors import (
 )
 from .interrupts import hung_up
 from .options import check_paths
+from .shell import WINDOWS, quoted
 from .tuning import CHOICES
 from .trust import WEAK, measured_agreement
 
@@ -381,6 +381,8 @@ def _stopped_as_by_ctrl_c() -> Iterator[None]:
         yield
         return
     handlers = {signal.SIGTERM: signal.default_int_handler}
+    if (ctrl_break := getattr(signal, "SIGBREAK", None)) is not None:  # Windows' Ctrl-Break: it ended a run at once
+        handlers[ctrl_break] = signal.default_int_handler
     hangup = getattr(signal, "SIGHUP", None)  # none on Windows
     if hangup is not None and signal.getsignal(hangup) is signal.SIG_DFL:
         handlers[hangup] = hung_up
@@ -469,9 +471,11 @@ class _GuardedStream:
 
 def _stdout_failed(stream, error: OSError) -> None:
     """stdout: a reader gone (EPIPE) stays a BrokenPipeError, exit 141; any other failure is a StdoutFailure,
-    exit 3, not a traceback blamed on localeval."""
+    exit 3, not a traceback blamed on localeval. On Windows a pipe whose reader is gone fails with EINVAL."""
     if isinstance(error, BrokenPipeError):
         raise error
+    if WINDOWS and error.errno == errno.EINVAL:  # was "free space where it is sent", exit 3
+        raise BrokenPipeError(errno.EPIPE, error.strerror) from None
     raise StdoutFailure(f"cannot write to standard output ({error.strerror or error}); free space where it "
                         "is sent, or send it elsewhere") from None
 
@@ -560,7 +564,7 @@ def models_command(args) -> int:
         return _list_models()
     if args.action == "convert":
         folder = models.convert_gguf(args.name, args.folder)
-        print(f"converted: --judge {shlex.quote(str(folder))} (a judge no one has measured against people: "
+        print(f"converted: --judge {quoted(str(folder))} (a judge no one has measured against people: "
               f"bench it on labeled data of yours, {manual.see('labeled-data')})")
         return EXIT_OK
     if args.action == "install":
