@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import dataclasses
 import errno
 import io
@@ -510,13 +511,29 @@ def _closed_streams_to_devnull() -> bool:
     return stdout_closed
 
 
+# The symbols localeval's own text prints, spelled out where stdout cannot show them: a bench table's
+# "mean ρ" came out as "mean ?" on a Windows pipe (cp1252), where "mean rho" says the same.
+SPELLED_OUT = {"ρ": "rho", "→": "->", "…": "...", "—": "--", "–": "-", "≥": ">=", "≤": "<=", "×": "x"}
+
+
+def _spelled_out(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    unshown = error.object[error.start:error.end]
+    return "".join(SPELLED_OUT.get(character, "?") for character in unshown), error.end
+
+
+codecs.register_error("localeval.spelled_out", _spelled_out)
+
+
 def _unencodable_replaced() -> None:
     """A stdout whose encoding lacks a character localeval prints (ρ, …, a Chinese sample's text; a
-    pipe on Windows, PYTHONIOENCODING=ascii) shows '?' for it: it was a UnicodeEncodeError, a traceback
-    and exit 1 after a bench had written its files. stderr already shows it escaped (Python's
-    backslashreplace), and --json escapes what it prints, so that no text is lost where it matters."""
+    pipe on Windows, PYTHONIOENCODING=ascii) shows its symbols spelled out and '?' for the rest: it was a
+    UnicodeEncodeError, a traceback and exit 1 after a bench had written its files. stderr already shows
+    it escaped (Python's backslashreplace), and --json escapes what it prints, so that no text is lost
+    where it matters."""
     if callable(getattr(sys.stdout, "reconfigure", None)):
-        sys.stdout.reconfigure(errors="replace")
+        sys.stdout.reconfigure(errors="localeval.spelled_out")
 
 
 def _command(args) -> int:

@@ -144,12 +144,15 @@ def test_every_document_the_help_names_is_one_that_docs_prints(capsys):
     assert "no document named 'judge'; `localeval docs` lists them: readme," in capsys.readouterr().err
 
 
-def test_a_terminal_that_cannot_show_rho_gets_a_question_mark_not_a_traceback():
-    """PYTHONIOENCODING=ascii (LANG=C, a Windows console): printing ρ was a UnicodeEncodeError, exit 1."""
+def test_a_terminal_that_cannot_show_rho_gets_it_spelled_out_not_a_traceback():
+    """PYTHONIOENCODING=ascii (LANG=C, a Windows console): printing ρ was a UnicodeEncodeError, exit 1;
+    then "mean ?" (a portability review); a letter with no spelling of its own is a '?'."""
     result = subprocess.run([sys.executable, "-m", "localeval", "docs", "judges"], capture_output=True, timeout=300,
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert result.returncode == EXIT_OK and result.stderr == b""
-    assert "mean Spearman ?" in result.stdout.decode("ascii")
+    assert "mean Spearman rho" in result.stdout.decode("ascii")
+    assert "ρ ≥ 0.5 → é".encode("cp1252", "localeval.spelled_out") == b"rho >= 0.5 -> \xe9"  # cp1252 has é
+    assert "é 中".encode("ascii", "localeval.spelled_out") == b"? ?"
     refused = subprocess.run([sys.executable, "-m", "localeval", "docs", "ρ"], capture_output=True, timeout=300,
                              env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert refused.returncode == EXIT_USER  # stderr keeps Python's escapes: a '?' would lose what was typed
