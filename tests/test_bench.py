@@ -800,6 +800,13 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
     assert headline(bench) == "No best judge: x and y tie, mean Spearman ρ = 0.500 across 2 metrics"
     ranked = {**bench, "best_judge": tied[0], "judges": [tied[0], tied[2]]}
     assert headline(ranked) == "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100)"
+    # a lead that resampling the samples may reverse is not called best (a probe: "Best judge" from -0.23 to +0.67)
+    ahead = {"next": "z", "resamples": 1000, "second_better": 0.18, "tied": 0.0, "gap_interval": [-0.23, 0.67]}
+    undecided = {**ranked, "best_judge": {**tied[0], "ahead_of_next": ahead}}
+    assert headline(undecided) == (
+        "Ahead here, not decisively: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100, which does better "
+        "in 18% of 1,000 resamplings of the samples; the lead's 95% interval -0.23 to +0.67, which holds 0: label more "
+        "samples to tell the two apart)")
     # on three samples a rho takes one of a handful of values: the ranking is said to be chance
     assert headline({**ranked, "dataset": {"samples": 3}}) == (
         "Best judge: x, mean Spearman ρ = 0.500 across 2 metrics (next: z, 0.100). On 3 labeled samples this "

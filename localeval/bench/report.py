@@ -327,8 +327,16 @@ def _ranking(bench: dict[str, Any]) -> str:
         return f"One judge: {first['name']}, {across}"
     if len(ranked) == 1:
         return f"Best judge: {first['name']}, {across}"
-    return (f"Best judge: {first['name']}, {across} (next: {ranked[1]['name']}, "
+    title = "Best judge" if _decisive(bench["best_judge"]) else "Ahead here, not decisively"
+    return (f"{title}: {first['name']}, {across} (next: {ranked[1]['name']}, "
             f"{ranked[1]['summary']['mean_spearman']:.3f}{_certainty(bench['best_judge'])})")
+
+
+def _decisive(best: dict[str, Any]) -> bool:
+    """Whether the best judge's lead holds when the samples are drawn again: its 95% interval above 0. A
+    10-sample bench named a "Best judge" whose lead ran from -0.23 to +0.67 (a judge-choosing probe)."""
+    ahead = best.get("ahead_of_next")
+    return ahead is None or ahead["gap_interval"][0] > 0  # a bench.json from before it was measured: as it said
 
 
 def _certainty(best: dict[str, Any]) -> str:
@@ -339,8 +347,9 @@ def _certainty(best: dict[str, Any]) -> str:
         return ""
     low, high = ahead["gap_interval"]
     ties = f", ties in {100 * ahead['tied']:.0f}%" if ahead["tied"] else ""
+    undecided = "" if low > 0 else ", which holds 0: label more samples to tell the two apart"
     return (f", which does better in {100 * ahead['second_better']:.0f}% of {ahead['resamples']:,} resamplings of "
-            f"the samples{ties}; the lead's 95% interval {low:+.2f} to {high:+.2f}")
+            f"the samples{ties}; the lead's 95% interval {low:+.2f} to {high:+.2f}{undecided}")
 
 
 def context_lines(bench: dict[str, Any]) -> list[str]:
