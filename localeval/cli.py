@@ -100,7 +100,8 @@ Per metric and judge it reports:
   cost          valid-JSON rate, samples/s, output and prompt tokens/s, load time, peak memory
 
 Each judge runs in its own process, so its load time and peak memory are its own and a judge
-that fails (not installed, out of memory) is reported as failed while the others still run.
+that fails (out of memory, a model that does not load) is reported as failed while the others
+still run; a registered judge not installed is refused before any runs.
 The judge-answer cache is off (speeds must be real) unless --cache is given."""
 
 BENCH_EXAMPLES = f"""examples:

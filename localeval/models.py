@@ -569,8 +569,6 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
     """Install-time work for a registered model: verify and convert its GGUF into the store."""
     if (ready := spec.local_path()) is not None:
         return ready
-    if spec.gguf is None:
-        raise UserError(spec.not_installed())
     parts = _parts_to_prepare_from(spec)  # first: a model not installed is said as such, and takes no lock
     try:
         with _preparing_alone(spec, log):
@@ -581,9 +579,18 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
 
 
+def check_preparable(spec: ModelSpec) -> None:
+    """What prepare() would refuse, asked in a second without preparing: a registered model neither ready
+    nor installed to prepare from (bench found it only at its judge's turn, after the others' minutes)."""
+    if spec.local_path() is None:
+        _parts_to_prepare_from(spec)
+
+
 def _parts_to_prepare_from(spec: ModelSpec) -> list[Path]:
     """The installed GGUF parts of the model; a damaged prepared copy with none to prepare it again from is
     said as such."""
+    if spec.gguf is None:
+        raise UserError(spec.not_installed())
     damage = spec.damage()
     if damage is not None and not spec.installed():
         raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "

@@ -842,6 +842,26 @@ def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypat
     assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
 
 
+def test_registered_judges_not_installed_are_refused_before_any_judge_runs(tmp_path, capsys, monkeypatch):
+    """A judge not installed was found at its turn, after the judges before it had run for minutes (a probe)."""
+    from localeval.bench import command
+
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    monkeypatch.setattr(models, "_package_dir", lambda module: None)  # no model's package here
+    ran = []
+    monkeypatch.setattr(command, "run_in_child", lambda job: ran.append(job.name) or agreeing_child(job))
+    judges = "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"
+    argv = ["bench", "--data", str(SMALL), "--metrics", "context_recall", "--out", str(tmp_path / "out")]
+    assert main([*argv, "--judges", judges]) == 2
+    error = capsys.readouterr().err
+    assert error.startswith("localeval: error: 2 models are not ready: smollm2-135m-instruct is not installed: "
+                            "python -m localeval models install smollm2-135m-instruct")
+    assert "; qwen2.5-coder-0.5b-instruct is not installed: python -m localeval models install" in error
+    assert ran == [] and not (tmp_path / "out").exists()
+    monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: tmp_path)  # both ready: both run
+    assert main([*argv, "--judges", judges, "--quiet"]) == 0 and ran == judges.split(",")
+
+
 def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, capsys, monkeypatch):
     """One judge's samples/s fell 20-fold with a test suite on the same 2 cores, and the report named the
     fastest judge all the same (a probe). Read from the CPU other work took while the judge ran: a judge

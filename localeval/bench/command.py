@@ -53,7 +53,7 @@ def bench_command(args) -> int:
     data_sha256 = file_digest(Path(args.data).expanduser())  # once, now: a file edited while judges run is not this one
     if args.calibrate:
         check_enough_samples(len(labeled))
-    _check_folders(judges, args.embedder, embeds)
+    _check_models(judges, args.embedder, embeds)
     out = Path(args.out)
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(out):
@@ -149,15 +149,25 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | No
     return 130 if interrupted else 1
 
 
-def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
+def _check_models(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
     """Model folders of one's own checked here, as run checks them (exit 2), not failed in every judge's
-    worker (exit 1, as a bug). After the data: reading a folder's kind imports transformers, seconds a
-    mistyped data file should not wait."""
-    for judge in judges:
-        if judge not in models.registry():
-            models.check_folder(Path(judge), "judge", judge_option="judges")
-    if embedder is not None and embedder not in models.registry() and uses_embedder:
-        models.check_folder(Path(embedder).expanduser(), "embedder", judge_option="judges")
+    worker (exit 1, as a bug); registered models that are not installed too, all of them named at once (a
+    probe's met its judge's turn after the first judge's minutes). After the data: reading a folder's kind
+    imports transformers, seconds a mistyped data file should not wait."""
+    registry, missing = models.registry(), []
+    for name, kind in [*((judge, "judge") for judge in judges), *([(embedder, "embedder")] if uses_embedder else [])]:
+        if name is None:
+            continue
+        if name not in registry:
+            models.check_folder(Path(name).expanduser(), kind, judge_option="judges")
+            continue
+        try:
+            models.check_preparable(registry[name])
+        except UserError as error:
+            missing.append(str(error))
+    if missing:
+        raise UserError("; ".join(missing) if len(missing) == 1 else
+                        f"{len(missing)} models are not ready: " + "; ".join(missing))
 
 
 def _earlier_bench(out: Path, resume: bool) -> dict[str, Any] | None:
