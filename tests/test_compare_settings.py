@@ -26,9 +26,9 @@ def test_reasons_on_against_off_for_the_best_judge():
     supported = rows[("qwen2.5-coder-1.5b-instruct", "context_supported_precision")]
     assert supported[:2] == ["0.965", "0.833"] and int(supported[4].rstrip("%")) <= 5
     # response_relevancy asks for no reasons: the two runs gave it the very same scores
-    assert rows[("qwen2.5-coder-1.5b-instruct", "response_relevancy")][4:] == ["same scores", "—"]
+    assert rows[("qwen2.5-coder-1.5b-instruct", "response_relevancy")][4:] == ["same scores", "—", "30"]
     # a judge that gave every sample the same score under both settings has no ρ to compare
-    assert rows[("qwen2.5-coder-0.5b-instruct", "context_recall")] == ["—"] * 6
+    assert rows[("qwen2.5-coder-0.5b-instruct", "context_recall")] == ["—"] * 6 + ["30"]
 
 
 def test_only_judges_and_metrics_in_both_runs_are_compared():
@@ -51,3 +51,27 @@ def test_hard_against_soft_within_one_run(tmp_path):
     for metric, row in judge["metrics"].items():
         shown = rows[("qwen2.5-coder-1.5b-instruct", metric)]
         assert shown[:2] == [f"{row['scorings'][mode]['spearman']:.3f}" for mode in ("hard", "soft")]
+
+
+def test_runs_on_other_samples_are_said_and_runs_on_other_data_refused(tmp_path):
+    """A probe compared a bench of 8 samples with one of 6: each row paired the 6, unsaid, and its ρ was
+    neither report's."""
+    import json
+
+    bench = json.loads((TUNING / "01-list-reasons-on.json").read_text(encoding="utf-8"))
+    fewer = {**bench, "dataset": {**bench["dataset"], "samples": 20},
+             "judges": [{**judge, "per_sample": judge["per_sample"][:20]} if judge["status"] == "ok" else judge
+                        for judge in bench["judges"]]}
+    (tmp_path / "fewer.json").write_text(json.dumps(fewer), encoding="utf-8")
+    script = [sys.executable, str(ROOT / "scripts" / "compare_settings.py"), str(TUNING / "01-list-reasons-on.json")]
+    result = subprocess.run([*script, str(tmp_path / "fewer.json")], capture_output=True, text=True, timeout=300,
+                            check=True)
+    assert result.stderr.startswith("note: A scored 30 samples and B 20: each row pairs only the samples both scored")
+    recall = next(line for line in result.stdout.splitlines() if "1.5b-instruct | context_recall" in line)
+    assert recall.endswith("| 20 |")
+    other = {**bench, "dataset": {**bench["dataset"], "sha256": "0" * 64}}
+    (tmp_path / "other.json").write_text(json.dumps(other), encoding="utf-8")
+    (tmp_path / "mine.json").write_text(json.dumps({**bench, "dataset": {**bench["dataset"], "sha256": "1" * 64}}))
+    result = subprocess.run([*script[:2], str(tmp_path / "mine.json"), str(tmp_path / "other.json")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "benched different data files" in result.stderr and result.stdout == ""
