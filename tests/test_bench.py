@@ -822,6 +822,22 @@ def test_no_judge_is_called_best_when_none_ranks_anything_or_two_tie():
                                                        "or paired on fewer than two samples).")
 
 
+def test_no_value_at_chance_or_shared_by_every_judge_is_marked_best_and_relevancy_has_no_error_column():
+    """A probe's bench bolded a balanced accuracy of 0.500 (every sentence called attributed), 0.500 for both
+    judges, and the least error on response_relevancy for the judge whose ρ there was -0.41."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    for judge, accuracy in zip(bench["judges"], (0.5, 0.45, 0.3)):
+        judge["metrics"]["context_recall"]["sentences"]["balanced_accuracy"] = accuracy
+        judge["metrics"]["response_relevancy"]["noncommittal"]["balanced_accuracy"] = 0.75
+    per_sentence = next(t for t in tables(bench) if t.title.startswith("Per sentence"))
+    marked = {header: [row[i][1] for row in per_sentence.rows] for i, header in enumerate(per_sentence.headers)}
+    assert not any(marked["context_recall"]) and not any(marked["noncommittal"])
+    assert any(marked["context_relevance"])  # the others are still ranked
+    errors = next(t for t in tables(bench) if t.title.startswith("Per sample: mean absolute error"))
+    assert "response_relevancy" not in errors.headers and "answer_supported_precision" in errors.headers
+    assert errors.note == "response_relevancy has none: its score is a similarity, its label a 0 or 1"
+
+
 def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():
     bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
     bench["settings"]["metrics"] = ["context_recall"]

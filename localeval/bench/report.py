@@ -52,6 +52,7 @@ class Column:
     better: str | None = HIGHER  # None: not ranked
     note: Callable[[dict], str] = lambda entry: ""  # appended to the cell; not part of the ranking
     ranked: Callable[[dict], bool] = lambda entry: True  # whether this judge's value may be marked best
+    chance: float | None = None  # a best value no better than this is not marked (a probe: 0.500 bolded as best)
 
 
 @dataclass(frozen=True)
@@ -94,24 +95,28 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
         Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER, ranked=_judged_afresh),
     ]
-    main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share),
-            *(Column(m, _get("metrics", m, "scores", "spearman"), note=_few_untied_note(m)) for m in metrics), *speed]
-    per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy"), note=_one_class_note(m))
-                    for m in sentence_metrics]
+    main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share, chance=0.0),
+            *(Column(m, _get("metrics", m, "scores", "spearman"), note=_few_untied_note(m), chance=0.0)
+              for m in metrics), *speed]
+    per_sentence = [Column(m, _get("metrics", m, "sentences", "balanced_accuracy"), note=_one_class_note(m),
+                           chance=0.5) for m in sentence_metrics]
     if sentence_metrics:
-        per_sentence.append(Column("mean", _get("summary", "mean_balanced_accuracy")))
+        per_sentence.append(Column("mean", _get("summary", "mean_balanced_accuracy"), chance=0.5))
     if any(m in SUPPORT_METRICS for m in metrics):
-        per_sentence.append(Column("pooled support", _get("summary", "pooled_support_balanced_accuracy")))
+        per_sentence.append(Column("pooled support", _get("summary", "pooled_support_balanced_accuracy"), chance=0.5))
     if RESPONSE_RELEVANCY in metrics:
-        per_sentence += [Column("response_relevancy AUC", _get("metrics", RESPONSE_RELEVANCY, "auc")),
+        per_sentence += [Column("response_relevancy AUC", _get("metrics", RESPONSE_RELEVANCY, "auc"), chance=0.5),
                          Column("noncommittal", _get("metrics", RESPONSE_RELEVANCY, "noncommittal", "balanced_accuracy"),
-                                note=_one_class_flags)]
-    errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics]
+                                note=_one_class_flags, chance=0.5)]
+    # response_relevancy's score is a mean similarity, its label a 0 or 1: the distance between them ranks
+    # nothing (a probe: the judge with a ρ of -0.41 had the least error)
+    errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics if m != RESPONSE_RELEVANCY]
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
-                       note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")))
+                       note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")), chance=0.0)
                 for m in [*metrics]]
-    scorings.append(Column("mean", _get("summary", "mean_spearman_soft"), note=_scorings_mean_note))
-    probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc")) for m in sentence_metrics]
+    scorings.append(Column("mean", _get("summary", "mean_spearman_soft"), note=_scorings_mean_note, chance=0.0))
+    probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc"), chance=0.5)
+                       for m in sentence_metrics]
     judges = bench["judges"]
     return [
         _table("Agreement with people (Spearman ρ of judge vs human score per sample) and speed", main, judges,
@@ -126,7 +131,9 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
                   _per_sentence_note(metrics, judges))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
-        _table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges),
+        *([_table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges,
+                  "response_relevancy has none: its score is a similarity, its label a 0 or 1"
+                  if RESPONSE_RELEVANCY in metrics else "")] if errors else []),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
                "same answers", scorings, judges,
                "The run's own scores follow each judge's --scoring choice per metric (its settings above).",
@@ -253,7 +260,12 @@ def _best_text(column: Column, judges: list[dict]) -> str | None:
     values = [v for v in (column.value(j) for j in judges) if v is not None]
     if column.better is None or len(values) < 2:
         return None
-    return column.text(max(values) if column.better == HIGHER else min(values))
+    best = max(values) if column.better == HIGHER else min(values)
+    if column.chance is not None and best <= column.chance:  # the best of judges no better than chance
+        return None
+    if len({column.text(v) for v in values}) == 1:  # all alike: none better
+        return None
+    return column.text(best)
 
 
 def ranked_judges(judges: list[dict[str, Any]]) -> list[dict[str, Any]]:
