@@ -425,6 +425,34 @@ def test_the_bench_page_speaks_of_a_best_value_only_where_judges_are_compared():
     assert "Bold marks" not in alone and "class=best" not in alone  # one judge: nothing is marked best
 
 
+def test_a_judge_timed_beside_other_work_is_not_marked_fastest_and_dtypes_that_differ_are_named():
+    """A probe's bench warned that other work ran beside a judge, and still bolded that judge's speeds; its
+    best judge ran in bfloat16 and the others in float32, which only bench.json said."""
+    import copy
+
+    from localeval.bench.report import tables
+
+    from localeval.bench.report import context_lines
+
+    bench = copy.deepcopy(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
+    for judge, dtype in zip(bench["judges"], ("float32", "float32", "bfloat16")):
+        judge["measures"].update(dtype=dtype, other_work_cores=0.0, idle_cores=0.0)
+    crowded = bench["judges"][0]["measures"]
+    crowded.update(other_work_cores=1.2, samples_per_second=1000.0, load_seconds=0.01)
+    main = tables(bench)[0]
+    speed = main.headers.index("samples/s")
+    rows = {row[0][0]: row for row in main.rows}
+    assert rows[bench["judges"][0]["name"]][speed] == ("1000 (float32, shared CPU)", False)
+    assert not rows[bench["judges"][0]["name"]][main.headers.index("load s")][1]
+    assert rows[bench["judges"][2]["name"]][speed][0].endswith(" (bfloat16)")
+    assert any(row[speed][1] for name, row in rows.items() if name != bench["judges"][0]["name"])
+    assert "(shared CPU): other work ran beside that judge, so its speeds and load time are not its own" in main.note
+    for judge in bench["judges"]:
+        judge["measures"].update(dtype="float32")
+    assert "(float32" not in str(tables(bench)[0].rows)  # one dtype for all: said once, in the settings
+    assert ", dtype auto (float32), " in context_lines({**bench, "settings": {**bench["settings"], "dtype": "auto"}})[2]
+
+
 def test_a_judge_answered_from_the_cache_is_not_marked_fastest():
     """bench --cache: a judge whose answers were cached had the bold samples/s and memory."""
     import copy

@@ -26,7 +26,7 @@ from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_wit
                           scored_rows)
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
-from .cpu_share import allowed_cores, load_average, read_clock, sharing
+from .cpu_share import allowed_cores, crowded, load_average, read_clock, sharing
 from .compare import compare, ranking_certainty, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
@@ -339,21 +339,13 @@ def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, cali
             "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate}
 
 
-# a judge's threads meet at every product, so a quarter of a core taken from them slows them all
-OTHERS_BUSY_CORES = 0.25
-
-
 def _busy(runs: list[JudgeRun]) -> list[str]:
     """A warning where other work ran beside a judge: on a shared machine one judge's samples/s fell 20-fold
-    with a test suite beside it (a probe), enough to reverse a ranking by speed. Read from the CPU other
-    work took while the judge ran, where it took more than the cores left idle could give (cpu_share.py);
-    where that is not measured, from the load average, of which the judge itself makes about as many as
-    there are cores, so a core above that is someone else's."""
+    with a test suite beside it (a probe), enough to reverse a ranking by speed (cpu_share.crowded)."""
     cores = allowed_cores()
-    taken = {run.judge: others for run in runs if run.ok and (others := run.measures.get("other_work_cores")) is not None
-             and others >= OTHERS_BUSY_CORES and others > (run.measures.get("idle_cores") or 0.0)}
-    loaded = {run.judge: load for run in runs if run.ok and run.measures.get("other_work_cores") is None
-              and (load := run.measures.get("load_average")) is not None and load >= cores + 1}
+    crowding = {run.judge: found for run in runs if run.ok and (found := crowded(run.measures, cores)) is not None}
+    taken = {judge: value for judge, (kind, value) in crowding.items() if kind == "other work"}
+    loaded = {judge: value for judge, (kind, value) in crowding.items() if kind == "load average"}
     if not (taken or loaded):
         return []
     told = [f"{judge}: {others:.1f}" for judge, others in taken.items()]

@@ -46,6 +46,22 @@ class Sharing:
     idle: float
 
 
+# a judge's threads meet at every product, so a quarter of a core taken from them slows them all
+OTHERS_BUSY_CORES = 0.25
+
+
+def crowded(measures: dict, cores: int) -> tuple[str, float] | None:
+    """What says other work ran beside a judge, from its bench.json measures, and how much: ("other work",
+    the cores it kept busy) where it took more than the cores left idle could give; where that is not
+    measured, ("load average", the load), of which the judge itself makes about as many as there are
+    cores, so a core above that is someone else's. None where neither says so."""
+    others, load = measures.get("other_work_cores"), measures.get("load_average")
+    if others is not None:
+        busy = others >= OTHERS_BUSY_CORES and others > (measures.get("idle_cores") or 0.0)
+        return ("other work", others) if busy else None
+    return ("load average", load) if load is not None and load >= cores + 1 else None
+
+
 def read_clock() -> CpuClock | None:
     """Now's reading; None where it cannot be read truly (the module's docstring)."""
     ticks = None if _under_a_quota() else _ticks()

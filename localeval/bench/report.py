@@ -20,6 +20,7 @@ from ..results import count_of, write_atomically
 from ..trust import WEAK
 from . import svg
 from .compare import SUPPORT_METRICS
+from .cpu_share import allowed_cores, crowded
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
 
 JSON_FILE, MARKDOWN_FILE, HTML_FILE = "bench.json", "bench.md", "bench.html"
@@ -86,13 +87,16 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     metrics = bench["settings"]["metrics"]
     sentence_metrics = [m for m in metrics if m in SENTENCE_LABELS]
     # A judge answered from the cache (bench --cache) was still loaded: only its load time is its own.
+    # A speed measured beside other work is not the judge's own either (a probe's were bolded as best).
     speed = [
         Column("valid JSON", _get("summary", "valid_json_rate"), _percent),
         Column("samples/s", _get("measures", "samples_per_second"), lambda v: f"{v:.3g}" if v < 1000 else f"{v:.0f}",
-               note=_cached_note, ranked=_judged_afresh),
-        Column("output tok/s", _get("measures", "output_tokens_per_second"), lambda v: f"{v:.0f}", ranked=_judged_afresh),
-        Column("prompt tok/s", _get("measures", "prompt_tokens_per_second"), lambda v: f"{v:.0f}", ranked=_judged_afresh),
-        Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER),
+               note=_speed_note(bench["judges"]), ranked=_speed_comparable),
+        Column("output tok/s", _get("measures", "output_tokens_per_second"), lambda v: f"{v:.0f}",
+               ranked=_speed_comparable),
+        Column("prompt tok/s", _get("measures", "prompt_tokens_per_second"), lambda v: f"{v:.0f}",
+               ranked=_speed_comparable),
+        Column("load s", _get("measures", "load_seconds"), lambda v: f"{v:.1f}", LOWER, ranked=_uncrowded),
         Column("peak MB", _get("measures", "peak_memory_mb"), lambda v: f"{v:.0f}", LOWER, ranked=_judged_afresh),
     ]
     main = [Column("mean ρ", _get("summary", "mean_spearman"), note=_defined_share, chance=0.0),
@@ -127,7 +131,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                f"samples were scored) counts as 0; (n of {len(metrics)}): "
                "how many are defined. Speeds exclude "
                "load time; tokens/s are per second of generation; peak memory is "
-               f"{_memory_kind(judges)}.{_cache_caveat(judges)}{_few_untied_caveat(metrics, judges)}"),
+               f"{_memory_kind(judges)}.{_cache_caveat(judges)}{_crowded_caveat(judges)}"
+               f"{_few_untied_caveat(metrics, judges)}"),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
                   _per_sentence_note(metrics, judges))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
@@ -149,8 +154,34 @@ def _judged_afresh(entry: dict) -> bool:
     return not entry["measures"].get("cache_hits")
 
 
-def _cached_note(entry: dict) -> str:
-    return "" if _judged_afresh(entry) else " (cached)"
+def _crowded_caveat(judges: list[dict]) -> str:
+    if all(_uncrowded(j) for j in judges if j["status"] == "ok"):
+        return ""
+    return (" (shared CPU): other work ran beside that judge, so its speeds and load time are not its own, and "
+            "are not marked best.")
+
+
+def _uncrowded(entry: dict) -> bool:
+    """No other work beside the judge as it ran (cpu_share.crowded): only then are its times its own."""
+    return crowded(entry.get("measures") or {}, allowed_cores()) is None
+
+
+def _speed_comparable(entry: dict) -> bool:
+    return _judged_afresh(entry) and _uncrowded(entry)
+
+
+def _speed_note(judges: list[dict]) -> Callable[[dict], str]:
+    """A samples/s cell's note: why the speed is not the judge's own, and its dtype where the judges ran in
+    more than one (a probe's best judge ran in bfloat16, half the bytes a pass reads, the others in float32,
+    and only bench.json said so)."""
+    dtypes = {(j.get("measures") or {}).get("dtype") for j in judges if j["status"] == "ok"}
+
+    def note(entry: dict) -> str:
+        said = [] if len(dtypes) < 2 else [(entry.get("measures") or {}).get("dtype") or "dtype unknown"]
+        said += [] if _judged_afresh(entry) else ["cached"]
+        said += [] if _uncrowded(entry) else ["shared CPU"]
+        return f" ({', '.join(said)})" if said else ""
+    return note
 
 
 def _cache_caveat(judges: list[dict]) -> str:
@@ -372,12 +403,26 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
         f"Device: {bench['device']}; time taken: {bench['total_seconds']:.1f} s (started {bench['started']})",
         (f"Settings: reasons {settings['reasons']}, example {settings.get('example', 'off')}, "
          f"scoring {settings.get('scoring', 'hard')}, "
-         f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, dtype {settings['dtype']}, "
+         f"batch size {settings['batch_size']}, max batch tokens {settings['max_batch_tokens']}, "
+         f"dtype {_dtypes_ran(bench)}, "
          f"answer cache {'on' if settings['cache'] else 'off'}, embedder {settings['embedder']}"),
         *_resumed_lines(bench),
         *_judge_settings_lines(bench),
         *bench.get("warnings", ()),  # what reading the data warned of (absent from an earlier bench.json)
     ]
+
+
+def _dtypes_ran(bench: dict[str, Any]) -> str:
+    """The --dtype asked and, for auto, what each judge ran in: "auto" said nothing of bfloat16 against
+    float32 (a probe)."""
+    asked = bench["settings"]["dtype"]
+    ran = {j["name"]: j["measures"]["dtype"] for j in bench["judges"] if j["status"] == "ok" and
+           (j.get("measures") or {}).get("dtype")}
+    if asked != "auto" or not ran:
+        return asked
+    if len(set(ran.values())) == 1:
+        return f"auto ({next(iter(ran.values()))})"
+    return "auto (" + ", ".join(f"{name} {dtype}" for name, dtype in ran.items()) + ")"
 
 
 def _resumed_lines(bench: dict[str, Any]) -> list[str]:
