@@ -1354,6 +1354,20 @@ def test_a_labeled_id_near_one_of_the_datas_is_named_with_it(tmp_path):
         human_scores(path, padded, ["context_recall"])
 
 
+def test_a_file_without_any_labels_is_said_once_and_a_mistyped_label_beside_the_right_one_is_warned_of(tmp_path):
+    """A probe's data file given as labels repeated one long sentence per record; its "response_relevent": true,
+    beside the "response_relevant" that is read, went unsaid."""
+    path = write_records(tmp_path, lambda records: [record.pop("labels") for record in records])
+    with pytest.raises(DataError, match=r"none of its 4 samples has 'labels': a labeled file gives each sample "
+                                        r"people's labels \(format: .*\); to score data without labels, use run$"):
+        read_labeled(path, METRICS)
+    path = write_records(tmp_path, lambda records: [record["labels"].update(response_relevent=True, notes="ok")
+                                                   for record in records[:2]])
+    with pytest.warns(LocalevalWarning, match="labels localeval does not read, each close to one it does: "
+                                              "'response_relevent' \\(2 records\\): did you mean 'response_relevant'\\?$"):
+        assert len(read_labeled(path, METRICS)) == 4  # read all the same: the key is the labeler's own
+
+
 def test_a_rankings_certainty_is_the_share_of_resamplings_the_next_judge_does_better_in():
     from localeval.bench.agreement import resampled_gap
 

@@ -96,15 +96,35 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
                        "keep the labels in JSON Lines)" if path.suffix.lower() in (".csv", ".tsv", ".xlsx") else "")
         raise DataError(path, f"labeled data must be .jsonl or .json{spreadsheet} (format: {FORMAT_DOC})")
     samples = load_samples(path)  # file, JSON and sample-field errors, with the loader's messages
-    labeled, problems = [], []
+    labeled, problems, records = [], [], []
     for sample, (place, record) in zip(samples, _raw_records(path)):
+        records.append(record)
         try:
             labeled.append(_labeled(sample, record, place, metrics))
         except DataError as problem:  # the others too: a file labeled by several people has several
             problems.append(problem)
+    if len(samples) > 1 and not any(isinstance(record.get("labels"), dict) for record in records):
+        raise DataError(path, f"none of its {len(samples)} samples has 'labels': a labeled file gives each sample "
+                              f"people's labels (format: {FORMAT_DOC}); to score data without labels, use run")
     if problems:
         raise problems[0] if len(problems) == 1 else _together(path, problems)
+    _warn_of_near_keys(path, records)
     return labeled
+
+
+def _warn_of_near_keys(path: Path, records: list[dict]) -> None:
+    """A label key that is one of localeval's mistyped is the labeler's own and not read: said, since beside
+    the right key it went unnoticed ("response_relevent": true next to "response_relevant": false, a probe)."""
+    near: dict[tuple[str, str], int] = {}
+    for record in records:
+        for key in record.get("labels") or {}:
+            if key not in LABEL_KEYS and (meant := closest(key, LABEL_KEYS, 0.85)) is not None:
+                near[(key, meant)] = near.get((key, meant), 0) + 1
+    if near:
+        said = "; ".join(f"{key!r} ({count_of(count, 'record')}): did you mean {meant!r}?"
+                         for (key, meant), count in near.items())
+        warn(LocalevalWarning(f"{path}: labels localeval does not read, each close to one it does: {said}"),
+             stacklevel=3)
 
 
 def _together(path: Path, problems: list[DataError]) -> DataError:
