@@ -269,6 +269,17 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"--index-url and --find-links apply only to `models install`, not `models {args.action}`")
 
 
+class _JudgesOnce(argparse.Action):
+    """bench's --judges, also spelled --judge: given twice (`--judge a --judges b`), the last one alone was
+    benched, unsaid (a probe)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if getattr(namespace, self.dest) is not None:
+            parser.error(f"{option_string} {values}: the judges are given already ({getattr(namespace, self.dest)}); "
+                         "--judge and --judges are one option: name every judge in one, comma-separated")
+        setattr(namespace, self.dest, values)
+
+
 def add_ray_options(parser) -> None:
     ray = parser.add_argument_group(
         f"scaling out (needs localeval[ray]; {manual.see('readme')}, \"Scaling out on Ray\")",
@@ -324,7 +335,8 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("labeled", nargs="?", metavar="LABELED",
                        help=f"labeled dataset: .jsonl or .json ({manual.see('labeled-data')}); or give it as --data")
     bench.add_argument("--data", default=None, help="the labeled dataset, as LABELED")
-    bench.add_argument("--judges", "--judge", default=None, help="comma-separated registered judge names or local model "
+    bench.add_argument("--judges", "--judge", default=None, action=_JudgesOnce,
+                       help="comma-separated registered judge names or local model "
                        f"directories (default: {models.default_model('judge')})")
     bench.add_argument("--out", default="localeval-bench", type=os.path.expanduser, help="output directory for bench.json, bench.md, "
                        "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "

@@ -469,9 +469,14 @@ def test_a_mistyped_option_is_refused_not_read_as_the_option_it_begins(capsys, a
     assert f"unrecognized arguments: {argv[-2]}" in capsys.readouterr().err
 
 
-def test_bench_takes_judge_as_run_does():
+def test_bench_takes_judge_as_run_does_and_once(capsys):
     args = build_parser().parse_args(["bench", "--data", "labeled.jsonl", "--judge", "qwen2.5-coder-0.5b-instruct"])
     assert args.judges == "qwen2.5-coder-0.5b-instruct"
+    with pytest.raises(SystemExit) as stopped:  # the last alone was benched, unsaid (a probe)
+        build_parser().parse_args(["bench", "--data", "labeled.jsonl", "--judge", "a", "--judges", "b"])
+    assert stopped.value.code == 2
+    assert ("--judges b: the judges are given already (a); --judge and --judges are one option: name every judge in "
+            "one, comma-separated") in capsys.readouterr().err
 
 
 def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_over(tmp_path, monkeypatch, capsys):
