@@ -838,6 +838,20 @@ def test_no_value_at_chance_or_shared_by_every_judge_is_marked_best_and_relevanc
     assert errors.note == "response_relevancy has none: its score is a similarity, its label a 0 or 1"
 
 
+def test_how_lenient_each_judge_is_has_a_table_of_its_own():
+    """A probe's judge called every sentence attributed (a mean of 1.0 against people's 0.54): bench.json alone
+    said so, and it is what most tells a judge's scores from people's."""
+    bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
+    leniency = next(t for t in tables(bench) if t.title.startswith("Per sample: how lenient the judge is"))
+    assert "response_relevancy" not in leniency.headers  # a similarity's mean is no score a person gives
+    recall = bench["judges"][1]["metrics"]["answer_supported_precision"]["scores"]
+    row = next(row for row in leniency.rows if row[0][0] == bench["judges"][1]["name"])
+    judge, human = recall["judge_mean"], recall["human_mean"]
+    assert row[leniency.headers.index("answer_supported_precision")] == (
+        f"{judge - human:+.2f} ({judge:.2f} vs {human:.2f})", False)  # not ranked
+    assert "run --labels corrects a run's means" in leniency.note
+
+
 def test_the_per_sentence_note_explains_only_the_columns_the_bench_has():
     bench = json.loads((Path(__file__).resolve().parent.parent / "docs/judges/dev-bench.json").read_text("utf-8"))
     bench["settings"]["metrics"] = ["context_recall"]

@@ -79,6 +79,25 @@ def _scores(entry: dict, metric: str) -> dict:
     return _get("metrics", metric, "scores")(entry) or {}
 
 
+def _leniency(metric: str) -> Callable[[dict], float | None]:
+    def value(entry: dict) -> float | None:
+        scores = _scores(entry, metric)
+        judge, human = scores.get("judge_mean"), scores.get("human_mean")
+        return None if judge is None or human is None else judge - human
+    return value
+
+
+def _means_note(metric: str) -> Callable[[dict], str]:
+    """The two means a leniency is the difference of (a probe: the judge that called every sentence
+    attributed, 1.0 against people's 0.54, was visible in bench.json alone)."""
+    def note(entry: dict) -> str:
+        scores = _scores(entry, metric)
+        if scores.get("judge_mean") is None or scores.get("human_mean") is None:
+            return ""
+        return f" ({scores['judge_mean']:.2f} vs {scores['human_mean']:.2f})"
+    return note
+
+
 def _percent(value: float) -> str:
     return f"{100 * value:.1f}%"
 
@@ -115,6 +134,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     # response_relevancy's score is a mean similarity, its label a 0 or 1: the distance between them ranks
     # nothing (a probe: the judge with a ρ of -0.41 had the least error)
     errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics if m != RESPONSE_RELEVANCY]
+    leniency = [Column(m, _leniency(m), lambda v: f"{v:+.2f}", better=None, note=_means_note(m))
+                for m in metrics if m != RESPONSE_RELEVANCY]
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
                        note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")), chance=0.0)
                 for m in [*metrics]]
@@ -139,6 +160,11 @@ def tables(bench: dict[str, Any]) -> list[Table]:
         *([_table("Per sample: mean absolute error of the judge's score (lower is better)", errors, judges,
                   "response_relevancy has none: its score is a similarity, its label a 0 or 1"
                   if RESPONSE_RELEVANCY in metrics else "")] if errors else []),
+        *([_table("Per sample: how lenient the judge is, its mean score minus people's (0: as strict as people; "
+                  "+: it scores higher)", leniency, judges,
+                  "In brackets, the judge's mean and people's. A lenient judge's means overstate a RAG system: "
+                  "run --labels corrects a run's means by the judge's bias on labeled samples.")]
+          if leniency else []),
         _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
                "same answers", scorings, judges,
                "The run's own scores follow each judge's --scoring choice per metric (its settings above).",
