@@ -23,6 +23,7 @@ _EXPORTS = {
     "METRICS": "metrics",
     "DEFAULT_METRICS": "metrics",
     "BatchLimits": "engine.limits",
+    "AnswerCache": "engine.cache",
     "UserError": "errors",
     "EnvironmentFailure": "errors",
     "LocalevalWarning": "errors",

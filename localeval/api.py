@@ -336,7 +336,7 @@ def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any, progre
     if not isinstance(limits, BatchLimits):
         raise UserError(f"limits=: give a localeval.BatchLimits; got {type(limits).__name__}")
     if not isinstance(cache, (bool, AnswerCache)):
-        raise UserError(f"cache=: give True, False or an AnswerCache; got {type(cache).__name__}")
+        raise UserError(f"cache=: give True, False or a localeval.AnswerCache; got {type(cache).__name__}")
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise UserError(f"window=: give a whole number of samples, at least 1; got {window!r}")
     if not isinstance(progress, bool):  # "no" would show the bar

@@ -939,8 +939,8 @@ def test_an_answer_cache_that_cannot_be_used_is_turned_off_not_the_run(tmp_path,
     connect = sqlite3.connect
 
     class FailsOnWrite:  # a connection that fails as `error` says when answers are written
-        def __init__(self, *args):
-            self._connection = connect(*args)
+        def __init__(self, *args, **kwargs):
+            self._connection = connect(*args, **kwargs)
 
         def executemany(self, *args):
             raise error

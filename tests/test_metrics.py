@@ -1184,6 +1184,23 @@ def test_a_judge_that_does_not_announce_its_answers_still_has_them_cached_and_co
     cache.close()
 
 
+def test_one_answer_cache_serves_calls_from_several_threads(tmp_path):
+    """A service built one AnswerCache and passed it to its worker threads: every call from a thread other than
+    the first was sqlite's ProgrammingError (a service probe)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    requests = sized_requests([3, 4, 5, 6], max_new_tokens=5)
+    cache = AnswerCache(tmp_path / "answers.sqlite")
+    engine = JudgeEngine(ScriptedJudge(lambda r: {"ok": 1}), BatchLimits(), cache)
+    engine.answer(requests[:1])  # opened in this thread
+    with ThreadPoolExecutor(3) as pool:
+        found = list(pool.map(lambda request: (cache.put_many("scripted", {request: engine.answer([request])[0]}),
+                                               len(cache.get_many("scripted", requests)))[1], requests[1:]))
+    assert all(1 < count <= 4 for count in found) and len(cache.get_many("scripted", requests)) == 4
+    assert not cache.off and cache.said == []
+    cache.close()
+
+
 def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     requests = sized_requests([3, 8, 5], max_new_tokens=4)  # 3 + 4 and 5 + 4 fit in 9; 8 + 4 does not
     asked = []

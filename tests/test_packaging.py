@@ -311,10 +311,12 @@ def test_help_and_models_do_not_import_the_engine():
     assert result.stdout.strip() == "[]"
 
 
-def test_the_exported_batch_limits_need_no_engine():
-    """evaluate()'s limits= message names localeval.BatchLimits: it is there, and as light as --help."""
+def test_the_exported_batch_limits_and_answer_cache_need_no_engine(tmp_path):
+    """evaluate()'s limits= and cache= messages name localeval.BatchLimits and localeval.AnswerCache: they are
+    there, and as light as --help."""
     code = ("import sys, localeval\n"
             "assert localeval.BatchLimits(4).batch_size == 4 and 'BatchLimits' in localeval.__all__\n"
+            f"assert localeval.AnswerCache({str(tmp_path / 'a.sqlite')!r}).path.name == 'a.sqlite'\n"
             "print([m for m in ('torch', 'transformers') if m in sys.modules])")
     result = python(code)
     assert result.returncode == 0, result.stderr

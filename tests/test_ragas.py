@@ -484,7 +484,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([RAGAS_02], {"limits": (4, 100)}, "limits=: give a localeval.BatchLimits; got tuple"),
     ([RAGAS_02], {"progress": "no"}, "progress=: give True or False; got 'no'"),  # it showed the bar
     ([RAGAS_02], {"settings": "soft"}, "settings=: give a JudgeSettings, or a dict of metric name -> JudgeSettings"),
-    ([RAGAS_02], {"cache": "no"}, "cache=: give True, False or an AnswerCache; got str"),  # was taken as True
+    ([RAGAS_02], {"cache": "no"}, "cache=: give True, False or a localeval.AnswerCache; got str"),  # was taken as True
     ([RAGAS_02], {"judge": 42}, "judge=: give a registered model name, a model folder or an object with generate()"),
     ([RAGAS_02], {"embedder": 3}, "embedder=: give a registered model name, a model folder or an object with embed()"),
     # the class for an object: its unbound generate passed the check, and the run failed deep inside

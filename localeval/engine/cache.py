@@ -20,6 +20,7 @@ import errno
 import json
 import os
 import sqlite3
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -96,8 +97,13 @@ def _cannot_write(path: Path, reason: object) -> str:
 
 
 class AnswerCache:
-    def __init__(self, path: Path | None = None):
-        self.path = path or default_cache_file()
+    """One cache file, which one AnswerCache may serve to calls from several threads (a service's workers):
+    its connection is shared under a lock. sqlite's default ties a connection to the thread that opened it,
+    and every call from another thread was a ProgrammingError (a service probe)."""
+
+    def __init__(self, path: str | Path | None = None):
+        self.path = Path(path).expanduser() if path is not None else default_cache_file()
+        self._lock = threading.RLock()
         self.said: list[str] = []  # what was warned of while scoring (a damaged file set aside, a full disk): kept
         self.off = False  # it could not be used: neither read nor written for the rest of the run
         self._connection: sqlite3.Connection | None = None
@@ -112,7 +118,7 @@ class AnswerCache:
         return self._connection
 
     def get_many(self, judge: str, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
-        with self._off_when_unusable():
+        with self._lock, self._off_when_unusable():
             if not self.off:
                 return self._past_damage(lambda: dict(self._found(judge, requests)), {})
         return {}
@@ -124,7 +130,7 @@ class AnswerCache:
         def insert() -> None:
             with self._db:
                 self._db.executemany(f"INSERT OR REPLACE INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
-        with self._off_when_unusable():
+        with self._lock, self._off_when_unusable():
             if not self.off:
                 self._past_damage(insert, retried=True)
 
@@ -145,7 +151,7 @@ class AnswerCache:
 
     def _opened(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path)
+        connection = sqlite3.connect(self.path, check_same_thread=False)  # used under self._lock
         self._file_opened = _file_at(self.path)
         try:
             connection.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, "
@@ -212,9 +218,10 @@ class AnswerCache:
         warn(DamagedCacheWarning(said))
 
     def close(self) -> None:
-        if self._connection is not None:
-            self._connection.close()
-            self._connection = None
+        with self._lock:
+            if self._connection is not None:
+                self._connection.close()
+                self._connection = None
 
 
 def _file_at(path: Path) -> tuple[int, int] | None:
