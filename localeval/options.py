@@ -39,6 +39,14 @@ def given(name: str, value: Any) -> str:
     return f"{name}={value!r}" if _KEYWORDS.get() else f"{option(name)} {value}"
 
 
+def limit_beyond(limit: int | None, samples: int) -> str | None:
+    """Said where --limit asks for more samples than the data has: all are used (a probe's --limit 100 on
+    30 went unsaid, as if 100 had been scored)."""
+    if limit is None or limit <= samples:
+        return None
+    return f"{given('limit', limit)} is more than the data holds ({samples}): all of it is used"
+
+
 def switched_off(name: str) -> str:
     """How the user turns a default-on option off: --no-cache, or cache=False."""
     return f"{name}=False" if _KEYWORDS.get() else "--no-" + name.replace("_", "-")

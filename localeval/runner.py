@@ -25,7 +25,7 @@ from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, Environmen
                      ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
-from .options import check_counts, check_paths
+from .options import check_counts, check_paths, limit_beyond
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
@@ -141,7 +141,8 @@ def _plan(args) -> RunPlan:
     data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
-    option_warnings = warned([models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics)),
+    option_warnings = warned([limit_beyond(args.limit, len(every_sample)),
+                              models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics)),
                               models.folder_passed_over(args.judge, "judge"),
                               models.folder_passed_over(args.embedder, "embedder")], LocalevalWarning)
     gates = parse_gates(args.fail_under, result_names(metrics))

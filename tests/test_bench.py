@@ -892,6 +892,22 @@ def test_registered_judges_not_installed_are_refused_before_any_judge_runs(tmp_p
     assert main([*argv, "--judges", judges, "--quiet"]) == 0 and ran == judges.split(",")
 
 
+def test_a_limit_beyond_the_data_is_said_by_bench_and_run(tmp_path, capsys, monkeypatch):
+    """--limit 100 on a file of 4 went unsaid, as if 100 had been scored (a probe)."""
+    from localeval import runner
+    from localeval.bench import command
+    from localeval.cli import build_parser
+
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
+    assert main(["bench", "--data", str(SMALL), "--limit", "100", "--quiet", "--out", str(tmp_path / "out")]) == 0
+    assert "--limit 100 is more than the data holds (4): all of it is used" in capsys.readouterr().err
+    with pytest.warns(LocalevalWarning, match=r"^--limit 100 is more than the data holds \(4\): all of it is used$"):
+        plan = runner._plan(build_parser().parse_args(["run", str(SMALL), "--limit", "100", "--out", str(tmp_path)]))
+    assert "warning: --limit 100 is more than the data holds (4): all of it is used" in plan.option_warnings
+    plan = runner._plan(build_parser().parse_args(["run", str(SMALL), "--limit", "4", "--out", str(tmp_path)]))
+    assert not any("--limit" in said for said in plan.option_warnings)  # all 4 asked for: nothing to say
+
+
 def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, capsys, monkeypatch):
     """One judge's samples/s fell 20-fold with a test suite on the same 2 cores, and the report named the
     fastest judge all the same (a probe). Read from the CPU other work took while the judge ran: a judge

@@ -17,11 +17,11 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, warned
+from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, warn, warned
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
-from ..options import check_counts, check_paths
+from ..options import check_counts, check_paths, limit_beyond
 from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
                           scored_rows)
 from ..progress import to_stderr
@@ -185,7 +185,10 @@ def _earlier_bench(out: Path, resume: bool) -> dict[str, Any] | None:
 def _read_and_checked(path: str, metrics: list[str], limit: int | None) -> list[LabeledSample]:
     """The first `limit` labeled samples (all of them checked), and a warning for each metric of the
     ones among them that drop out of its agreement figures (not of samples --limit left out)."""
-    labeled = read_labeled(path, metrics)[:limit]
+    every = read_labeled(path, metrics)
+    if (beyond := limit_beyond(limit, len(every))) is not None:
+        warn(LocalevalWarning(beyond), stacklevel=2)
+    labeled = every[:limit]
     warn_of_samples_left_out(path, labeled, metrics)
     return labeled
 
