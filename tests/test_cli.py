@@ -504,3 +504,39 @@ def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_
     with pytest.warns(localeval.LocalevalWarning, match=re.escape("give it as a path: embedder='./all-minilm-l6-v2'")):
         localeval.evaluate(str(EXAMPLES), ["context_recall"], judge=ScriptedJudge(lambda request: {}),
                            embedder="all-minilm-l6-v2", cache=False)
+
+
+def test_cache_shows_where_it_is_what_it_keeps_per_judge_and_clears(tmp_path, monkeypatch, capsys):
+    """The answer cache grew without end and nothing said where, how large, or how to empty it (a service
+    probe: about 1 KB a sample scored anew)."""
+    import sqlite3
+
+    from localeval.engine.cache import CREATE_TABLE, TABLE
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path / "cache"))
+    path = tmp_path / "cache" / "judge-answers.sqlite"
+    assert main(["cache"]) == EXIT_OK
+    assert capsys.readouterr().out == f"judge-answer cache: none yet at {path} (set by LOCALEVAL_CACHE_DIR); a run makes it\n"
+    assert not path.parent.exists()  # asking made nothing
+    path.parent.mkdir()
+    with sqlite3.connect(path) as connection:
+        connection.execute(CREATE_TABLE)
+        rows = [(f"{model}|weights|torch.float32|greedy", f"request {n}", "{}" * 200, 3, "[]")
+                for model, count in (("judge-a", 5), ("judge-b", 1200)) for n in range(count)]
+        connection.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
+    connection.close()
+    size = path.stat().st_size
+    assert main(["cache"]) == EXIT_OK
+    shown = capsys.readouterr().out.splitlines()
+    assert shown[0].startswith(f"judge-answer cache: {path} (") and "KB; set by LOCALEVAL_CACHE_DIR)" in shown[0]
+    assert shown[1:4] == ["  answers  judge", "    1,200  judge-b", "        5  judge-a"]
+    assert main(["cache", "clear"]) == EXIT_OK
+    assert capsys.readouterr().out == (f"cleared the judge-answer cache {path}: 1,205 answers deleted; a run asks the "
+                                       "judge again\n")
+    assert path.stat().st_size < size / 10
+    assert main(["cache"]) == EXIT_OK and capsys.readouterr().out.endswith("\nit keeps no answers\n")
+    path.write_bytes(b"not a database" * 100)
+    assert main(["cache"]) == EXIT_ENVIRONMENT
+    error = capsys.readouterr().err
+    assert error.startswith(f"localeval: error: the judge-answer cache {path} cannot be read (") and \
+        error.count("\n") == 1

@@ -35,6 +35,8 @@ from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
 TABLE = "answers_v2"  # v2: with the probabilities of each answer's choices
+CREATE_TABLE = (f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER, "
+                "choices TEXT, PRIMARY KEY (judge, request))")
 DAMAGED = (sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB)  # sqlite's words for a file it cannot read as its own
 SET_ASIDE = ".damaged"  # added to the name of a damaged cache file, and of its journal
 
@@ -154,8 +156,7 @@ class AnswerCache:
         connection = sqlite3.connect(self.path, check_same_thread=False)  # used under self._lock
         self._file_opened = _file_at(self.path)
         try:
-            connection.execute(f"CREATE TABLE IF NOT EXISTS {TABLE} (judge TEXT, request TEXT, text TEXT, "
-                               "output_tokens INTEGER, choices TEXT, PRIMARY KEY (judge, request))")
+            connection.execute(CREATE_TABLE)
         except BaseException:
             connection.close()
             raise
@@ -222,6 +223,49 @@ class AnswerCache:
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
+
+
+# --- `localeval cache`: what the file holds, and emptying it ----------------------------------
+
+
+def answers_by_model(path: Path) -> dict[str, int]:
+    """{judge model: answers kept} of the cache file at `path` (which must exist): a judge's identity's
+    first part names its model (engine/judge.py), the rest its weights, dtype and decoding."""
+    with _reading(path) as connection:
+        rows = connection.execute(f"SELECT judge, COUNT(*) FROM {TABLE} GROUP BY judge").fetchall()
+    counts: dict[str, int] = {}
+    for judge, count in rows:
+        model = str(judge).split("|", 1)[0]
+        counts[model] = counts.get(model, 0) + count
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def emptied(path: Path) -> int:
+    """Every answer of the cache file at `path` deleted, and the file shrunk; how many there were. Safe
+    beside a run using it: sqlite's own lock orders the two, and the run asks its judge again."""
+    with _reading(path) as connection:
+        with connection:
+            gone = connection.execute(f"DELETE FROM {TABLE}").rowcount
+        connection.execute("VACUUM")  # the file keeps its pages otherwise
+    return gone
+
+
+@contextmanager
+def _reading(path: Path) -> Iterator[sqlite3.Connection]:
+    """The cache file opened as it is (its table made where an older one lacks it); what cannot be read,
+    said as the machine's (exit 3): a damaged file is set aside by the next run that meets it."""
+    try:
+        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, timeout=30)  # never made here
+    except sqlite3.Error as error:
+        raise EnvironmentFailure(f"the judge-answer cache {path} cannot be opened ({error})") from None
+    try:
+        connection.execute(CREATE_TABLE)
+        yield connection
+    except sqlite3.DatabaseError as error:
+        raise EnvironmentFailure(f"the judge-answer cache {path} cannot be read ({error}); the next run that uses it "
+                                 "sets it aside, or delete it: it holds nothing else") from None
+    finally:
+        connection.close()
 
 
 def _file_at(path: Path) -> tuple[int, int] | None:
