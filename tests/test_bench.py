@@ -1533,6 +1533,11 @@ def test_a_bench_of_enough_samples_says_how_sure_its_ranking_is(tmp_path):
     assert ahead["next"] == "contrarian" and ahead["resamples"] == 1000
     assert (ahead["second_better"], ahead["tied"]) == (0.0, 0.0) and 0 < ahead["gap_interval"][0] <= ahead["gap_interval"][1] <= 2
     low, high = ahead["gap_interval"]
+    # how good, said with how sure: the oracle agrees wherever a ρ is defined, but a draw of 12 samples may
+    # leave a metric one human score (its ρ undefined, counted 0)
+    oracle = bench["judges"][0]["summary"]["mean_spearman_interval"]
+    assert 0 < oracle[0] < oracle[1] == 1.0
+    assert f"mean Spearman ρ = 1.000 (95% interval {oracle[0]:.2f} to 1.00) across 5 metrics" in headline(bench)
     assert headline(bench).endswith(f"(next: contrarian, {bench['judges'][1]['summary']['mean_spearman']:.3f}, "
                                     f"which does better in 0% of 1,000 resamplings of the samples; the lead's 95% "
                                     f"interval {low:+.2f} to {high:+.2f})")

@@ -111,12 +111,24 @@ def resampled_gap(first: list[tuple[Scores, Scores]], second: list[tuple[Scores,
     better and where the two tie (judges that differ on a few samples tie in most draws), and the 95%
     interval of the first's lead in mean ρ (a paired bootstrap, percentile interval)."""
     first_arrays, second_arrays = _as_arrays(first), _as_arrays(second)
-    samples = len(first[0][1])
-    draws = np.random.default_rng(seed).integers(0, samples, size=(resamples, samples))
-    gaps = np.array([_mean_rho(first_arrays, draw) - _mean_rho(second_arrays, draw) for draw in draws])
+    gaps = np.array([_mean_rho(first_arrays, draw) - _mean_rho(second_arrays, draw)
+                     for draw in _draws(len(first[0][1]), resamples, seed)])
     low, high = np.quantile(gaps, [0.025, 0.975])
     return {"resamples": resamples, "second_better": float(np.mean(gaps < 0)), "tied": float(np.mean(gaps == 0)),
             "gap_interval": [float(low), float(high)]}
+
+
+def resampled_interval(pairs: list[tuple[Scores, Scores]], resamples: int = RESAMPLES, seed: int = 0) -> list[float]:
+    """The 95% interval of a judge's mean Spearman when the samples are drawn again, with the draws
+    resampled_gap makes (percentile interval): how good a judge is, said with how sure."""
+    arrays = _as_arrays(pairs)
+    low, high = np.quantile([_mean_rho(arrays, draw) for draw in _draws(len(pairs[0][1]), resamples, seed)],
+                            [0.025, 0.975])
+    return [float(low), float(high)]
+
+
+def _draws(samples: int, resamples: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, samples, size=(resamples, samples))
 
 
 def _as_arrays(pairs: list[tuple[Scores, Scores]]) -> list[tuple[np.ndarray, np.ndarray]]:

@@ -175,10 +175,18 @@ def decided_by_rule(item: LabeledSample, metric: str) -> bool:
 def ranking_certainty(labeled: list[LabeledSample], first: JudgeRun, second: JudgeRun, metrics: list[str]
                       ) -> dict[str, Any]:
     """How sure it is that `first` agrees with people better than `second` (agreement.resampled_gap)."""
-    def pairs(run: JudgeRun) -> list[tuple[list, list]]:
-        return [compared_scores(labeled, [row[metric] for row in run.rows], metric) for metric in metrics]
+    return {"next": second.judge, **agreement.resampled_gap(_pairs(labeled, first, metrics),
+                                                            _pairs(labeled, second, metrics))}
 
-    return {"next": second.judge, **agreement.resampled_gap(pairs(first), pairs(second))}
+
+def mean_spearman_interval(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> list[float]:
+    """The 95% interval of the judge's mean Spearman (agreement.resampled_interval)."""
+    return agreement.resampled_interval(_pairs(labeled, run, metrics))
+
+
+def _pairs(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> list[tuple[list, list]]:
+    """Per metric, the judge's scores and people's, as its agreement compares them."""
+    return [compared_scores(labeled, [row[metric] for row in run.rows], metric) for metric in metrics]
 
 
 def relevancy_agreement(labeled: list[LabeledSample], rows: list[dict]) -> dict[str, Any]:

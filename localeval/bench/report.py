@@ -387,7 +387,8 @@ def _ranking(bench: dict[str, Any]) -> str:
                                                      "constant, or paired on fewer than two samples).")
     first, total = ranked[0], len(bench["settings"]["metrics"])
     defined = first["summary"]["spearman_defined"]
-    across = f"mean Spearman ρ = {first['summary']['mean_spearman']:.3f} across {count_of(total, 'metric')}"
+    across = (f"mean Spearman ρ = {first['summary']['mean_spearman']:.3f}{_interval(first)} across "
+              f"{count_of(total, 'metric')}")
     if defined < total:
         across += f" ({total - defined} undefined, counted as 0)"
     if bench["best_judge"] is None:  # ranked, yet none best: the first two tie (command.best_judge)
@@ -399,6 +400,12 @@ def _ranking(bench: dict[str, Any]) -> str:
     title = "Best judge" if _decisive(bench["best_judge"]) else "Ahead here, not decisively"
     return (f"{title}: {first['name']}, {across} (next: {ranked[1]['name']}, "
             f"{ranked[1]['summary']['mean_spearman']:.3f}{_certainty(bench['best_judge'])})")
+
+
+def _interval(judge: dict[str, Any]) -> str:
+    """The 95% interval of a judge's mean ρ (samples drawn again), where the bench measured one."""
+    interval = judge["summary"].get("mean_spearman_interval")
+    return "" if interval is None else f" (95% interval {interval[0]:.2f} to {interval[1]:.2f})"
 
 
 def _decisive(best: dict[str, Any]) -> bool:
