@@ -33,6 +33,7 @@ from .errors import (
 )
 from .interrupts import hung_up
 from .options import check_paths
+from .results import count_of
 from .shell import WINDOWS, quoted
 from .tuning import CHOICES
 from .trust import WEAK, measured_agreement
@@ -612,26 +613,33 @@ def _labeled_file(args) -> str:
 
 
 def cache_command(args) -> int:
-    from .engine.cache import answers_by_model, default_cache_file, emptied
+    from .engine.cache import contents, default_cache_file, emptied
 
     path = default_cache_file()
     chosen = "set by LOCALEVAL_CACHE_DIR" if os.environ.get("LOCALEVAL_CACHE_DIR") else "set LOCALEVAL_CACHE_DIR to choose another"
-    if not path.is_file():
+    if path.exists() and not path.is_file():  # as a run refuses it (engine/cache.py: check_writable)
+        raise EnvironmentFailure(f"the judge-answer cache {path} is a folder, where its file belongs: remove it, "
+                                 f"or {chosen.replace('set by', 'change')}")
+    if not path.exists():
         print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
         return EXIT_OK
     if args.action == "clear":
-        gone = emptied(path)
-        print(f"cleared the judge-answer cache {path}: {gone:,} answers deleted; a run asks the judge again")
+        gone, shrunk = emptied(path)
+        print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted; a run asks the judge again"
+              + ("" if shrunk else " (a run is reading it: the file keeps its size until the next clear)"))
         return EXIT_OK
-    counts = answers_by_model(path)
+    kept = contents(path)
     print(f"judge-answer cache: {path} ({_size(path.stat().st_size)}; {chosen})")
-    if not counts:
+    if kept.by_model:
+        print(f"{'answers':>9}  judge")
+        for model, count in kept.by_model.items():
+            print(f"{count:>9,}  {for_terminal(model)}")
+    else:
         print("it keeps no answers")
-        return EXIT_OK
-    print(f"{'answers':>9}  judge")
-    for model, count in counts.items():
-        print(f"{count:>9,}  {for_terminal(model)}")
-    print("clear it: python -m localeval cache clear (it holds nothing else; a run asks the judge again)")
+    if kept.older:
+        print(f"{kept.older:>9,}  answers of an older localeval, which no run reads")
+    if kept.by_model or kept.older:
+        print("clear it: python -m localeval cache clear (it holds nothing else; a run asks the judge again)")
     return EXIT_OK
 
 

@@ -522,21 +522,49 @@ def test_cache_shows_where_it_is_what_it_keeps_per_judge_and_clears(tmp_path, mo
     with sqlite3.connect(path) as connection:
         connection.execute(CREATE_TABLE)
         rows = [(f"{model}|weights|torch.float32|greedy", f"request {n}", "{}" * 200, 3, "[]")
-                for model, count in (("judge-a", 5), ("judge-b", 1200)) for n in range(count)]
+                for model, count in (("judge-a", 5), ("judge-b", 12000)) for n in range(count)]
         connection.executemany(f"INSERT INTO {TABLE} VALUES (?, ?, ?, ?, ?)", rows)
+        # an older localeval's table, which no run reads: it kept the file large, unsaid (a review)
+        connection.execute("CREATE TABLE answers (judge TEXT, request TEXT, text TEXT, output_tokens INTEGER)")
+        connection.executemany("INSERT INTO answers VALUES (?, ?, ?, ?)", [row[:4] for row in rows[:7]])
     connection.close()
     size = path.stat().st_size
     assert main(["cache"]) == EXIT_OK
     shown = capsys.readouterr().out.splitlines()
-    assert shown[0].startswith(f"judge-answer cache: {path} (") and "KB; set by LOCALEVAL_CACHE_DIR)" in shown[0]
-    assert shown[1:4] == ["  answers  judge", "    1,200  judge-b", "        5  judge-a"]
-    assert main(["cache", "clear"]) == EXIT_OK
-    assert capsys.readouterr().out == (f"cleared the judge-answer cache {path}: 1,205 answers deleted; a run asks the "
-                                       "judge again\n")
+    assert shown[0].startswith(f"judge-answer cache: {path} (") and "MB; set by LOCALEVAL_CACHE_DIR)" in shown[0]
+    assert shown[1:5] == ["  answers  judge", "   12,000  judge-b", "        5  judge-a",
+                          "        7  answers of an older localeval, which no run reads"]
+    assert main(["cache", "clear"]) == EXIT_OK  # in batches: 12,000 is more than one
+    assert capsys.readouterr().out == (f"cleared the judge-answer cache {path}: 12012 answers deleted; a run asks "
+                                       "the judge again\n")
     assert path.stat().st_size < size / 10
-    assert main(["cache"]) == EXIT_OK and capsys.readouterr().out.endswith("\nit keeps no answers\n")
+    assert main(["cache"]) == EXIT_OK and capsys.readouterr().out.endswith(")\nit keeps no answers\n")
+
+
+def test_cache_says_what_stops_it_a_run_holding_it_a_damaged_file_or_a_folder(tmp_path, monkeypatch, capsys):
+    """Each was "cannot be read ... or delete it", a file in use included; a folder where the file belongs was
+    "none yet", exit 0 (a review)."""
+    import sqlite3
+
+    from localeval.engine import cache
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(cache, "WAITED", 0.1)
+    path = tmp_path / "judge-answers.sqlite"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute(cache.CREATE_TABLE)
+    holder.execute("BEGIN EXCLUSIVE")  # a run writing
+    assert main(["cache", "clear"]) == EXIT_ENVIRONMENT
+    assert capsys.readouterr().err == (f"localeval: error: the judge-answer cache {path} is in use by a run that is "
+                                       "writing to it (database is locked); try again when it ends\n")
+    holder.execute("ROLLBACK")
+    holder.close()
     path.write_bytes(b"not a database" * 100)
     assert main(["cache"]) == EXIT_ENVIRONMENT
-    error = capsys.readouterr().err
-    assert error.startswith(f"localeval: error: the judge-answer cache {path} cannot be read (") and \
-        error.count("\n") == 1
+    assert f"{path} is damaged (file is not a database): the next run that uses it sets it aside" in \
+        capsys.readouterr().err
+    path.unlink()
+    path.mkdir()
+    assert main(["cache"]) == EXIT_ENVIRONMENT
+    assert capsys.readouterr().err == (f"localeval: error: the judge-answer cache {path} is a folder, where its file "
+                                       "belongs: remove it, or change LOCALEVAL_CACHE_DIR\n")

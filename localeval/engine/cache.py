@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import platformdirs
 
@@ -153,7 +153,9 @@ class AnswerCache:
 
     def _opened(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        connection = sqlite3.connect(self.path, check_same_thread=False)  # used under self._lock
+        # used under self._lock; waits up to 30 s for another process's write (`localeval cache clear`, a
+        # run beside it) before its cache is turned off
+        connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
         self._file_opened = _file_at(self.path)
         try:
             connection.execute(CREATE_TABLE)
@@ -185,7 +187,7 @@ class AnswerCache:
             except sqlite3.DatabaseError as error:
                 # the extended code's low byte is the primary one (SQLITE_CORRUPT_INDEX is 779); not every
                 # raiser sets it
-                if (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF not in DAMAGED:
+                if _code(error) not in DAMAGED:
                     raise
                 self._set_aside(error)
             return use() if retried else after_damage
@@ -227,45 +229,93 @@ class AnswerCache:
 
 # --- `localeval cache`: what the file holds, and emptying it ----------------------------------
 
+OLDER_TABLES = ("answers",)  # tables of answers no run reads any longer (before the probabilities were kept)
+CLEARED_AT_ONCE = 10_000  # answers deleted per transaction: a run beside it waits for one batch, not for all
+WAITED = 10.0  # seconds a command waits for a run that holds the file's lock
 
-def answers_by_model(path: Path) -> dict[str, int]:
-    """{judge model: answers kept} of the cache file at `path` (which must exist): a judge's identity's
-    first part names its model (engine/judge.py), the rest its weights, dtype and decoding."""
-    with _reading(path) as connection:
-        rows = connection.execute(f"SELECT judge, COUNT(*) FROM {TABLE} GROUP BY judge").fetchall()
-    counts: dict[str, int] = {}
+
+class CacheContents(NamedTuple):
+    by_model: dict[str, int]  # answers a run reads, per judge model
+    older: int  # answers in the tables of older versions, which no run reads
+
+
+def contents(path: Path) -> CacheContents:
+    """What the cache file at `path` (which must exist) keeps: a judge's identity's first part names its
+    model (engine/judge.py), the rest its weights, dtype and decoding."""
+    with _opened_as_is(path, "ro") as connection:
+        tables = _tables(connection)
+        rows = connection.execute(f"SELECT judge, COUNT(*) FROM {TABLE} GROUP BY judge").fetchall() \
+            if TABLE in tables else []
+        older = sum(connection.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+                    for table in OLDER_TABLES if table in tables)
+    by_model: dict[str, int] = {}
     for judge, count in rows:
         model = str(judge).split("|", 1)[0]
-        counts[model] = counts.get(model, 0) + count
-    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+        by_model[model] = by_model.get(model, 0) + count
+    return CacheContents(dict(sorted(by_model.items(), key=lambda item: -item[1])), older)
 
 
-def emptied(path: Path) -> int:
-    """Every answer of the cache file at `path` deleted, and the file shrunk; how many there were. Safe
-    beside a run using it: sqlite's own lock orders the two, and the run asks its judge again."""
-    with _reading(path) as connection:
-        with connection:
-            gone = connection.execute(f"DELETE FROM {TABLE}").rowcount
-        connection.execute("VACUUM")  # the file keeps its pages otherwise
-    return gone
+def emptied(path: Path) -> tuple[int, bool]:
+    """Every answer of the cache file at `path` deleted, older versions' tables dropped, and the file
+    shrunk where no run holds it; (answers deleted, shrunk). In batches, so that a run using the file
+    waits a moment at most (a run turns its cache off after waiting 30 s)."""
+    gone = 0
+    with _opened_as_is(path, "rw") as connection:
+        tables = _tables(connection)
+        for table in (TABLE, *OLDER_TABLES):
+            if table not in tables:
+                continue
+            while True:
+                with connection:
+                    deleted = connection.execute(f"DELETE FROM {table} WHERE rowid IN (SELECT rowid FROM {table} "
+                                                 f"LIMIT {CLEARED_AT_ONCE})").rowcount
+                gone += deleted
+                if deleted < CLEARED_AT_ONCE:
+                    break
+            if table != TABLE:
+                with connection:
+                    connection.execute(f"DROP TABLE {table}")
+        try:
+            connection.execute("VACUUM")  # the file keeps its pages otherwise
+        except sqlite3.OperationalError as error:
+            if _code(error) not in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+                raise
+            return gone, False  # a run is reading it: it shrinks at the next clear
+    return gone, True
+
+
+def _tables(connection: sqlite3.Connection) -> set[str]:
+    return {name for (name,) in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
 
 
 @contextmanager
-def _reading(path: Path) -> Iterator[sqlite3.Connection]:
-    """The cache file opened as it is (its table made where an older one lacks it); what cannot be read,
-    said as the machine's (exit 3): a damaged file is set aside by the next run that meets it."""
+def _opened_as_is(path: Path, mode: str) -> Iterator[sqlite3.Connection]:
+    """The cache file opened as it is, never made (`mode` "ro" or "rw"); what stops it, said for what it is:
+    a run holding it, a file that cannot be written, or one damaged (a review: all were "delete it")."""
+    connection = None
     try:
-        connection = sqlite3.connect(path.resolve().as_uri() + "?mode=rw", uri=True, timeout=30)  # never made here
-    except sqlite3.Error as error:
-        raise EnvironmentFailure(f"the judge-answer cache {path} cannot be opened ({error})") from None
-    try:
-        connection.execute(CREATE_TABLE)
+        connection = sqlite3.connect(path.resolve().as_uri() + f"?mode={mode}", uri=True, timeout=WAITED)
         yield connection
     except sqlite3.DatabaseError as error:
-        raise EnvironmentFailure(f"the judge-answer cache {path} cannot be read ({error}); the next run that uses it "
-                                 "sets it aside, or delete it: it holds nothing else") from None
+        raise EnvironmentFailure(_cannot_use(path, error)) from None
     finally:
-        connection.close()
+        if connection is not None:
+            connection.close()
+
+
+def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
+    code = _code(error)
+    if code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED):
+        return f"the judge-answer cache {path} is in use by a run that is writing to it ({error}); try again when it ends"
+    if code in DAMAGED:
+        return (f"the judge-answer cache {path} is damaged ({error}): the next run that uses it sets it aside and "
+                "starts a new one; or delete it, which loses nothing but the answers")
+    return f"the judge-answer cache {path} cannot be {'read' if code == sqlite3.SQLITE_CANTOPEN else 'written'} ({error})"
+
+
+def _code(error: sqlite3.Error) -> int:
+    """sqlite's primary result code (the extended one's low byte); 0 where the raiser set none."""
+    return (getattr(error, "sqlite_errorcode", None) or 0) & 0xFF
 
 
 def _file_at(path: Path) -> tuple[int, int] | None:
