@@ -22,7 +22,6 @@ import hashlib
 import json
 import math
 import os
-import sys
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
@@ -37,6 +36,7 @@ from .estimates import LEVEL, bootstrap_interval, corrected_mean
 from .metrics import metric_of
 from .options import given
 from .paths import LINK_LOOP, broken_link, umask
+from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .samples import Sample
 
@@ -49,7 +49,6 @@ RUN_FILE = "run.json"
 REPORT_FILE, REPORT_TITLE = "report.html", "localeval report"
 REPLACED_BY_A_FRESH_RUN = (SUMMARY_FILE, REPORT_FILE)  # a previous run's, stale once its results go
 LOCK_FILE = ".localeval.lock"  # held by the run writing in a folder (claim_folder)
-WINDOWS = sys.platform == "win32"
 RUN_OUTPUTS = {RESULTS_FILE: scored_rows, SUMMARY_FILE: json_object_with("metrics"),
                RUN_FILE: json_object_with("data_sha256"), REPORT_FILE: page_titled(REPORT_TITLE)}
 

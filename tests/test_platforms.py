@@ -90,6 +90,9 @@ def test_commands_printed_for_the_user_are_quoted_for_the_systems_shell(monkeypa
     assert shell.quoted(folder) == '"C:\\Users\\me\\my judge"'
     assert shell.command_line(["python", "-m", "pip", "install", folder]) == \
         'python -m pip install "C:\\Users\\me\\my judge"'
+    assert shell.quoted("C:\\R&D\\judge") == '"C:\\R&D\\judge"'  # cmd.exe split the command at the &
+    assert shell.quoted("C:\\(v2)\\") == '"C:\\(v2)\\\\"'  # the last backslash must not escape the quote
+    assert shell.quoted("C:\\plain\\judge") == "C:\\plain\\judge"
     monkeypatch.setattr(models, "_own_folder", lambda name: True)
     with pytest.raises(UserError, match=r'give it as --judge "C:\\Users\\me\\my judge"'):
         models.registered(folder, "models install")
