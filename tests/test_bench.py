@@ -838,6 +838,17 @@ def test_no_value_at_chance_or_shared_by_every_judge_is_marked_best_and_relevanc
     assert errors.note == "response_relevancy has none: its score is a similarity, its label a 0 or 1"
 
 
+def test_a_judges_mean_and_peoples_are_taken_over_the_same_samples():
+    """A judge's null left its sample in people's mean and out of its own: a judge scoring exactly as people do
+    showed a leniency (a review)."""
+    from localeval.bench.compare import score_agreement
+
+    labeled = read_labeled(SMALL, ["context_recall"])
+    human = [item.human_score("context_recall") for item in labeled]
+    scores = score_agreement(labeled, [None, *human[1:]], "context_recall")
+    assert scores["judge_mean"] == scores["human_mean"] == pytest.approx(sum(human[1:]) / 3)
+
+
 def test_how_lenient_each_judge_is_has_a_table_of_its_own():
     """A probe's judge called every sentence attributed (a mean of 1.0 against people's 0.54): bench.json alone
     said so, and it is what most tells a judge's scores from people's."""
@@ -888,6 +899,11 @@ def test_registered_judges_not_installed_are_refused_before_any_judge_runs(tmp_p
                             "python -m localeval models install smollm2-135m-instruct")
     assert "; qwen2.5-coder-0.5b-instruct is not installed: python -m localeval models install" in error
     assert ran == [] and not (tmp_path / "out").exists()
+    # the default embedder too, where a metric needs it (a review: it was checked only when named)
+    assert main(["bench", "--data", str(SMALL), "--metrics", "response_relevancy", "--out", str(tmp_path / "out"),
+                 "--judges", "smollm2-135m-instruct"]) == 2
+    assert "; all-minilm-l6-v2 is not installed: python -m localeval models install all-minilm-l6-v2" in \
+        capsys.readouterr().err
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: tmp_path)  # both ready: both run
     assert main([*argv, "--judges", judges, "--quiet"]) == 0 and ran == judges.split(",")
 
@@ -1389,7 +1405,7 @@ def test_a_file_without_any_labels_is_said_once_and_a_mistyped_label_beside_the_
     beside the "response_relevant" that is read, went unsaid."""
     path = write_records(tmp_path, lambda records: [record.pop("labels") for record in records])
     with pytest.raises(DataError, match=r"none of its 4 samples has 'labels': a labeled file gives each sample "
-                                        r"people's labels \(format: .*\); to score data without labels, use run$"):
+                                        r"people's labels \(format: .*\); is it the data rather than its labels\?$"):
         read_labeled(path, METRICS)
     path = write_records(tmp_path, lambda records: [record["labels"].update(response_relevent=True, notes="ok")
                                                    for record in records[:2]])

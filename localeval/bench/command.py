@@ -155,9 +155,8 @@ def _check_models(judges: list[str], embedder: str | None, uses_embedder: bool) 
     probe's met its judge's turn after the first judge's minutes). After the data: reading a folder's kind
     imports transformers, seconds a mistyped data file should not wait."""
     registry, missing = models.registry(), []
-    for name, kind in [*((judge, "judge") for judge in judges), *([(embedder, "embedder")] if uses_embedder else [])]:
-        if name is None:
-            continue
+    embedders = [(embedder or models.default_model("embedder"), "embedder")] if uses_embedder else []
+    for name, kind in [*((judge, "judge") for judge in judges), *embedders]:
         if name not in registry:
             models.check_folder(Path(name).expanduser(), kind, judge_option="judges")
             continue
@@ -274,6 +273,7 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         run.measures["other_work_cores"] = None if shared is None else shared.others
         run.measures["idle_cores"] = None if shared is None else shared.idle
         run.measures["load_average"] = load_average()
+        run.measures["cores"] = allowed_cores()  # what the load is read against, kept for a report made elsewhere
         runs.append(run)  # before it is said: an interrupt in between keeps it
         log(f"{tag}: {_outcome(run)}")
     return runs

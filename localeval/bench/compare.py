@@ -144,7 +144,7 @@ def sentence_agreement(judge: list[bool], human: list[bool]) -> dict[str, Any]:
 
 def score_agreement(labeled: list[LabeledSample], judge: list[float | None], metric: str) -> dict[str, Any]:
     judge, human = compared_scores(labeled, judge, metric)
-    paired_human = agreement.paired(judge, human)[1]
+    paired_judge, paired_human = agreement.paired(judge, human)
     return {
         "samples": len(paired_human),
         "human_untied": agreement.untied(paired_human),
@@ -152,8 +152,9 @@ def score_agreement(labeled: list[LabeledSample], judge: list[float | None], met
         "by_rule": sum(decided_by_rule(item, metric) for item in labeled),
         "spearman": agreement.spearman(judge, human),
         "mae": agreement.mean_absolute_error(judge, human),
-        "judge_mean": _mean(judge),
-        "human_mean": _mean(human),
+        # over the same samples: a judge's null would move people's mean and not its own (a review)
+        "judge_mean": _mean(paired_judge),
+        "human_mean": _mean(paired_human),
     }
 
 

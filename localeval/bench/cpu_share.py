@@ -54,8 +54,9 @@ def crowded(measures: dict, cores: int) -> tuple[str, float] | None:
     """What says other work ran beside a judge, from its bench.json measures, and how much: ("other work",
     the cores it kept busy) where it took more than the cores left idle could give; where that is not
     measured, ("load average", the load), of which the judge itself makes about as many as there are
-    cores, so a core above that is someone else's. None where neither says so."""
-    others, load = measures.get("other_work_cores"), measures.get("load_average")
+    cores, so a core above that is someone else's. None where neither says so. `cores`: where the measures
+    do not name the cores the judge had (a bench.json written before they were kept)."""
+    others, load, cores = measures.get("other_work_cores"), measures.get("load_average"), measures.get("cores", cores)
     if others is not None:
         busy = others >= OTHERS_BUSY_CORES and others > (measures.get("idle_cores") or 0.0)
         return ("other work", others) if busy else None

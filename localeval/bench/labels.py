@@ -105,7 +105,7 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
             problems.append(problem)
     if len(samples) > 1 and not any(isinstance(record.get("labels"), dict) for record in records):
         raise DataError(path, f"none of its {len(samples)} samples has 'labels': a labeled file gives each sample "
-                              f"people's labels (format: {FORMAT_DOC}); to score data without labels, use run")
+                              f"people's labels (format: {FORMAT_DOC}); is it the data rather than its labels?")
     if problems:
         raise problems[0] if len(problems) == 1 else _together(path, problems)
     _warn_of_near_keys(path, records)
