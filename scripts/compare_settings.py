@@ -39,8 +39,13 @@ def main() -> None:
     parser.add_argument("b", help="bench.json of setting B (the change), optionally :hard or :soft")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    check_same_data(args.a, args.b)
-    a, b = load(args.a), load(args.b)
+    try:
+        check_same_data(args.a, args.b)
+        a, b = load(args.a), load(args.b)
+    except (OSError, ValueError, KeyError) as error:  # a path mistyped, a file that is no bench.json
+        parser.error(f"cannot read the two runs: {type(error).__name__}: {error}")
+    except DifferentData as error:
+        parser.error(str(error))
     rng = np.random.default_rng(args.seed)
     print("| judge | metric | ρ A | ρ B | halves A | halves B | B beats A in | ties | paired |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -57,13 +62,17 @@ def bench_path(spec: str) -> str:
     return spec.rpartition(":")[0] if spec.endswith((":hard", ":soft")) else spec
 
 
+class DifferentData(Exception):
+    """Two runs of different data files: their samples cannot be paired by id."""
+
+
 def check_same_data(a: str, b: str) -> None:
     """Refused where the two runs read different files; said where they scored different samples of one
     (--limit): a probe's rows paired 6 of 8 samples, unsaid, and gave ρ the runs' reports did not."""
     data_a, data_b = dataset(a), dataset(b)
     if data_a.get("sha256") and data_b.get("sha256") and data_a["sha256"] != data_b["sha256"]:
-        sys.exit(f"compare_settings: {bench_path(a)} and {bench_path(b)} benched different data files "
-                 f"({data_a['path']} and {data_b['path']}, other sha256): the same id is not the same sample")
+        raise DifferentData(f"{bench_path(a)} and {bench_path(b)} benched different data files ({data_a['path']} "
+                            f"and {data_b['path']}, other sha256): the same id is not the same sample")
     if data_a["samples"] != data_b["samples"]:
         print(f"note: A scored {data_a['samples']} samples and B {data_b['samples']}: each row pairs only the "
               "samples both scored (its 'paired' column), so its ρ is not either report's", file=sys.stderr)

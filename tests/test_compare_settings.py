@@ -74,4 +74,8 @@ def test_runs_on_other_samples_are_said_and_runs_on_other_data_refused(tmp_path)
     (tmp_path / "mine.json").write_text(json.dumps({**bench, "dataset": {**bench["dataset"], "sha256": "1" * 64}}))
     result = subprocess.run([*script[:2], str(tmp_path / "mine.json"), str(tmp_path / "other.json")],
                             capture_output=True, text=True, timeout=300)
-    assert result.returncode == 1 and "benched different data files" in result.stderr and result.stdout == ""
+    assert result.returncode == 2 and "benched different data files" in result.stderr and result.stdout == ""
+    result = subprocess.run([*script[:2], str(tmp_path / "missing.json"), str(tmp_path / "other.json")],
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 2 and result.stderr.strip().splitlines()[-1].startswith(
+        "compare_settings.py: error: cannot read the two runs: FileNotFoundError")
