@@ -924,6 +924,27 @@ def test_a_limit_beyond_the_data_is_said_by_bench_and_run(tmp_path, capsys, monk
     assert not any("--limit" in said for said in plan.option_warnings)  # all 4 asked for: nothing to say
 
 
+def test_a_resumed_bench_needs_installed_only_the_judges_it_runs(tmp_path, capsys, monkeypatch):
+    """A judge kept by --resume is not run again: its model uninstalled since refused the bench (a review)."""
+    from localeval.bench import command
+
+    monkeypatch.setattr(command, "run_in_child", agreeing_child)
+    argv = ["bench", "--data", str(SMALL), "--metrics", "context_recall", "--out", str(tmp_path / "out"), "--quiet"]
+    monkeypatch.setattr(models, "check_preparable", lambda spec: None)
+    assert main([*argv, "--judges", "smollm2-135m-instruct"]) == 0
+
+    def smollm2_gone(spec):
+        if spec.name == "smollm2-135m-instruct":
+            raise UserError("smollm2-135m-instruct is not installed")
+
+    monkeypatch.setattr(models, "check_preparable", smollm2_gone)
+    both = ["--judges", "smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct"]
+    assert main([*argv, *both, "--resume"]) == 0  # smollm2 kept, qwen run
+    capsys.readouterr()
+    assert main([*argv, *both]) == 2  # afresh, smollm2 would run
+    assert capsys.readouterr().err.startswith("localeval: error: smollm2-135m-instruct is not installed")
+
+
 def test_speeds_measured_beside_other_work_are_said_not_comparable(tmp_path, capsys, monkeypatch):
     """One judge's samples/s fell 20-fold with a test suite on the same 2 cores, and the report named the
     fastest judge all the same (a probe). Read from the CPU other work took while the judge ran: a judge

@@ -53,7 +53,7 @@ def bench_command(args) -> int:
     data_sha256 = file_digest(Path(args.data).expanduser())  # once, now: a file edited while judges run is not this one
     if args.calibrate:
         check_enough_samples(len(labeled))
-    _check_models(judges, args.embedder, embeds)
+    _check_folders(judges, args.embedder, embeds)
     out = Path(args.out)
     # claimed before torch is imported, and held: no second bench writes its files there meanwhile
     with claim_folder(out):
@@ -75,6 +75,8 @@ def bench_command(args) -> int:
         earlier = _earlier_bench(out, args.resume)
         kept = (kept_judges(out, earlier, _asked(args, jobs, data_sha256, describe(device)), labeled, log)
                 if args.resume else EarlierJudges())
+        to_run = [job for job in jobs if job.name not in kept.runs]
+        _check_installed([job.name for job in to_run], args.embedder, embeds and bool(to_run))
         if earlier and not args.resume:  # said while Ctrl-C still loses nothing
             judged = ", ".join(judge["name"] for judge in earlier["judges"])
             log(f"note: {out / JSON_FILE} holds the bench of {earlier['started']}: {judged}; this one replaces it, and "
@@ -83,7 +85,7 @@ def bench_command(args) -> int:
         runs: list[JudgeRun] = []
         interrupted = False
         try:
-            run_judges([job for job in jobs if job.name not in kept.runs], log, isolate=True, into=runs)
+            run_judges(to_run, log, isolate=True, into=runs)
         except KeyboardInterrupt:
             interrupted = True
         by_judge = {**kept.runs, **{run.judge: run for run in runs}}
@@ -149,24 +151,36 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | No
     return 130 if interrupted else 1
 
 
-def _check_models(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
+def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
     """Model folders of one's own checked here, as run checks them (exit 2), not failed in every judge's
-    worker (exit 1, as a bug); registered models that are not installed too, all of them named at once (a
-    probe's met its judge's turn after the first judge's minutes). After the data: reading a folder's kind
-    imports transformers, seconds a mistyped data file should not wait."""
-    registry, missing = models.registry(), []
-    embedders = [(embedder or models.default_model("embedder"), "embedder")] if uses_embedder else []
-    for name, kind in [*((judge, "judge") for judge in judges), *embedders]:
-        if name not in registry:
+    worker (exit 1, as a bug). After the data: reading a folder's kind imports transformers, seconds a
+    mistyped data file should not wait."""
+    for name, kind in _models_used(judges, embedder, uses_embedder):
+        if name not in models.registry():
             models.check_folder(Path(name).expanduser(), kind, judge_option="judges")
+
+
+def _check_installed(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
+    """The registered models the judges to run need, installed: all those that are not named at once, before
+    any judge runs (a probe's met its judge's turn after the first judge's minutes). Once --resume has said
+    which judges it keeps: one kept needs nothing (a review)."""
+    missing = []
+    for name, _ in _models_used(judges, embedder, uses_embedder):
+        if (spec := models.registry().get(name)) is None:
             continue
         try:
-            models.check_preparable(registry[name])
+            models.check_preparable(spec)
         except UserError as error:
             missing.append(str(error))
     if missing:
         raise UserError("; ".join(missing) if len(missing) == 1 else
                         f"{len(missing)} models are not ready: " + "; ".join(missing))
+
+
+def _models_used(judges: list[str], embedder: str | None, uses_embedder: bool) -> list[tuple[str, str]]:
+    """(name or folder, kind) of every model the judges load."""
+    embedders = [(embedder or models.default_model("embedder"), "embedder")] if uses_embedder else []
+    return [*((judge, "judge") for judge in judges), *embedders]
 
 
 def _earlier_bench(out: Path, resume: bool) -> dict[str, Any] | None:
