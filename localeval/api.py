@@ -20,7 +20,7 @@ from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
-from .evaluation import DEFAULT_WINDOW, SampleResult
+from .evaluation import SampleResult
 from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
@@ -131,7 +131,7 @@ def evaluate(
     labels: str | Path | None = None,
     limits: BatchLimits = BatchLimits(),
     cache: bool | AnswerCache = True,
-    window: int = DEFAULT_WINDOW,
+    window: int | None = None,
     progress: bool = False,
     ray: str | None = None,
     workers: int | None = None,
@@ -337,8 +337,8 @@ def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any, progre
         raise UserError(f"limits=: give a localeval.BatchLimits; got {type(limits).__name__}")
     if not isinstance(cache, (bool, AnswerCache)):
         raise UserError(f"cache=: give True, False or a localeval.AnswerCache; got {type(cache).__name__}")
-    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
-        raise UserError(f"window=: give a whole number of samples, at least 1; got {window!r}")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise UserError(f"window=: give a whole number of samples, at least 1 (or None: the device's); got {window!r}")
     if not isinstance(progress, bool):  # "no" would show the bar
         raise UserError(f"progress=: give True or False; got {progress!r}")
 

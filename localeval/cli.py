@@ -201,8 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--language", default="en", help="sentence-splitting language for samples without one "
                      "(default: %(default)s; e.g. zh)")
     run.add_argument("--limit", type=int, default=None, help="score only the first N samples")
-    run.add_argument("--window", type=int, default=DEFAULT_WINDOW, help="samples scored together before their "
-                     "results are written: larger batches better, smaller saves sooner (default: %(default)s)")
+    run.add_argument("--window", type=int, default=None, help="samples scored together before their results are "
+                     "written and the time left is known; a Ctrl-C loses the window under way (default: "
+                     f"{DEFAULT_WINDOW['cpu']} on a CPU, whose batches it fills, {DEFAULT_WINDOW['cuda']} on a GPU)")
     run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: %(default)s)")
     run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8. auto: bfloat16 on "
                      "GPU; on CPU float32, where a sample's scores do not depend on its batch, except for a judge "

@@ -20,7 +20,7 @@ from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
 from .engine.scheduler import JudgeEngine
 from .errors import LocalevalWarning, left_unsaid, warn
-from .evaluation import DEFAULT_WINDOW, Evaluator, SampleResult
+from .evaluation import Evaluator, SampleResult, window_for
 from .metrics.base import Metric
 from .options import given, option
 from .progress import NoProgress, Progress
@@ -78,7 +78,7 @@ class PipelineRecipe:
     limits: BatchLimits = field(default_factory=BatchLimits)
     cache: bool | AnswerCache = False
     language: str = DEFAULT_LANGUAGE
-    window: int = DEFAULT_WINDOW
+    window: int | None = None  # None: the device's (evaluation.window_for)
 
     def build(self, log: Log = print) -> Pipeline:
         return build_pipeline(self.metrics, self.judge, self.embedder, device=self.device, dtype=self.dtype,
@@ -105,7 +105,7 @@ def build_scoring(recipe: PipelineRecipe, cluster: Cluster | None = None, log: L
 
 def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embedder: str | Embedder | None = None,
                    *, device: str = "auto", dtype: str = "auto", limits: BatchLimits = BatchLimits(),
-                   cache: bool | AnswerCache = False, language: str = DEFAULT_LANGUAGE, window: int = DEFAULT_WINDOW,
+                   cache: bool | AnswerCache = False, language: str = DEFAULT_LANGUAGE, window: int | None = None,
                    log: Log = print) -> Pipeline:
     """`judge` and `embedder`: a registered name, a model directory or an object (None: the default).
     The embedder is found only when a metric needs one: a bad --embedder cannot stop a run without."""
@@ -116,7 +116,8 @@ def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embe
     embedder = build_embedder(embedder, device, log) if any(m.uses_embedder for m in metrics) else None
     engine = JudgeEngine(judge, limits, cache if isinstance(cache, AnswerCache) else
                          AnswerCache() if cache and getattr(judge, "cacheable", True) else None)
-    return Pipeline(metrics, judge, embedder, engine, Evaluator(metrics, engine, embedder, language, window), device)
+    evaluator = Evaluator(metrics, engine, embedder, language, window_for(window, device))
+    return Pipeline(metrics, judge, embedder, engine, evaluator, device)
 
 
 class ForkedWarning(LocalevalWarning):

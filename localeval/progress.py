@@ -12,7 +12,6 @@ import time
 from typing import TextIO
 
 from .errors import for_terminal
-from .results import count_of
 
 
 def to_stderr(message: str) -> None:
@@ -46,31 +45,62 @@ def progress_for(description: str = "judging", stream: TextIO | None = None, uni
     scored, where the unit is requests (the lines then say about how long the rest takes)."""
     stream = stream or sys.stderr
     if stream.isatty() or "ipykernel" in sys.modules:
-        return BarProgress(description, stream, unit)
+        return BarProgress(description, stream, unit, samples)
     return LineProgress(description, stream, unit=unit, samples=samples)
 
 
 class BarProgress(Progress):
-    def __init__(self, description: str = "judging", stream: TextIO | None = None, unit: str = "requests"):
+    """A bar over the samples where their number is known (its time left is then the run's), the requests
+    answered beside it; else over the requests. A bar over requests showed 100% and nothing left at the
+    end of every step, whose requests were all it knew of (a long-run probe). A clock redraws it each
+    second: a first batch of minutes left it still, its time frozen, as if hung."""
+
+    REDRAW_EVERY = 1.0  # seconds
+
+    def __init__(self, description: str = "judging", stream: TextIO | None = None, unit: str = "requests",
+                 samples: int | None = None):
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=0, desc=description, unit=" " + unit, file=stream or sys.stderr, dynamic_ncols=True)
-        self.unit, self.samples_finished = unit, 0
+        self.by_samples = samples is not None and unit != "samples"
+        self.unit, self.done, self.total = unit, 0, 0
+        self.bar = tqdm(total=samples if self.by_samples else 0, desc=description,
+                        unit=" samples" if self.by_samples else " " + unit, file=stream or sys.stderr,
+                        dynamic_ncols=True)
+        self._closed = threading.Event()
+        self._clock = threading.Thread(target=self._redraw, name="localeval-bar", daemon=True)
+        self._clock.start()
 
     def expect(self, n: int) -> None:
-        self.bar.total += n
-        self.bar.refresh()
+        if self.by_samples:
+            self.total += n
+            self._show_requests()
+        else:
+            self.bar.total += n
+            self.bar.refresh()
 
     def advance(self, n: int) -> None:
-        self.bar.update(n)
+        if self.by_samples:
+            self.done += n
+            self._show_requests()
+        else:
+            self.bar.update(n)
 
     def finished(self, n: int) -> None:
-        self.samples_finished += n
-        if self.unit != "samples":  # else the bar counts them already
-            self.bar.set_postfix_str(f"{count_of(self.samples_finished, 'sample')} done")
+        if self.by_samples:
+            self.bar.update(n)
 
     def close(self) -> None:
-        self.bar.close()
+        if not self._closed.is_set():
+            self._closed.set()
+            self._clock.join()
+            self.bar.close()
+
+    def _show_requests(self) -> None:
+        self.bar.set_postfix_str(f"{self.done}/{self.total} {self.unit}", refresh=True)
+
+    def _redraw(self) -> None:
+        while not self._closed.wait(self.REDRAW_EVERY):
+            self.bar.refresh()
 
 
 class LineProgress(Progress):

@@ -38,7 +38,7 @@ import torch
 
 from .cluster import Cluster, check_address, host_and_port, through_client
 from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
-from .evaluation import SampleResult, Timings
+from .evaluation import SampleResult, Timings, window_for
 from .interrupts import held
 from .options import given, keyword_arguments, keywords_in_use, option
 from .pipeline import Log, Pipeline, PipelineRecipe
@@ -115,7 +115,7 @@ class RayScorer:
 
         done = False
         try:  # closed however it ends: a refused or failed start leaves no cluster or worker behind
-            windows = _windows(samples, self.recipe.window, self.cluster.workers)
+            windows = _windows(samples, window_for(self.recipe.window, self.recipe.device), self.cluster.workers)
             # a worker with no window would load a judge for nothing: --workers 1000 on 2 samples filled memory
             self._start(min(self.cluster.workers, len(windows)))
             progress.expect(len(samples))

@@ -471,6 +471,58 @@ def test_progress_is_plain_lines_when_not_a_terminal():
     assert log.getvalue() == "judging 2 samples: 2 done, 4/4 requests, 0 s\n"
 
 
+def test_a_terminals_bar_counts_the_samples_with_the_requests_beside_it_and_keeps_its_clock_running(monkeypatch):
+    """A bar over requests showed 100% and nothing left at the end of every metric step, 2 of 4 samples done;
+    and it stood still through a first batch of minutes, its time frozen (a long-run probe)."""
+    from localeval.progress import BarProgress
+
+    monkeypatch.setattr(BarProgress, "REDRAW_EVERY", 0.02)
+    screen = io.StringIO()
+    bar = BarProgress("judging 4 samples", screen, samples=4)
+    bar.expect(12)
+    bar.advance(12)  # a step's requests all answered: the samples are not done
+    frames = screen.getvalue().split("\r")
+    assert "0/4" in frames[-1] and "12/12 requests" in frames[-1] and "100%" not in frames[-1]
+    drawn = screen.getvalue().count("\r")
+    deadline = time.monotonic() + 10
+    while screen.getvalue().count("\r") < drawn + 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert screen.getvalue().count("\r") >= drawn + 3  # redrawn with nothing answered meanwhile
+    bar.finished(2)
+    bar.expect(11)
+    assert "2/4" in screen.getvalue().split("\r")[-1] and "12/23 requests" in screen.getvalue().split("\r")[-1]
+    bar.finished(2)
+    bar.close()
+    bar.close()  # the runner's finally after Ctrl-C
+    assert "4/4" in screen.getvalue()
+
+
+def test_a_run_on_a_cpu_saves_and_knows_its_time_left_every_8_samples_and_bench_scores_in_one_window(monkeypatch):
+    """At 64 samples a window, a long CPU run showed no time left and saved nothing for a quarter of an hour, and
+    a Ctrl-C lost it all (a long-run probe); 8 fill a CPU's batches about as well. bench keeps the one window
+    its judges were measured in."""
+    from localeval.bench import worker
+    from localeval.engine.scripted import ScriptedJudge
+    from localeval.evaluation import window_for
+    from localeval.metrics import resolve_metrics
+    from localeval.pipeline import build_pipeline
+
+    assert (window_for(None, "cpu"), window_for(None, "cuda:1"), window_for(3, "cuda")) == (8, 64, 3)
+    pipeline = build_pipeline(resolve_metrics("context_recall"), ScriptedJudge(lambda r: {}), device="cpu")
+    assert pipeline.evaluator.window == 8
+    asked = {}
+
+    def recorded(*args, **kwargs):
+        asked.update(kwargs)
+        raise RuntimeError("recorded")
+
+    monkeypatch.setattr("localeval.pipeline.build_pipeline", recorded)
+    job = worker.JudgeJob("scripted", (), ("context_recall",), {}, None, "cpu", "float32", worker.BatchLimits(), False)
+    with pytest.raises(RuntimeError, match="recorded"):
+        worker._evaluate(job)
+    assert asked["window"] == 64
+
+
 def test_progress_counts_the_samples_done_in_a_run_and_in_evaluate(tmp_path, data, tiny_judge, capsys):
     """A CI log showed "0/30 requests, 30 s" then "30/30", a total that grows as the metrics' steps reveal their
     requests, and no count of the samples done (a CI probe). Counted where samples are scored, so that

@@ -479,8 +479,8 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
     ([], {}, "no samples to evaluate"),  # an empty result would fail later, in to_pandas()
     ([RAGAS_02], {"language": "klingon"}, "language='klingon': not supported; choose from am, "),  # else all null
     # each of these crashed deep inside, some only after the models had loaded
-    ([RAGAS_02], {"window": 0}, "window=: give a whole number of samples, at least 1; got 0"),
-    ([RAGAS_02], {"window": "3"}, "window=: give a whole number of samples, at least 1; got '3'"),
+    ([RAGAS_02], {"window": 0}, "window=: give a whole number of samples, at least 1 (or None: the device's); got 0"),
+    ([RAGAS_02], {"window": "3"}, "window=: give a whole number of samples, at least 1 (or None: the device's); got '3'"),
     ([RAGAS_02], {"limits": (4, 100)}, "limits=: give a localeval.BatchLimits; got tuple"),
     ([RAGAS_02], {"progress": "no"}, "progress=: give True or False; got 'no'"),  # it showed the bar
     ([RAGAS_02], {"settings": "soft"}, "settings=: give a JudgeSettings, or a dict of metric name -> JudgeSettings"),

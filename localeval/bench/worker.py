@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..engine.limits import BatchLimits
+from ..evaluation import BENCH_WINDOW
 from ..errors import EnvironmentFailure, UserError
 from ..metrics import JudgeSettings, resolve_metrics
 from ..progress import NoProgress, progress_for, to_stderr
@@ -124,7 +125,7 @@ def _evaluate(job: JudgeJob) -> JudgeRun:
 
     _reset_peak_memory(job.device)
     pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
-                              dtype=job.dtype, limits=job.limits, cache=job.cache, log=to_stderr)
+                              dtype=job.dtype, limits=job.limits, cache=job.cache, window=BENCH_WINDOW, log=to_stderr)
     pipeline.load()  # now, so that load time is not counted as judging time
     bar = progress_for(f"{job.name}: judging") if job.progress else NoProgress()
     started = time.perf_counter()

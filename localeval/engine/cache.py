@@ -111,6 +111,15 @@ class AnswerCache:
         self._connection: sqlite3.Connection | None = None
         self._file_opened: tuple[int, int] | None = None  # which file the connection reads (_file_at)
 
+    def __getstate__(self) -> dict:
+        """What a Ray worker gets (an AnswerCache given to evaluate(ray=...)): the file's path and state; its
+        own lock, and a connection of its own, opened on first use."""
+        return {**self.__dict__, "_lock": None, "_connection": None, "_file_opened": None}
+
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
     @property
     def _db(self) -> sqlite3.Connection:
         """Opened on first use, so that a run refused before it scores (a bad option, an --out that
