@@ -387,7 +387,7 @@ def _lowest_cell(standing: _Standing) -> str:
         return "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>"
     if standing.lowest is None:
         return _sortable_score(None)
-    return (f"<td class='num' data-value='{standing.lowest!r}'>{standing.lowest:.3f} "
+    return (f"<td class='num' data-value='{standing.lowest!r}'>{standing.lowest:.3f}<br>"
             f"<span class='p'>{breakable(standing.weakest)}</span></td>")
 
 

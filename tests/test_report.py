@@ -482,7 +482,7 @@ def test_the_lowest_score_names_the_metric_that_gave_it(tmp_path):
     for number, row in enumerate(rows, 1):
         scores = {metric: row[metric] for metric in DEFAULT_METRICS if isinstance(row.get(metric), float)}
         weakest = min(scores, key=scores.get)
-        cell = re.search(rf"href='#s-{number}'>.*?<td class='num' data-value='([^']*)'>[0-9.]+ <span class='p'>(.*?)</span>",
+        cell = re.search(rf"href='#s-{number}'>.*?<td class='num' data-value='([^']*)'>[0-9.]+<br><span class='p'>(.*?)</span>",
                          html)
         assert cell, f"no lowest cell for sample {number}"
         assert float(cell.group(1)) == scores[weakest] and cell.group(2).replace("<wbr>", "") == weakest
