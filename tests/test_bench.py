@@ -451,6 +451,15 @@ def an_idle_machine(monkeypatch):
     monkeypatch.setattr(command, "load_average", lambda: 0.0)
 
 
+@pytest.fixture(autouse=True)
+def judges_installed(request, monkeypatch):
+    """bench refuses a registered judge that is not installed before any runs, and most tests here name
+    registered judges whose runs they script (agreeing_child): CI installs the default judge alone. The
+    tests of that refusal are marked `installed_check` and meet the real one."""
+    if "installed_check" not in request.keywords:
+        monkeypatch.setattr(models, "check_preparable", lambda spec: None)
+
+
 def agreeing_child(job: JudgeJob) -> JudgeRun:
     """A judge's run as its worker process gives it, answered from SMALL's labels (no model loads)."""
     judge = scripted(job.name, LabelJudge(read_labeled(SMALL, METRICS)))
@@ -883,6 +892,7 @@ def test_a_quiet_bench_still_says_why_a_judge_failed(tmp_path, capsys, monkeypat
     assert captured.err.strip() == "failed: smollm2-135m-instruct: UserError: not installed"
 
 
+@pytest.mark.installed_check
 def test_registered_judges_not_installed_are_refused_before_any_judge_runs(tmp_path, capsys, monkeypatch):
     """A judge not installed was found at its turn, after the judges before it had run for minutes (a probe)."""
     from localeval.bench import command
