@@ -118,7 +118,9 @@ def _warn_of_near_keys(path: Path, records: list[dict]) -> None:
     near: dict[tuple[str, str], int] = {}
     for record in records:
         for key in record.get("labels") or {}:
-            if key not in LABEL_KEYS and (meant := closest(key, LABEL_KEYS, 0.85)) is not None:
+            if any(known in key for known in LABEL_KEYS):  # the right key, or one the labeler built on it (_v2)
+                continue
+            if (meant := closest(key, LABEL_KEYS, 0.85)) is not None:
                 near[(key, meant)] = near.get((key, meant), 0) + 1
     if near:
         said = "; ".join(f"{key!r} ({count_of(count, 'record')}): did you mean {meant!r}?"
