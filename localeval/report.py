@@ -385,10 +385,8 @@ def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, sta
 def _lowest_cell(standing: _Standing) -> str:
     if standing.unanswered:
         return "<td class='num' data-value='0.0'>0 <span class='p'>(no answer)</span></td>"
-    if standing.lowest is None:
-        return _sortable_score(None)
-    return (f"<td class='num' data-value='{standing.lowest!r}'>{standing.lowest:.3f}<br>"
-            f"<span class='p'>{breakable(standing.weakest)}</span></td>")
+    weakest = "" if standing.weakest is None else f"<br><span class='p'>{breakable(standing.weakest)}</span>"
+    return _sortable_score(standing.lowest, weakest)
 
 
 def _shown_id(sample_id: object) -> str:
@@ -398,11 +396,12 @@ def _shown_id(sample_id: object) -> str:
     return escape(for_terminal(str(sample_id)))
 
 
-def _sortable_score(value) -> str:
-    """A score cell that also carries its exact value, which the table sorts by."""
+def _sortable_score(value, after: str = "") -> str:
+    """A score cell that also carries its exact value, which the table sorts by; `after`: markup after
+    the score (the lowest score's metric)."""
     if not _is_score(value):
         return "<td class='num null' data-value=''>null</td>"
-    return f"<td class='num' data-value='{value!r}'>{value:.3f}</td>"
+    return f"<td class='num' data-value='{value!r}'>{value:.3f}{after}</td>"
 
 
 def _thresholds(details: dict[str, Any]) -> dict[str, float]:
