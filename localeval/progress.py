@@ -56,6 +56,7 @@ class BarProgress(Progress):
     second: a first batch of minutes left it still, its time frozen, as if hung."""
 
     REDRAW_EVERY = 1.0  # seconds
+    FORMAT = "{desc}: {percentage:3.0f}%|{bar}| {n_fmt}/{total_fmt} UNIT [{elapsed}<{remaining}, {rate_inv_fmt}{postfix}]"
 
     def __init__(self, description: str = "judging", stream: TextIO | None = None, unit: str = "requests",
                  samples: int | None = None):
@@ -63,12 +64,11 @@ class BarProgress(Progress):
 
         self.by_samples = samples is not None and unit != "samples"
         self.unit, self.done, self.total = unit, 0, 0
-        self.bar = tqdm(total=samples if self.by_samples else 0, desc=description,
-                        unit=" samples" if self.by_samples else " " + unit, file=stream or sys.stderr,
-                        dynamic_ncols=True)
-        self._closed = threading.Event()
-        self._clock = threading.Thread(target=self._redraw, name="localeval-bar", daemon=True)
-        self._clock.start()
+        counted = "samples" if self.by_samples else unit
+        # Seconds per sample (or request), with its noun in the singular: tqdm's own format wrote "4.00s/ samples".
+        self.bar = tqdm(total=samples if self.by_samples else 0, desc=description, unit=counted.removesuffix("s"),
+                        bar_format=self.FORMAT.replace("UNIT", counted), file=stream or sys.stderr, dynamic_ncols=True)
+        self._clock = _Clock(self.REDRAW_EVERY, self.bar.refresh, "localeval-bar")
 
     def expect(self, n: int) -> None:
         if self.by_samples:
@@ -90,17 +90,11 @@ class BarProgress(Progress):
             self.bar.update(n)
 
     def close(self) -> None:
-        if not self._closed.is_set():
-            self._closed.set()
-            self._clock.join()
+        if self._clock.stop():
             self.bar.close()
 
     def _show_requests(self) -> None:
         self.bar.set_postfix_str(f"{self.done}/{self.total} {self.unit}", refresh=True)
-
-    def _redraw(self) -> None:
-        while not self._closed.wait(self.REDRAW_EVERY):
-            self.bar.refresh()
 
 
 class LineProgress(Progress):
@@ -119,9 +113,7 @@ class LineProgress(Progress):
         self.samples = samples
         self.done = self.total = self.samples_finished = 0
         self.started = time.monotonic()
-        self._closed = threading.Event()
-        self._clock = threading.Thread(target=self._tick, name="localeval-progress", daemon=True)
-        self._clock.start()
+        self._clock = _Clock(every, self._tick, "localeval-progress")
 
     def expect(self, n: int) -> None:
         self.total += n
@@ -133,17 +125,12 @@ class LineProgress(Progress):
         self.samples_finished += n
 
     def close(self) -> None:
-        if self._closed.is_set():
-            return
-        self._closed.set()
-        self._clock.join()
-        if self.total:
+        if self._clock.stop() and self.total:
             self._line()
 
     def _tick(self) -> None:
-        while not self._closed.wait(self.every):
-            if self.total:  # nothing to count before the first requests are known
-                self._line()
+        if self.total:  # nothing to count before the first requests are known
+            self._line()
 
     def _line(self) -> None:
         samples = "" if self.unit == "samples" else f"{self.samples_finished} done, "  # else counted twice
@@ -157,6 +144,28 @@ class LineProgress(Progress):
         if not total or not done or done >= total:
             return ""
         return f", about {_duration(elapsed * (total - done) / done)} left"
+
+
+class _Clock:
+    """Calls `tick` every `every` seconds on a thread of its own until stopped."""
+
+    def __init__(self, every: float, tick, name: str):
+        self.every, self.tick = every, tick
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self._thread.start()
+
+    def stop(self) -> bool:
+        """True the first time: a runner's finally after Ctrl-C closes a progress that may be closed already."""
+        if self._stopped.is_set():
+            return False
+        self._stopped.set()
+        self._thread.join()
+        return True
+
+    def _run(self) -> None:
+        while not self._stopped.wait(self.every):
+            self.tick()
 
 
 def _duration(seconds: float) -> str:

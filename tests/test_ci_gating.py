@@ -497,6 +497,25 @@ def test_a_terminals_bar_counts_the_samples_with_the_requests_beside_it_and_keep
     assert "4/4" in screen.getvalue()
 
 
+def test_a_bar_says_its_pace_in_seconds_per_sample_in_plain_words():
+    """tqdm's own format wrote a slow run's pace as "4.00s/ samples"; a bar over requests alone (bench) counts requests."""
+    from localeval.progress import BarProgress
+
+    screen = io.StringIO()
+    bar = BarProgress("judging 4 samples", screen, samples=4)
+    bar.expect(8)
+    bar.finished(1)
+    bar.close()
+    last = screen.getvalue().split("\r")[-1]
+    assert "1/4 samples [" in last and "s/sample, 0/8 requests]" in last and "s/ samples" not in last
+    screen = io.StringIO()
+    bar = BarProgress("qwen: judging", screen)
+    bar.expect(8)
+    bar.advance(3)
+    bar.close()
+    assert "3/8 requests [" in screen.getvalue().split("\r")[-1] and "s/request]" in screen.getvalue()
+
+
 def test_a_run_on_a_cpu_saves_and_knows_its_time_left_every_8_samples_and_bench_scores_in_one_window(monkeypatch):
     """At 64 samples a window, a long CPU run showed no time left and saved nothing for a quarter of an hour, and
     a Ctrl-C lost it all (a long-run probe); 8 fill a CPU's batches about as well. bench keeps the one window
