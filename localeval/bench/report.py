@@ -200,7 +200,7 @@ def _speed_note(judges: list[dict]) -> Callable[[dict], str]:
     """A samples/s cell's note: why the speed is not the judge's own, and its dtype where the judges ran in
     more than one (a probe's best judge ran in bfloat16, half the bytes a pass reads, the others in float32,
     and only bench.json said so)."""
-    dtypes = {(j.get("measures") or {}).get("dtype") for j in judges if j["status"] == "ok"}
+    dtypes = set(_dtypes(judges).values())
 
     def note(entry: dict) -> str:
         said = [] if len(dtypes) < 2 else [(entry.get("measures") or {}).get("dtype") or "dtype unknown"]
@@ -448,14 +448,17 @@ def context_lines(bench: dict[str, Any]) -> list[str]:
 def _dtypes_ran(bench: dict[str, Any]) -> str:
     """The --dtype asked and, for auto, what each judge ran in: "auto" said nothing of bfloat16 against
     float32 (a probe)."""
-    asked = bench["settings"]["dtype"]
-    ran = {j["name"]: j["measures"]["dtype"] for j in bench["judges"] if j["status"] == "ok" and
-           (j.get("measures") or {}).get("dtype")}
+    asked, ran = bench["settings"]["dtype"], _dtypes(bench["judges"])
     if asked != "auto" or not ran:
         return asked
     if len(set(ran.values())) == 1:
         return f"auto ({next(iter(ran.values()))})"
     return "auto (" + ", ".join(f"{name} {dtype}" for name, dtype in ran.items()) + ")"
+
+
+def _dtypes(judges: list[dict]) -> dict[str, str]:
+    """The dtype each judge that ran ran in, where its measures say."""
+    return {j["name"]: dtype for j in judges if j["status"] == "ok" and (dtype := (j.get("measures") or {}).get("dtype"))}
 
 
 def _resumed_lines(bench: dict[str, Any]) -> list[str]:
