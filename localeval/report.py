@@ -121,7 +121,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
         f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<main><h1>{REPORT_TITLE}</h1>",
-        f"<p>{escape(for_terminal(str(details.get('data', ''))))}: {count_of(len(rows), 'sample')}{_limited(details)}"
+        f"<p>{escape(for_terminal(str(details.get('data', ''))))}{_digest(details)}: {count_of(len(rows), 'sample')}"
+        f"{_limited(details)}"
         f"{_languages(details)}; judge {_model(details['models']['judge'])}, embedder "
         f"{_model(details['models']['embedder'])}, on {escape(details['device'])}{_made_by(details)}.</p>",
         _gates_note(summary, details.get("gates")),  # first: what a CI job's reader opens the page for
@@ -140,6 +141,12 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     path = out_dir / REPORT_FILE
     write_atomically(path, "\n".join(parts), RESUME_AFTER_ROOM)
     return path
+
+
+def _digest(details: dict[str, Any]) -> str:
+    """The data file's sha256, shortened, in small print: which file of that name a shared page is of."""
+    digest = details.get("data_sha256")  # absent from a summary written before it was kept
+    return "" if not digest else f" <span class='p' title='sha256 {digest}'>(sha256 {digest[:12]})</span>"
 
 
 def _limited(details: dict[str, Any]) -> str:

@@ -102,15 +102,18 @@ def run_command(args) -> int:
         scored = _score(args, plan.samples, writer, score, plan.cluster, pipeline, log)
         if scored is None:
             return EXIT_INTERRUPTED
-        rows = _in_data_order(read_results(writer.path), plan.samples)
+        in_file = read_results(writer.path)
+        rows = _in_data_order(in_file, plan.samples)
         summary = summarize(rows, result_names(plan.metrics), plan.human)
         details = _details(args, pipeline, plan.cluster, plan.samples, scored, started)
+        details.update(data_sha256=writer.identity["data_sha256"], results_in_file=len(in_file))
         details.update(calibration=described(plan.calibration), labels=args.labels,
                        gates=outcomes(summary, plan.gates))
         # the exit status's answer, for a CI step that reads the file later (None: no gate)
         details["gates_passed"] = all(gate["passed"] for gate in details["gates"].values()) if plan.gates else None
         scoring_said = [kept_warning(said) for said in pipeline.said_while_scoring()]
-        details["warnings"] = _kept_warnings(args, plan, [*set_up, *scoring_said], misfits, summary)
+        details["warnings"] = _kept_warnings(args, plan, [*set_up, *scoring_said, _beyond_samples(in_file, rows)],
+                                             misfits, summary)
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(writer.out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
@@ -188,7 +191,7 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
         if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
             say(f"\nlocaleval: {for_terminal(note)}")
-    say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} scored now) in "
+    say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} of them by this run) in "
         f"{document['timings']['total_seconds']:.1f} s; results in {for_terminal(str(writer.path))}, report in "
         f"{for_terminal(str(report))}")  # an --out with ESC or a line break in it, as the warnings show it
     if args.json:
@@ -217,6 +220,16 @@ def _in_data_order(rows: list[dict], samples: list) -> list[dict]:
     from one process's). A resumed folder may hold samples this run left out (--limit)."""
     position = {sample.id: index for index, sample in enumerate(samples)}
     return sorted((row for row in rows if str(row.get("id")) in position), key=lambda row: position[str(row["id"])])
+
+
+def _beyond_samples(in_file: list[dict], rows: list[dict]) -> str | None:
+    """Said where results.jsonl holds more than this run's samples: a resume with a smaller --limit kept an
+    earlier invocation's, and means taken over the file then differed from summary.json's (a probe)."""
+    if len(in_file) == len(rows):
+        return None
+    return (f"note: {RESULTS_FILE} holds {count_of(len(in_file), 'result')}, {len(in_file) - len(rows)} of them for "
+            f"samples this run left out (an earlier run scored them; --limit); the summary and the report are of "
+            f"this run's {count_of(len(rows), 'sample')}")
 
 
 def _load(path: str) -> tuple[list, list[str]]:

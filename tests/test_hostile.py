@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import html
 import json
 import os
 import signal
@@ -613,6 +614,14 @@ def test_a_resumed_run_summarizes_only_the_samples_it_was_asked_for(capsys, fini
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert {m["scored"] + m["null"] for m in summary["metrics"].values()} == {1}
     assert len((out / "results.jsonl").read_text().splitlines()) == 2  # the other sample's line is kept
+    # and said, in summary.json and the report: means over the file differed from the summary's (a probe)
+    assert summary["samples"] == 1 and summary["results_in_file"] == 2
+    assert summary["data_sha256"] == hashlib.sha256(data.read_bytes()).hexdigest()
+    beyond = ("note: results.jsonl holds 2 results, 1 of them for samples this run left out (an earlier run scored "
+              "them; --limit); the summary and the report are of this run's 1 sample")
+    assert beyond in summary["warnings"]
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert html.escape(beyond) in page and f"(sha256 {summary['data_sha256'][:12]})" in page
 
 
 def test_a_fresh_run_into_a_finished_folder_says_it_replaces_the_earlier_results(capsys, finished, tiny_judge):

@@ -151,7 +151,7 @@ def test_resume_scores_only_what_is_missing_and_rerun_hits_the_cache(cli_run, pi
     assert main(["run", str(picked_data), "--out", str(out), "--resume", "--quiet"]) == 0
     printed = capsys.readouterr()
     assert "2 of 3 samples already scored" in printed.err
-    assert "(1 scored now)" in printed.out
+    assert "(1 of them by this run)" in printed.out
     again = [json.loads(line) for line in results.read_text(encoding="utf-8").splitlines()]
     assert [r["id"] for r in again] == [json.loads(line)["id"] for line in lines]
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
