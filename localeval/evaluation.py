@@ -10,7 +10,8 @@ written to disk before the next window starts.
 from __future__ import annotations
 
 import time
-from dataclasses import astuple, dataclass
+from dataclasses import astuple, dataclass, replace
+from numbers import Real
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import UserError
@@ -128,9 +129,9 @@ class Evaluator:
         try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
             requests = steps.send(reply)
         except StopIteration as done:
-            outcomes[key] = done.value
+            outcomes[key] = _checked_result(key[1], done.value)
         else:
-            waiting[key] = (steps, requests)
+            waiting[key] = (steps, _checked_requests(key[1], requests))
 
     def _answer_round(self, waiting, progress: Progress) -> dict:
         """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
@@ -157,3 +158,34 @@ class Evaluator:
             self.timings.embed_seconds += time.perf_counter() - started
             self.timings.embedded_texts += len(texts)
         return replies
+
+
+# A metric of a user's own (metrics/custom.py) is checked here for what only a sample shows: a step that
+# yielded one request, not a list, failed as "'JudgeRequest' object is not subscriptable" deep in a round,
+# and a score of 1.5 went into the summary's mean (a probe).
+
+ROUNDING = 1e-9  # a formula's float error past 0 or 1 is not a metric's mistake
+
+
+def _checked_requests(metric: str, requests: Any) -> list:
+    if isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
+                                       or all(isinstance(r, EmbedRequest) for r in requests)):
+        return requests
+    raise UserError(f"metric {metric!r}: each step must yield a list of JudgeRequest, or a list of EmbedRequest "
+                    f"(the answers come back as a list, in order); it yielded {_shown(requests)}")
+
+
+def _checked_result(metric: str, result: Any) -> MetricResult:
+    if not isinstance(result, MetricResult):
+        raise UserError(f"metric {metric!r}: steps() must return a MetricResult; it returned {_shown(result)}")
+    score = result.score
+    if score is None:  # every null score says why (results.jsonl's promise)
+        return result if result.null_reason is not None else replace(result, null_reason=f"{metric} gave no reason")
+    if isinstance(score, bool) or not isinstance(score, Real) or not -ROUNDING <= score <= 1 + ROUNDING:
+        raise UserError(f"metric {metric!r}: a score is a number from 0 to 1, or None with a null_reason "
+                        f"(MetricResult.null(reason)); it returned {score!r}")
+    return result
+
+
+def _shown(value: Any) -> str:
+    return f"{type(value).__name__} {value!r}"[:120]

@@ -41,6 +41,18 @@ def schema_grammar(schema: str) -> str:
     return llguidance.LLMatcher.grammar_from_json_schema(schema, defaults=COMPACT_JSON)
 
 
+@lru_cache(maxsize=None)
+def schema_error(schema: str) -> str | None:
+    """Why the grammar cannot hold an answer to this JSON Schema (a look-ahead in a pattern, say); None where it
+    can. Asked of every request, by every judge, before any is decoded: a metric of a user's own whose schema
+    failed to compile lost the whole call mid-batch, and passed under the scripted judge (a probe)."""
+    try:
+        error = llguidance.LLMatcher.validate_grammar(schema_grammar(schema), None)
+    except (ValueError, TypeError, RuntimeError) as failed:  # not JSON Schema at all
+        error = str(failed)
+    return error.strip().splitlines()[-1].removeprefix("error: ") if error else None
+
+
 class GrammarTokenizer:
     """The judge's tokenizer as llguidance sees it, made once per model."""
 

@@ -12,6 +12,7 @@ from ..progress import NoProgress, Progress
 from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
 from .conformance import fitted
+from .grammar import schema_error
 from .batching import Admission
 from .judge import Judge
 from .limits import BatchLimits
@@ -36,11 +37,18 @@ class JudgeEngine:
         self.cache_hits += len(answers)
         progress.advance(len(answers))
         todo = [r for r in unique if r not in answers]
-        refused = self._too_long(todo)
+        refused = {**self._unconstrainable(todo), **self._too_long(todo)}
         progress.advance(len(refused))
         answers.update(refused)
         answers.update(self._decode([r for r in todo if r not in refused], progress))
         return [fitted(r, answers[r]) for r in requests]
+
+    @staticmethod
+    def _unconstrainable(requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
+        """Requests whose schema no grammar can hold the judge to: refused, so their metric is null and says why."""
+        errors = {request: schema_error(request.schema) for request in requests}
+        return {request: JudgeAnswer.refusal(f"the judge cannot be held to this request's schema: {error}")
+                for request, error in errors.items() if error is not None}
 
     def _too_long(self, requests: list[JudgeRequest]) -> dict[JudgeRequest, JudgeAnswer]:
         """Requests whose prompt leaves no room for an answer within the positions the judge was

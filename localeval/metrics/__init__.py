@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 
 from ..errors import UserError, closest
 from .base import JudgeSettings, Metric, MetricResult
+from .custom import register_metric
 from .context_precision import ContextPrecision
 from .context_recall import ContextRecall
 from .context_relevance import ContextRelevance
@@ -19,6 +20,7 @@ METRICS: dict[str, type[Metric]] = {
     for m in (ContextRelevance, ContextRecall, ResponseRelevancy, AnswerSupportedPrecision, ContextSupportedPrecision,
               ContextPrecision, Faithfulness)
 }
+BUILT_IN = frozenset(METRICS)  # the names register_metric (custom.py) refuses
 # The seeds' five, scored when no metric is named; the peers' headline metrics (ragas's
 # context_precision and faithfulness, by the same names) are asked for by name.
 DEFAULT_METRICS = ("context_relevance", "context_recall", "response_relevancy", "answer_supported_precision",
@@ -64,6 +66,8 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         if not isinstance(item, (str, Metric)):  # ragas's metric objects, a list in the list: unhashable, a TypeError
             raise UserError(_not_a_name(item))
         if isinstance(item, Metric):
+            if by_name_only and item.name not in METRICS:
+                raise UserError(_not_a_name(item))
             if by_name_only:
                 raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
                                 "settings of its own, so the judge's measured settings, scoring= and calibration= "
@@ -117,11 +121,17 @@ def _not_a_name(item: object) -> str:
     """What to give in place of a metric that is not a name: ragas's metric objects carry theirs."""
     name = getattr(item, "name", None)
     if isinstance(name, str):
-        known = f" did you mean '{name}'?" if name in METRICS else did_you_mean(name)
         what = "a metric class" if isinstance(item, type) else f"objects ({type(item).__name__})"
-        return f"metrics: give metrics by name, not as {what};{known}"
+        if name in METRICS:
+            return f"metrics: give metrics by name, not as {what}; did you mean '{name}'?"
+        cls = item if isinstance(item, type) else type(item)
+        if issubclass(cls, Metric):
+            return (f"metrics: give metrics by name, not as {what}; a metric of your own has a name once its class is "
+                    f"registered: localeval.register_metric({cls.__name__}) (localeval docs custom-metrics)")
+        return f"metrics: give metrics by name, not as {what};{did_you_mean(name)}".rstrip(";")
     return (f"metrics: give metric names (strings), comma-separated or as a list; got an item of type "
             f"{type(item).__name__} among them")
 
 
-__all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "resolve_metrics", "result_names"]
+__all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "register_metric", "resolve_metrics",
+           "result_names"]

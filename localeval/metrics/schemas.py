@@ -63,10 +63,14 @@ def _max_bytes(schema: dict[str, Any]) -> int:
         return max(len(repr(v)) for v in schema["enum"])
     kind = schema.get("type")
     if kind == "string":
+        if "maxLength" not in schema:  # an unbounded string could run past any budget, and the JSON never close
+            raise ValueError(f"every string of a judge's schema needs a maxLength; this one has none: {schema}")
         return 2 + 6 * schema["maxLength"]
     if kind == "object":
         return 2 + sum(len(key) + 4 + _max_bytes(sub) for key, sub in schema["properties"].items())
     if kind == "array":
+        if "prefixItems" not in schema and "maxItems" not in schema:
+            raise ValueError(f"every array of a judge's schema needs a maxItems (or prefixItems); this one has none: {schema}")
         items = schema.get("prefixItems") or [schema["items"]] * schema["maxItems"]
         return 2 + sum(_max_bytes(item) + 1 for item in items)
     raise ValueError(f"no length bound for schema {schema}")
