@@ -81,6 +81,22 @@ def test_the_documented_metric_is_scored_by_the_real_embedded_judge_its_answer_h
     assert 0.0 <= evidence["probability"] <= 1.0 and (evidence["probability"] >= 0.5) == (score == 1.0)
 
 
+@pytest.mark.filterwarnings("ignore::localeval.trust.WeakJudgeWarning")
+def test_a_budget_too_small_for_the_answer_is_said_as_such_by_the_real_judge():
+    schema = {"type": "object", "additionalProperties": False, "required": ["reason"],
+              "properties": {"reason": {"type": "string", "maxLength": 100}}}
+
+    def steps(self, sample, language):
+        (answer,) = yield [JudgeRequest.build("Say why.", sample.response, schema, 5)]
+        return judge_failure(answer) if answer.data is None else MetricResult(1.0)
+
+    localeval.register_metric(_metric(steps=steps))
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], cache=False)
+    assert result["mine"] == [None]
+    assert result.rows()[0]["evidence"]["mine"]["null_reason"].startswith(
+        "judge output unusable: cut off at the request's max_new_tokens (5) before its JSON closed (")
+
+
 def _metric(**attributes) -> type[Metric]:
     def steps(self, sample, language):
         (answer,) = yield [JudgeRequest.build("s", "u", {"enum": [0, 1]}, 4)]

@@ -264,11 +264,14 @@ class TransformersJudge:
         return answers
 
     def _cut_off_said(self, request: JudgeRequest, limit: int, answer: JudgeAnswer) -> JudgeAnswer:
-        """An answer stopped unfinished where the judge's trained positions end (`limit`, its _answer_limit: a
-        response of hundreds of sentences, a verdict each) says so: "not valid JSON" blamed the judge for the
-        sample's length (a probe)."""
-        if answer.data is not None or limit >= request.max_new_tokens or answer.output_tokens < limit:
+        """An answer stopped unfinished at its limit says which: where the judge's trained positions end (`limit`,
+        its _answer_limit: a response of hundreds of sentences, a verdict each), or at the request's own budget.
+        "not valid JSON" blamed the judge for the sample's length, or for a metric's budget (probes)."""
+        if answer.data is not None or answer.output_tokens < limit:
             return answer
+        if limit >= request.max_new_tokens:  # the request's own budget: a metric of a user's own set it too low (a probe)
+            return replace(answer, error=f"cut off at the request's max_new_tokens ({request.max_new_tokens:,}) before "
+                                         f"its JSON closed ({answer.error})")
         return replace(answer, error=f"{TOO_LONG}: its answer did not fit in the {self.context_tokens:,} "
                                      "tokens the judge reads and was cut off (shorten the sample's texts, or use a "
                                      "judge that reads more)")
