@@ -139,7 +139,8 @@ def evaluate(
     cpus_per_worker: float | None = None,
 ) -> EvaluationResult:
     """Score `samples` with the given metrics (default: the five of DEFAULT_METRICS; "all": every
-    metric). `samples`: a dataset path, a list of dicts or Samples, a pandas DataFrame, or a dataset
+    metric). `samples`: a dataset path, a list of dicts, Samples, pydantic models or dataclasses, a pandas
+    DataFrame, or a dataset
     with `to_list()` (a Hugging Face Dataset, a ragas EvaluationDataset); ragas's field names, old and
     new, are read (README, "Coming from ragas").
 

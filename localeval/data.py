@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import codecs
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -40,7 +41,8 @@ LIST_FIELD = "retrieved_contexts"
 JOINED_ALIAS = "ground_truths"  # ragas 0.1's list of reference strings, read as one reference text
 PARQUET_HINT = "reading Parquet needs pyarrow: pip install pyarrow"
 TOO_DEEP = "JSON nested deeper than about 1,000 levels; no sample is shaped like that"  # Python's reader's limit
-ACCEPTED_DATA = ("a dataset path (.jsonl, .json, .csv or .parquet), a list of dicts or Samples, a pandas DataFrame, "
+ACCEPTED_DATA = ("a dataset path (.jsonl, .json, .csv or .parquet), a list of dicts, Samples, pydantic models or "
+                 "dataclasses, a pandas DataFrame, "
                  "a Hugging Face datasets.Dataset or a ragas EvaluationDataset")
 READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
 # Fields of localeval's labeled format (docs/labeled-data.md): bench and --labels read them, and the
@@ -130,6 +132,9 @@ def samples_in_memory(data: Any) -> list[Sample]:
     they offer, not imported: neither is a dependency of localeval."""
     if isinstance(data, str):
         raise UserError(f"no data file {shortened(data, 60)!r}; give {ACCEPTED_DATA}")
+    if isinstance(data, Sample) or callable(getattr(data, "model_dump", None)) or (
+            dataclasses.is_dataclass(data) and not isinstance(data, type)):  # one record, not a list of them
+        raise UserError(f"got a single {type(data).__name__}; give {ACCEPTED_DATA} (one sample is [sample])")
     if isinstance(data, Mapping):  # iterating would read its keys as records
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")
@@ -150,6 +155,10 @@ def _plain_record(record: Any) -> Any:
     """A record as a DataFrame, numpy or a column-oriented dataset (every record has every column)
     leaves it, as plain values: None and NaN are an absent field, a numpy array a list and a numpy
     number a Python one (they were "expected a string, got a number", "got a ndarray", "got a int64")."""
+    if callable(getattr(record, "model_dump", None)) and not isinstance(record, type):  # a pydantic model (a probe)
+        record = record.model_dump()
+    elif dataclasses.is_dataclass(record) and not isinstance(record, (type, Sample)):
+        record = dataclasses.asdict(record)
     if not isinstance(record, dict):
         return record
     return {name: value.tolist() if _numpy(value) else value for name, value in record.items() if not _missing(value)}

@@ -10,7 +10,7 @@ import pytest
 
 from localeval.bench.labels import read_labeled
 from localeval.data import PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples
-from localeval.errors import DataError
+from localeval.errors import DataError, UserError
 from localeval.samples import Sample
 
 DEV_SET = Path("/work/shared/data/dev.jsonl")
@@ -713,3 +713,28 @@ def test_a_header_of_many_columns_is_read_in_linear_time_and_warned_of_in_one_sh
     assert time.perf_counter() - started < 8  # about 0.2 s; the count per column took about 20 s
     message = str(warned[0].message)
     assert sample.user_input == "q" and f"'f9' (1 of 1 records) and {count - 10:,} more" in message and len(message) < 800
+
+
+def test_pydantic_models_and_dataclasses_are_read_as_their_fields_and_one_alone_is_told_to_be_a_list():
+    """"expected a JSON object, got a P" for an application's own sample models (a custom-metric probe)."""
+    import dataclasses
+
+    import pydantic
+
+    from localeval.data import samples_in_memory
+    from localeval.samples import Sample
+
+    class Asked(pydantic.BaseModel):
+        user_input: str
+        response: str
+
+    @dataclasses.dataclass
+    class Answered:
+        user_input: str
+        response: str
+
+    read = samples_in_memory([Asked(user_input="q?", response="a."), Answered("q2?", "b.")])
+    assert [(s.id, s.user_input, s.response) for s in read] == [("1", "q?", "a."), ("2", "q2?", "b.")]
+    for one in (Asked(user_input="q?", response="a."), Answered("q?", "a."), Sample(id="1", user_input="q?")):
+        with pytest.raises(UserError, match=rf"got a single {type(one).__name__}; give .* \\(one sample is \\[sample\\]\\)"):
+            samples_in_memory(one)
