@@ -736,5 +736,5 @@ def test_pydantic_models_and_dataclasses_are_read_as_their_fields_and_one_alone_
     read = samples_in_memory([Asked(user_input="q?", response="a."), Answered("q2?", "b.")])
     assert [(s.id, s.user_input, s.response) for s in read] == [("1", "q?", "a."), ("2", "q2?", "b.")]
     for one in (Asked(user_input="q?", response="a."), Answered("q?", "a."), Sample(id="1", user_input="q?")):
-        with pytest.raises(UserError, match=rf"got a single {type(one).__name__}; give .* \\(one sample is \\[sample\\]\\)"):
+        with pytest.raises(UserError, match=rf"got a single {type(one).__name__}; give .* \(one sample is \[sample\]\)"):
             samples_in_memory(one)
