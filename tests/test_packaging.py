@@ -83,6 +83,7 @@ def test_the_sdist_carries_the_test_suite_whole_with_what_it_reads(tmp_path, mon
 def test_the_wheel_carries_the_registry_and_nothing_of_the_source_tree(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     assert "localeval/registry.json" in names
+    assert "localeval/py.typed" in names  # type checkers read the package's hints (a custom-metric probe)
     assert not [n for n in names if n.startswith(("tests/", "models/", "scripts/", "docs/"))]
     # pyproject.toml lists the packages (docs/ is mapped into one): a new one left off would be missing
     source = Path(__file__).resolve().parent.parent
