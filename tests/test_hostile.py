@@ -12,6 +12,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -1995,3 +1996,34 @@ def test_an_answer_cut_off_at_the_judges_limit_is_said_as_too_long_not_as_bad_js
                                        "reads and was cut off (shorten the sample's texts, or use a judge that reads "
                                        "more)")
     assert evidence["judge_output"].startswith('{"verdicts":[')  # what it wrote before the limit, to look at
+
+
+def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge):
+    """A QA lead's scripts read results.jsonl and summary.json by key, and much of them was written nowhere (a
+    probe): docs/output.md names every key of a run of every metric, with the inputs, labels and a gate."""
+    labeled, out = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl", tmp_path / "out"
+    assert main(["run", str(labeled), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
+                 "--metrics", "all", "--with-inputs", "--labels", str(labeled), "--limit", "2",
+                 "--fail-under", "faithfulness=0"]) == EXIT_OK
+    documented = set(re.findall(r"`([a-z_0-9]+)`", (Path(__file__).resolve().parent.parent / "docs" / "output.md")
+                                .read_text(encoding="utf-8")))
+
+    def keys(value, inside_named_map=False) -> set[str]:
+        """Every key, leaving out those that are data: metric names, null reasons, languages, gates' metrics."""
+        if isinstance(value, list):
+            return set().union(*(keys(item) for item in value))
+        if not isinstance(value, dict):
+            return set()
+        return {key for key in value if not inside_named_map} | set().union(*(
+            keys(sub, key in NAMED_MAPS) for key, sub in value.items()))
+
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    written = keys(summary) | keys(rows) | keys(json.loads((out / "run.json").read_text(encoding="utf-8")))
+    assert "corrected" in written and "at_least" in written and "user_input" in written  # what the run was for
+    assert written - documented == set()
+
+
+# maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys;
+# their values' keys are still checked
+NAMED_MAPS = {"metrics", "languages", "null_reasons", "gates", "evidence", "reasons", "example", "scoring", "thresholds"}
