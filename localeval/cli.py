@@ -64,9 +64,10 @@ EXAMPLES = f"""examples:
   python -m localeval models
   python -m localeval models install qwen2.5-coder-1.5b-instruct
   python -m localeval cache                 # where the judge-answer cache is, how large; `cache clear` empties it
+  python -m localeval compare last-night/ tonight/ --max-drop 0.05   # what moved between two runs' --out folders
 
 exit status: {EXIT_OK} done, 1 a bug (or, for bench, a judge that failed), {EXIT_USER} a mistake in what was asked,
-{EXIT_ENVIRONMENT} the machine stopped it (full disk, out of memory), {EXIT_BELOW_THRESHOLD} a --fail-under gate failed,
+{EXIT_ENVIRONMENT} the machine stopped it (full disk, out of memory), {EXIT_BELOW_THRESHOLD} a --fail-under (or compare's --max-drop) gate failed,
 {EXIT_INTERRUPTED} interrupted, {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`); `localeval run --help` says more.
 """
 
@@ -142,6 +143,22 @@ dtype and decoding) and the whole request, and is never pruned: it grows by abou
 scored anew. Clearing it loses nothing but time: a run asks the judge again.
 
 exit status: {EXIT_OK} done, {EXIT_USER} a mistake in what was asked, {EXIT_ENVIRONMENT} the cache cannot be read or written
+"""
+
+COMPARE_EPILOG = f"""examples:
+  python -m localeval compare last-night/ tonight/
+  python -m localeval compare last-night/ tonight/ --max-drop 0.05                # any mean falling by more: exit {EXIT_BELOW_THRESHOLD}
+  python -m localeval compare last-night/ tonight/ --max-drop context_recall=0.02 --json > change.json
+
+Each score's mean before and after, its change, and over the samples both runs scored the mean of the
+per-sample changes with its 95% bootstrap interval: "higher" or "lower" where that interval leaves 0
+out, else "no clear change" (a move these samples cannot tell from noise). Notes say what makes the two
+runs not like for like: another data file (by sha256), judge, embedder or settings. `localeval docs
+output` describes the files it reads.
+
+exit status: {EXIT_OK} compared (and no mean fell beyond its --max-drop), {EXIT_USER} a folder without a finished
+run's summary.json, or a --max-drop that names no shared score, {EXIT_BELOW_THRESHOLD} a mean fell beyond its
+--max-drop (or has no value in one run), {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
 DOCS_EPILOG = f"""examples:
@@ -265,6 +282,18 @@ def build_parser() -> argparse.ArgumentParser:
                     "model (the default), or clear it: every answer deleted and the file shrunk.",
         epilog=CACHE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     cache.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
+
+    compare = commands.add_parser(
+        "compare", help="compare two runs' scores: last night's and tonight's, one judge's and another's",
+        description="Compare the scores of two finished runs, each given as its --out folder (or its "
+                    "summary.json): what moved, whether it moved more than noise, which samples fell most.",
+        epilog=COMPARE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    compare.add_argument("before", help="the earlier run's --out folder (or its summary.json)")
+    compare.add_argument("after", help="the later run's --out folder (or its summary.json)")
+    compare.add_argument("--max-drop", action="append", metavar="[SCORE=]DROP",
+                         help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when a mean fell by more than DROP "
+                              "(a bare DROP: every score; SCORE=DROP: that one; repeatable)")
+    compare.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
 
     docs = commands.add_parser(
         "docs", help="print a document: the README, the labeled format, the judges' measurements",
@@ -579,6 +608,10 @@ def _command(args) -> int:
         return models_command(args)
     if args.command == "cache":
         return cache_command(args)
+    if args.command == "compare":
+        from .comparison import compare_command
+
+        return compare_command(args)
     if args.command == "bench":
         from .bench.command import bench_command
 

@@ -1,0 +1,116 @@
+"""`localeval compare BEFORE AFTER`: two runs' scores side by side for a nightly job (a QA-lead probe found no way
+to compare runs but by hand)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from localeval.cli import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, main
+
+SHA = "1e8781255bd932d081ced1ff4110dede9235b3de7e1bf4025f1e3e7f1bdfcdf7"
+JUDGE = "smollm2-135m-instruct|b179c9523d0e6a0f|torch.float32+prepacked|greedy"
+
+
+def write_run(folder: Path, scores: dict[str, float | None], **summary) -> Path:
+    """A run's folder as `localeval run` writes it (docs/output.md): a results.jsonl line per sample and a summary."""
+    folder.mkdir()
+    rows = [{"schema_version": 1, "id": sample, "context_recall": score, "evidence": {}} for sample, score in scores.items()]
+    (folder / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    scored = [score for score in scores.values() if score is not None]
+    row = {"mean": sum(scored) / len(scored) if scored else None, "interval": None, "scored": len(scored),
+           "null": len(scores) - len(scored)}
+    document = {"schema_version": 1, "metrics": {"context_recall": row}, "samples": len(scores), "data": "d.jsonl",
+                "data_sha256": SHA, "results_in_file": len(scores), "models": {"judge": JUDGE, "embedder": None},
+                "settings": {"batch_size": 32, "scoring": {"context_recall": "hard"}}, "finished": "2026-11-28T00:00:00+00:00",
+                **summary}
+    (folder / "summary.json").write_text(json.dumps(document), encoding="utf-8")
+    return folder
+
+
+def compared(capsys, *argv: str) -> tuple[int, dict, str]:
+    status = main(["compare", *argv, "--json"])
+    captured = capsys.readouterr()
+    return status, json.loads(captured.out) if captured.out else {}, captured.err
+
+
+def test_a_fall_every_sample_shares_is_lower_with_its_interval_and_the_samples_that_fell_most(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {str(i): 1.0 for i in range(20)})
+    after = write_run(tmp_path / "after", {str(i): 0.5 if i < 10 else 1.0 for i in range(20)})
+    status, found, err = compared(capsys, str(before), str(after))
+    change = found["scores"]["context_recall"]
+    assert status == EXIT_OK and found["notes"] == [] and found["gates_passed"] is None
+    assert (change["before"], change["after"], change["paired"], change["change"]) == (1.0, 0.75, 20, -0.25)
+    assert change["interval"][1] < 0 and change["direction"] == "lower"
+    assert [drop["id"] for drop in change["drops"]] == ["0", "1", "2"]  # three shown, the earliest of equal falls first
+
+
+def test_a_move_within_noise_is_no_clear_change_and_identical_runs_are_unchanged(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0})
+    after = write_run(tmp_path / "after", {"a": 0.0, "b": 1.0, "c": 1.0, "d": 0.0})
+    assert compared(capsys, str(before), str(after))[1]["scores"]["context_recall"]["direction"] == "no clear change"
+    assert compared(capsys, str(before), str(before / "summary.json"))[1]["scores"]["context_recall"]["direction"] == "unchanged"
+
+
+def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 1.0})
+    after = write_run(tmp_path / "after", {"a": 0.9, "b": 1.0})
+    status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.02")
+    assert status == EXIT_BELOW_THRESHOLD and found["gates_passed"] is False
+    assert "max-drop: context_recall fell by 0.050, at most 0.02 allowed: FAILED" in err
+    status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.02", "--max-drop", "context_recall=0.05")
+    assert status == EXIT_OK and found["gates"]["context_recall"] == {"max_drop": 0.05, "drop": pytest.approx(0.05),
+                                                                      "passed": True}
+    nothing = write_run(tmp_path / "nothing", {"a": None, "b": None})  # a build must not pass on nothing
+    assert compared(capsys, str(before), str(nothing), "--max-drop", "0.5")[0] == EXIT_BELOW_THRESHOLD
+
+
+def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0})
+    after = write_run(tmp_path / "after", {"z": 1.0}, data_sha256="0" * 64, data="other.jsonl",
+                      models={"judge": "qwen2.5-coder-1.5b-instruct|x|torch.bfloat16+prepacked|greedy", "embedder": None},
+                      settings={"batch_size": 8, "scoring": {"context_recall": "soft"}})
+    notes = compared(capsys, str(before), str(after))[1]["notes"]
+    assert notes == [
+        f"the runs scored different data files (d.jsonl, sha256 {SHA[:12]}; other.jsonl, sha256 000000000000): their "
+        "means are of other samples",
+        f"another judge: {JUDGE} before, qwen2.5-coder-1.5b-instruct|x|torch.bfloat16+prepacked|greedy after",
+        "scoring differs: {'context_recall': 'hard'} before, {'context_recall': 'soft'} after",  # not the batch size
+        "the runs share no sample id: only their means are compared"]
+
+
+@pytest.mark.parametrize("given, said", [
+    ("missing", "compare: {}: no such folder or file"),
+    ("empty", "compare: {} holds no summary.json (a run that did not finish writes none: --resume finishes it)"),
+    ("not-json", "compare: cannot read {}/summary.json as a localeval summary"),
+])
+def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys, given, said):
+    good = write_run(tmp_path / "good", {"a": 1.0})
+    path = tmp_path / given
+    if given != "missing":
+        path.mkdir()
+    if given == "not-json":
+        (path / "summary.json").write_text("{", encoding="utf-8")
+    status, found, err = compared(capsys, str(good), str(path))
+    assert status == EXIT_USER and err.startswith("localeval: error: " + said.format(path)) and err.count("\n") == 1
+    assert compared(capsys, str(good), str(good), "--max-drop", "faithfulness=0.1")[0] == EXIT_USER
+
+
+def test_two_real_runs_of_one_judge_on_one_file_compare_unchanged_in_a_table(tmp_path, capsys, tiny_judge):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "s1", "user_input": "When did the bridge open?", "response": "In 1932.",
+                                "retrieved_contexts": ["The bridge opened in 1932."], "reference": "In 1932."}) + "\n",
+                    encoding="utf-8")
+    for out in ("one", "two"):
+        assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(tmp_path / out), "--quiet",
+                     "--no-cache", "--metrics", "context_recall,faithfulness"]) == EXIT_OK
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "one"), str(tmp_path / "two"), "--max-drop", "0"]) == EXIT_OK
+    printed = capsys.readouterr()
+    assert "localeval: note" not in printed.out  # same data, judge, embedder and settings
+    table = printed.out.split("\n\n")[1].splitlines()
+    assert table[0].split() == ["score", "before", "after", "change", "paired", "change", "[95%", "CI]", "pairs"]
+    assert [line.split()[0] for line in table[1:]] == ["context_recall", "faithfulness"]
+    assert all(line.split()[3] == "+0.000" and line.endswith("too few paired samples") for line in table[1:])
