@@ -140,9 +140,8 @@ def evaluate(
 ) -> EvaluationResult:
     """Score `samples` with the given metrics (default: the five of DEFAULT_METRICS; "all": every
     metric). `samples`: a dataset path, a list of dicts, Samples, pydantic models or dataclasses, a pandas
-    DataFrame, or a dataset
-    with `to_list()` (a Hugging Face Dataset, a ragas EvaluationDataset); ragas's field names, old and
-    new, are read (README, "Coming from ragas").
+    DataFrame, or a dataset with `to_list()` (a Hugging Face Dataset, a ragas EvaluationDataset); ragas's
+    field names, old and new, are read (README, "Coming from ragas").
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (load_judge's and load_embedder's, loaded once for many calls;
@@ -158,6 +157,17 @@ def evaluate(
     (default 0) or `cpus_per_worker` CPU cores (default 1); without `ray` these are refused (needs
     localeval[ray]; README, "Scaling out on Ray").
 
+    `language`: the sentence splitter's language for samples that name none ("en"; "zh" works). `device`:
+    "auto" (a GPU where there is one), "cpu" or "cuda"; `dtype`: "auto" (the judge's measured dtype for the
+    device), "float32", "bfloat16", "float16" or "int8". `limits`: the batch limits (BatchLimits). `cache`:
+    True keeps the judge's answers in the user's answer cache (a call asked again costs nothing), False keeps
+    none, or an AnswerCache of your own. `window`: samples scored together (None: 8 on a CPU, 64 on a GPU).
+    `progress`: a bar (or lines, where stderr is no terminal) on stderr. Metrics of your own:
+    register_metric (`localeval docs custom-metrics`).
+
+    Raises UserError for a mistake in the arguments or the data (before any model loads, where it can be
+    seen then), EnvironmentFailure where the machine stops the call (a Ray cluster that does not answer, a
+    judge whose outputs are not numbers), MemoryError when memory runs out; nothing of the call is kept.
     A registered judge known to agree poorly with people (the default among them) gives a
     WeakJudgeWarning naming the judge that agrees best.
     """
