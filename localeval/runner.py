@@ -9,7 +9,7 @@ import time
 from collections import Counter
 from contextlib import closing, redirect_stdout
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from . import __version__
@@ -365,6 +365,7 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         "judge_load_seconds": getattr(judge, "load_seconds", 0.0),
         "embedder_load_seconds": getattr(embedder, "load_seconds", 0.0),
     }
+    now = datetime.now(UTC)
     if cluster is not None:  # the workers' seconds added up: they can pass total_seconds
         timings["workers"] = cluster.workers
     return {
@@ -388,7 +389,10 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         "timings": timings,
         "localeval": __version__,
         "python": platform.python_version(),
-        "finished": datetime.now(UTC).isoformat(timespec="seconds"),  # which run a kept report or summary is
+        # which run a kept report or summary is; with when this invocation began (a resumed run's other
+        # invocations are in no file: a probe found only the last one's end)
+        "started": (now - timedelta(seconds=timings["total_seconds"])).isoformat(timespec="seconds"),
+        "finished": now.isoformat(timespec="seconds"),
     }
 
 

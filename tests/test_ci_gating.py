@@ -126,6 +126,8 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     # which run a kept file is (a probe), and the report says how the run's own settings scored each metric
     from datetime import datetime
     assert datetime.fromisoformat(document["finished"]).tzinfo is not None
+    took = datetime.fromisoformat(document["finished"]) - datetime.fromisoformat(document["started"])
+    assert abs(took.total_seconds() - document["timings"]["total_seconds"]) <= 1  # when this invocation began
     report = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert f"localeval {document['localeval']}, finished {document['finished']}." in report
     recall = report.split("<td>context_<wbr>recall</td>", 1)[1].split("</tr>", 1)[0]
