@@ -132,9 +132,6 @@ def samples_in_memory(data: Any) -> list[Sample]:
     they offer, not imported: neither is a dependency of localeval."""
     if isinstance(data, str):
         raise UserError(f"no data file {shortened(data, 60)!r}; give {ACCEPTED_DATA}")
-    if isinstance(data, Sample) or callable(getattr(data, "model_dump", None)) or (
-            dataclasses.is_dataclass(data) and not isinstance(data, type)):  # one record, not a list of them
-        raise UserError(f"got a single {type(data).__name__}; give {ACCEPTED_DATA} (one sample is [sample])")
     if isinstance(data, Mapping):  # iterating would read its keys as records
         raise UserError(f"got a single mapping; give {ACCEPTED_DATA} (one sample is [sample]; a dict of "
                         "columns is pandas.DataFrame(columns))")
@@ -146,6 +143,10 @@ def samples_in_memory(data: Any) -> list[Sample]:
         return samples_from_records(map(_plain_record, data.to_list()), type(data).__name__)
     if pandas_of_a_frame(data) is not None:
         return samples_from_records(_frame_records(data), "DataFrame")
+    # after to_list(): ragas's EvaluationDataset is a pydantic model too (a review)
+    if isinstance(data, Sample) or callable(getattr(data, "model_dump", None)) or (
+            dataclasses.is_dataclass(data) and not isinstance(data, type)):  # one record, not a list of them
+        raise UserError(f"got a single {type(data).__name__}; give {ACCEPTED_DATA} (one sample is [sample])")
     if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
         return samples_from_records(map(_plain_record, data))
     raise UserError(f"cannot read samples from {_kind(data)}; give {ACCEPTED_DATA}")

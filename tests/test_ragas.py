@@ -17,6 +17,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
+import pydantic
 import pytest
 
 import localeval
@@ -65,6 +66,22 @@ class EvaluationDatasetStandIn:
 
     def to_list(self):
         return [{k: v for k, v in vars(sample).items() if v is not None} for sample in self.samples]
+
+
+class PydanticEvaluationDatasetStandIn(pydantic.BaseModel):
+    """ragas 0.2's EvaluationDataset is a pydantic model with model_dump, which a check for one record alone
+    took it for (a review)."""
+
+    samples: list[dict]
+
+    def __init__(self, rows):
+        super().__init__(samples=rows)
+
+    def __iter__(self):
+        return iter(self.samples)
+
+    def to_list(self):
+        return [{k: v for k, v in sample.items() if v is not None} for sample in self.samples]
 
 
 def every_verdict_one(asked: list):
@@ -185,7 +202,7 @@ def test_a_bad_dataframe_row_is_placed_by_record():
         as_samples(frame)
 
 
-@pytest.mark.parametrize("stand_in", [HFDatasetStandIn, EvaluationDatasetStandIn])
+@pytest.mark.parametrize("stand_in", [HFDatasetStandIn, EvaluationDatasetStandIn, PydanticEvaluationDatasetStandIn])
 def test_dataset_objects_are_read_through_to_list(stand_in):
     samples = as_samples(stand_in([RAGAS_02, {**RAGAS_02, "reference": None}]))
     assert samples == [Sample(id="1", **{**RAGAS_02, "retrieved_contexts": tuple(CONTEXTS)}),
