@@ -135,8 +135,8 @@ def undecided(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, floa
         if not outcome["undecided"]:
             continue
         value, lowest, (low, high) = outcome["value"], outcome["at_least"], outcome["interval"]
-        mean = f"{value:.3f} passed" if outcome["passed"] else f"{_short_below(value, lowest)} failed"
-        interval = f"{_short_below(low, lowest)} to {high:.3f}, from {summary[metric]['corrected']['labeled']} labels"
+        mean = f"{value:.3f} passed" if outcome["passed"] else f"{shown_apart(value, lowest)} failed"
+        interval = f"{shown_apart(low, lowest)} to {high:.3f}, from {summary[metric]['corrected']['labeled']} labels"
         lines.append(f"{metric}: its corrected mean {mean} {_as_given(lowest)}, but its 95% interval ({interval}) "
                      "holds values that pass it and values that fail it: more labels narrow it")
     return lines
@@ -184,7 +184,7 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         elif math.isnan(value):  # only a summary built by hand has one: never below, never passing
             failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")
         else:
-            failed.append(f"{metric}: {outcome['compared']} {_short_below(value, lowest)} is below {_as_given(lowest)}")
+            failed.append(f"{metric}: {outcome['compared']} {shown_apart(value, lowest)} is below {_as_given(lowest)}")
     return failed
 
 
@@ -196,10 +196,10 @@ def _as_given(lowest: float) -> str:
     return repr(float(lowest)).removesuffix(".0")  # float(): a Fraction gate reads as a number too
 
 
-def _short_below(value: float, lowest: float) -> str:
-    """`value` to 3 decimals, or to as many more as show it below `lowest` (1/7 is 0.1429 against 0.143)."""
+def shown_apart(value: float, bound: float) -> str:
+    """`value` to 3 decimals, or to as many more as show it on its side of `bound` (1/7 is 0.1429 against 0.143)."""
     for decimals in range(3, 18):
         shown = f"{value:.{decimals}f}"
-        if float(shown) < lowest:
+        if float(shown) != bound and (float(shown) < bound) == (value < bound):
             return shown
     return repr(value)

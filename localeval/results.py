@@ -474,7 +474,7 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
     table = {}
     for name in metrics:
         scores = [row.get(name) for row in rows]
-        scored = [s for s in scores if _number(s)]
+        scored = [s for s in scores if is_number(s)]
         interval = bootstrap_interval(scored)
         table[name] = {
             "mean": sum(scored) / len(scored) if scored else None,
@@ -486,8 +486,8 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
         if reasons:
             table[name]["null_reasons"] = reasons
         labeled = [(row[name], human[str(row["id"])][name]) for row in rows
-                   if human and str(row["id"]) in human and _number(row.get(name))
-                   and _number(human[str(row["id"])].get(name))]
+                   if human and str(row["id"]) in human and is_number(row.get(name))
+                   and is_number(human[str(row["id"])].get(name))]
         if labeled:
             table[name]["corrected"] = corrected_mean(scored, labeled).to_json()
     return table
@@ -498,7 +498,7 @@ def _null_reasons(rows: list[dict[str, Any]], name: str) -> dict[str, int]:
     (no evidence of its own) is null for its metric's reasons."""
     evidence_key = metric_of(name)
     reasons = Counter(row.get("evidence", {}).get(evidence_key, {}).get("null_reason") for row in rows
-                      if not _number(row.get(name)))
+                      if not is_number(row.get(name)))
     reasons.pop(None, None)
     return dict(reasons.most_common())
 
@@ -527,7 +527,8 @@ def count_of(n: int, noun: str) -> str:
     return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _number(value: Any) -> bool:
+def is_number(value: Any) -> bool:
+    """A score's value, not null (nor NaN, which a row should not hold but a hand-edited file may)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
 
 

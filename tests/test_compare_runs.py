@@ -47,11 +47,16 @@ def test_a_fall_every_sample_shares_is_lower_with_its_interval_and_the_samples_t
     assert [drop["id"] for drop in change["drops"]] == ["0", "1", "2"]  # three shown, the earliest of equal falls first
 
 
-def test_a_move_within_noise_is_no_clear_change_and_identical_runs_are_unchanged(tmp_path, capsys):
-    before = write_run(tmp_path / "before", {"a": 1.0, "b": 0.0, "c": 1.0, "d": 0.0})
-    after = write_run(tmp_path / "after", {"a": 0.0, "b": 1.0, "c": 1.0, "d": 0.0})
+def test_a_move_within_noise_is_no_clear_change_few_pairs_name_no_direction_and_identical_runs_are_unchanged(
+        tmp_path, capsys):
+    before = write_run(tmp_path / "before", {str(i): float(i % 2) for i in range(12)})
+    after = write_run(tmp_path / "after", {str(i): float(i % 2 == 0) if i < 4 else float(i % 2) for i in range(12)})
     assert compared(capsys, str(before), str(after))[1]["scores"]["context_recall"]["direction"] == "no clear change"
     assert compared(capsys, str(before), str(before / "summary.json"))[1]["scores"]["context_recall"]["direction"] == "unchanged"
+    # two pairs that both fell: a bootstrap of two says nothing (a review: "lower" with [-0.2, -0.1])
+    few_before, few_after = write_run(tmp_path / "b2", {"x": 1.0, "y": 1.0}), write_run(tmp_path / "a2", {"x": 0.9, "y": 0.8})
+    change = compared(capsys, str(few_before), str(few_after))[1]["scores"]["context_recall"]
+    assert change["direction"] == "too few pairs to tell (under 10)" and change["interval"] is None
 
 
 def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, capsys):
@@ -61,10 +66,35 @@ def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, 
     assert status == EXIT_BELOW_THRESHOLD and found["gates_passed"] is False
     assert "max-drop: context_recall fell by 0.050, at most 0.02 allowed: FAILED" in err
     status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.02", "--max-drop", "context_recall=0.05")
-    assert status == EXIT_OK and found["gates"]["context_recall"] == {"max_drop": 0.05, "drop": pytest.approx(0.05),
-                                                                      "passed": True}
+    assert status == EXIT_OK and found["gates"]["context_recall"] == {
+        "max_drop": 0.05, "drop": pytest.approx(0.05), "null_share_before": 0.0, "null_share_after": 0.0, "passed": True}
     nothing = write_run(tmp_path / "nothing", {"a": None, "b": None})  # a build must not pass on nothing
     assert compared(capsys, str(before), str(nothing), "--max-drop", "0.5")[0] == EXIT_BELOW_THRESHOLD
+    # nor on fewer samples: one left scored at 1.0 kept the mean where it was (a review)
+    fewer = write_run(tmp_path / "fewer", {"a": 1.0, "b": None})
+    status, found, err = compared(capsys, str(before), str(fewer), "--max-drop", "0.5")
+    assert status == EXIT_BELOW_THRESHOLD and found["scores"]["context_recall"]["lost"] == 1
+    assert ("max-drop: context_recall did not move, and 50% of its samples are null against 0% before, at most 0.5 "
+            "allowed: FAILED") in err
+    assert "samples scored before and null after (see their null_reason): context_recall 1" in found["notes"]
+
+
+def test_max_drop_given_twice_for_a_score_is_refused_and_a_score_gone_after_fails(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0})
+    for twice in (["0.2", "0.05"], ["context_recall=0.2", "context_recall=0.1"]):
+        status, _, err = compared(capsys, str(before), str(before), *[f"--max-drop={drop}" for drop in twice])
+        assert status == EXIT_USER and "is given a drop twice; keep one" in err
+    after = write_run(tmp_path / "after", {"a": 1.0})
+    summary = json.loads((after / "summary.json").read_text())
+    summary["metrics"] = {"faithfulness": summary["metrics"].pop("context_recall")}
+    (after / "summary.json").write_text(json.dumps(summary))
+    assert main(["compare", str(before), str(after), "--max-drop", "0.1"]) == EXIT_USER  # nothing shared to compare
+    both = write_run(tmp_path / "both", {"a": 1.0})
+    summary = json.loads((both / "summary.json").read_text())
+    summary["metrics"]["faithfulness"] = summary["metrics"]["context_recall"]
+    (both / "summary.json").write_text(json.dumps(summary))
+    status, found, err = compared(capsys, str(both), str(before), "--max-drop", "0.1")
+    assert status == EXIT_BELOW_THRESHOLD and "max-drop: faithfulness is not scored after" in err
 
 
 def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
@@ -74,17 +104,39 @@ def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
                       settings={"batch_size": 8, "scoring": {"context_recall": "soft"}})
     notes = compared(capsys, str(before), str(after))[1]["notes"]
     assert notes == [
-        f"the runs scored different data files (d.jsonl, sha256 {SHA[:12]}; other.jsonl, sha256 000000000000): their "
-        "means are of other samples",
+        f"the runs scored different data files (d.jsonl, sha256 {SHA[:12]}; other.jsonl, sha256 000000000000)",
         f"another judge: {JUDGE} before, qwen2.5-coder-1.5b-instruct|x|torch.bfloat16+prepacked|greedy after",
         "scoring differs: {'context_recall': 'hard'} before, {'context_recall': 'soft'} after",  # not the batch size
         "the runs share no sample id: only their means are compared"]
 
 
+def test_a_run_of_fewer_samples_and_metrics_is_noted_as_such_and_not_as_other_settings(tmp_path, capsys):
+    """A review: a run of fewer metrics was told its reasons, example and scoring differed, and an embedder
+    no shared metric uses was 'another embedder'; runs of 4 and 3 samples compared means unsaid."""
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 1.0, "c": 1.0, "d": 1.0},
+                       models={"judge": JUDGE, "embedder": "all-minilm-l6-v2"},
+                       settings={"scoring": {"context_recall": "hard", "response_relevancy": "hard"}, "questions": 3})
+    after = write_run(tmp_path / "after", {"a": 1.0, "b": 1.0, "c": 1.0}, settings={"scoring": {"context_recall": "hard"}})
+    assert compared(capsys, str(before), str(after))[1]["notes"] == [
+        "the runs share 3 of their samples (4 before, 3 after): the means are of other samples, the paired changes "
+        "of those shared"]
+
+
+def test_the_table_says_each_fall_on_a_line_of_its_own(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 1.0, "c\nd": 1.0})
+    after = write_run(tmp_path / "after", {"a": 0.5, "b": 0.9, "c\nd": 0.0})
+    assert main(["compare", str(before), str(after)]) == EXIT_OK
+    out = capsys.readouterr().out
+    assert ("the samples that fell most (before -> after):\n  context_recall: c\\nd 1.000 -> 0.000\n"
+            "  context_recall: a 1.000 -> 0.500\n  context_recall: b 1.000 -> 0.900\n") in out  # an id's break escaped
+    assert "before: " in out and "(3 samples, judge " in out
+
+
 @pytest.mark.parametrize("given, said", [
     ("missing", "compare: {}: no such folder or file"),
     ("empty", "compare: {} holds no summary.json (a run that did not finish writes none: --resume finishes it)"),
-    ("not-json", "compare: cannot read {}/summary.json as a localeval summary"),
+    ("not-json", "compare: cannot read {}'s run ("),
+    ("not-a-row", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean and its counts)"),
 ])
 def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys, given, said):
     good = write_run(tmp_path / "good", {"a": 1.0})
@@ -93,6 +145,8 @@ def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys
         path.mkdir()
     if given == "not-json":
         (path / "summary.json").write_text("{", encoding="utf-8")
+    if given == "not-a-row":
+        (path / "summary.json").write_text(json.dumps({"schema_version": 1, "metrics": {"context_recall": 0.5}}))
     status, found, err = compared(capsys, str(good), str(path))
     assert status == EXIT_USER and err.startswith("localeval: error: " + said.format(path)) and err.count("\n") == 1
     assert compared(capsys, str(good), str(good), "--max-drop", "faithfulness=0.1")[0] == EXIT_USER
@@ -113,4 +167,4 @@ def test_two_real_runs_of_one_judge_on_one_file_compare_unchanged_in_a_table(tmp
     table = printed.out.split("\n\n")[1].splitlines()
     assert table[0].split() == ["score", "before", "after", "change", "paired", "change", "[95%", "CI]", "pairs"]
     assert [line.split()[0] for line in table[1:]] == ["context_recall", "faithfulness"]
-    assert all(line.split()[3] == "+0.000" and line.endswith("too few paired samples") for line in table[1:])
+    assert all(line.split()[3] == "+0.000" and line.endswith("unchanged") for line in table[1:])
