@@ -15,6 +15,7 @@ from numbers import Real
 from typing import TYPE_CHECKING, Any, Iterator
 
 from .errors import UserError
+from .gating import ROUNDING
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
 from .requests import EmbedRequest, JudgeRequest
@@ -81,6 +82,7 @@ class Evaluator:
         if needing and embedder is None:
             raise UserError(f"{', '.join(needing)} needs an embedder")
         self.metrics, self.engine, self.embedder = metrics, engine, embedder
+        self._by_name = {metric.name: metric for metric in metrics}
         self.language, self.window = language, window
         self.timings = Timings()
 
@@ -123,13 +125,13 @@ class Evaluator:
             return f"sentence splitting does not support language '{self._language(sample)}'"
         return None
 
-    @staticmethod
-    def _advance(key, steps: Step, reply, outcomes, waiting) -> None:
+    def _advance(self, key, steps: Step, reply, outcomes, waiting) -> None:
         """Run one metric to its next request list (kept in `waiting`) or to its result."""
+        metric = self._by_name[key[1]]
         try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
             requests = steps.send(reply)
         except StopIteration as done:
-            outcomes[key] = _checked_result(key[1], done.value)
+            outcomes[key] = _checked_result(metric, done.value)
         else:
             waiting[key] = (steps, _checked_requests(key[1], requests))
 
@@ -164,9 +166,6 @@ class Evaluator:
 # yielded one request, not a list, failed as "'JudgeRequest' object is not subscriptable" deep in a round,
 # and a score of 1.5 went into the summary's mean (a probe).
 
-ROUNDING = 1e-9  # a formula's float error past 0 or 1 is not a metric's mistake
-
-
 def _checked_requests(metric: str, requests: Any) -> list:
     if isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
                                        or all(isinstance(r, EmbedRequest) for r in requests)):
@@ -175,16 +174,31 @@ def _checked_requests(metric: str, requests: Any) -> list:
                     f"(the answers come back as a list, in order); it yielded {_shown(requests)}")
 
 
-def _checked_result(metric: str, result: Any) -> MetricResult:
+def _checked_result(metric: Metric, result: Any) -> MetricResult:
+    """The result as results.jsonl promises it: a plain float in [0, 1] or None with a reason, and only the
+    sub-scores the metric names, each in range (a numpy float went to the summary as null, and a sub-score
+    of 7.0 into its mean: a review)."""
     if not isinstance(result, MetricResult):
-        raise UserError(f"metric {metric!r}: steps() must return a MetricResult; it returned {_shown(result)}")
-    score = result.score
-    if score is None:  # every null score says why (results.jsonl's promise)
-        return result if result.null_reason is not None else replace(result, null_reason=f"{metric} gave no reason")
-    if isinstance(score, bool) or not isinstance(score, Real) or not -ROUNDING <= score <= 1 + ROUNDING:
-        raise UserError(f"metric {metric!r}: a score is a number from 0 to 1, or None with a null_reason "
-                        f"(MetricResult.null(reason)); it returned {score!r}")
-    return result
+        raise UserError(f"metric {metric.name!r}: steps() must return a MetricResult; it returned {_shown(result)}")
+    unnamed = set(result.parts) - {*metric.part_names, *metric.list_part_names}
+    if unnamed:
+        raise UserError(f"metric {metric.name!r}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
+                        "that its part_names (or list_part_names) do not name")
+    parts = {name: _score_of(metric.name, name, value) for name, value in result.parts.items()
+             if name in metric.part_names}
+    if result.score is None:  # every null score says why (results.jsonl's promise)
+        return replace(result, null_reason=result.null_reason or f"{metric.name} gave no reason",
+                       parts={**result.parts, **parts})
+    return replace(result, score=_score_of(metric.name, metric.name, result.score), parts={**result.parts, **parts})
+
+
+def _score_of(metric: str, name: str, value: Any) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Real) or not -ROUNDING <= value <= 1 + ROUNDING:
+        raise UserError(f"metric {metric!r}: {'a score' if name == metric else f'sub-score {name!r}'} is a number "
+                        f"from 0 to 1, or None (with a null_reason: MetricResult.null(reason)); it returned {value!r}")
+    return min(1.0, max(0.0, float(value)))  # a formula's float error past 0 or 1, and numpy's floats, made plain
 
 
 def _shown(value: Any) -> str:

@@ -108,6 +108,10 @@ def _metric(**attributes) -> type[Metric]:
 @pytest.mark.parametrize("attributes, said", [
     ({"name": "faithfulness"}, "'faithfulness' is a built-in metric's name; give Mine another"),
     ({"name": "My Metric"}, "Mine.name must be a name of lower-case letters"),
+    ({"name": "id"}, "'id' is a key results already have"),  # it overwrote each row's id (a review)
+    ({"name": "evidence"}, "'evidence' is a key results already have"),
+    ({"name": "response"}, "'response' is a key results already have"),
+    ({"name": "all"}, "'all' is a key results already have (or, for 'all', every metric)"),
     ({"description": ""}, "Mine: set description"),
     ({"requires": ["response"]}, "Mine: set requires, a tuple of the sample fields"),
     ({"requires": ("answer",)}, "Mine: requires names 'answer', not a sample field; choose from user_input, "
@@ -141,8 +145,8 @@ def test_a_metric_given_as_a_class_or_object_is_told_how_to_register_it_and_noth
     assert str(refused.value) == "metrics: give metrics by name, not as a metric class"  # no dangling ";"
 
 
-def _scored_by(steps) -> list[float | None]:
-    localeval.register_metric(_metric(steps=steps))
+def _scored_by(steps, **attributes) -> list[float | None]:
+    localeval.register_metric(_metric(steps=steps, **attributes))
     return localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1), embedder=None)["mine"]
 
 
@@ -159,11 +163,39 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
         yield []
         return MetricResult(1.5)
 
+    def a_part_unnamed(self, sample, language):
+        yield []
+        return MetricResult(0.5, parts={"other": 0.5})
+
+    def a_part_too_high(self, sample, language):
+        yield []
+        return MetricResult(0.5, parts={"mine_part": 7.0})
+
     for steps, said in [(one_request, "metric 'mine': each step must yield a list of JudgeRequest"),
                         (a_float, "metric 'mine': steps() must return a MetricResult; it returned float 0.5"),
-                        (too_high, "metric 'mine': a score is a number from 0 to 1, or None with a null_reason")]:
+                        (too_high, "metric 'mine': a score is a number from 0 to 1, or None (with a null_reason"),
+                        (a_part_unnamed, "metric 'mine': its result has sub-scores 'other' that its part_names"),
+                        (a_part_too_high, "metric 'mine': sub-score 'mine_part' is a number from 0 to 1")]:
         with pytest.raises(UserError, match=re.escape(said)):
-            _scored_by(steps)
+            _scored_by(steps, part_names=("mine_part",))
+
+
+def test_a_numpy_score_and_a_float_error_past_one_are_made_plain_scores():
+    """np.float32 counted as null in the summary and failed json.dumps(rows()) (a review)."""
+    import numpy as np
+
+    def numpy_score(self, sample, language):
+        yield []
+        return MetricResult(np.float32(0.25))
+
+    def past_one(self, sample, language):
+        yield []
+        return MetricResult(1 + 5e-10)
+
+    assert _scored_by(numpy_score) == [0.25] and type(_scored_by(numpy_score)[0]) is float
+    assert _scored_by(past_one) == [1.0]
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1), embedder=None)
+    assert result.summary()["mine"]["scored"] == 1 and json.dumps(result.rows())
 
 
 def test_a_null_score_without_a_reason_is_given_one():

@@ -2004,9 +2004,11 @@ def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge):
     labeled, out = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl", tmp_path / "out"
     assert main(["run", str(labeled), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                  "--metrics", "all", "--with-inputs", "--labels", str(labeled), "--limit", "2",
-                 "--fail-under", "faithfulness=0"]) == EXIT_OK
-    documented = set(re.findall(r"`([a-z_0-9]+)`", (Path(__file__).resolve().parent.parent / "docs" / "output.md")
-                                .read_text(encoding="utf-8")))
+                 "--fail-under", "faithfulness=0", "--calibration", str(_calibration_of(tiny_judge, tmp_path))]) == EXIT_OK
+    page = (Path(__file__).resolve().parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    # a key is documented by a row of its own: the first cell of a table row names it (not a word anywhere)
+    first_cells = re.findall(r"^\| ([^|]+) \|", page, flags=re.MULTILINE)
+    documented = {key for cell in first_cells for key in re.findall(r"`([a-z_0-9]+)`", cell)}
 
     def keys(value, inside_named_map=False) -> set[str]:
         """Every key, leaving out those that are data: metric names, null reasons, languages, gates' metrics."""
@@ -2020,8 +2022,21 @@ def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge):
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     written = keys(summary) | keys(rows) | keys(json.loads((out / "run.json").read_text(encoding="utf-8")))
-    assert "corrected" in written and "at_least" in written and "user_input" in written  # what the run was for
+    assert {"corrected", "at_least", "user_input", "fitted_on"} <= written  # what the run was for
     assert written - documented == set()
+
+
+def _calibration_of(judge: Path, tmp_path: Path) -> Path:
+    """A calibration file with a threshold for this judge folder's context_recall, as bench --calibrate writes one."""
+    from localeval.calibration import fitted_with, write_calibration
+    from localeval.models import folder_weights
+    from localeval.samples import Sample
+
+    path, folder = tmp_path / "calibration.json", str(judge.resolve())
+    write_calibration(path, {folder: {"context_recall": {"threshold": 0.4, "helps_both_halves": True}}}, "dev.jsonl",
+                      [Sample(str(n), f"question {n}?") for n in range(20)],
+                      {folder: fitted_with(folder_weights(folder), folder, {})})
+    return path
 
 
 # maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys;

@@ -66,9 +66,9 @@ def resolve_metrics(names, settings: JudgeSettings | Mapping[str, JudgeSettings]
         if not isinstance(item, (str, Metric)):  # ragas's metric objects, a list in the list: unhashable, a TypeError
             raise UserError(_not_a_name(item))
         if isinstance(item, Metric):
-            if by_name_only and item.name not in METRICS:
+            if by_name_only and item.name not in METRICS:  # one of the user's own, not registered: how to
                 raise UserError(_not_a_name(item))
-            if by_name_only:
+            if by_name_only:  # a registered one: by its name
                 raise UserError(f"metrics=: give metrics by name ({item.name!r}), not as objects: an object carries "
                                 "settings of its own, so the judge's measured settings, scoring= and calibration= "
                                 f"would not apply to it; settings={{{item.name!r}: JudgeSettings(...)}} sets how a "

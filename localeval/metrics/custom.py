@@ -11,15 +11,14 @@ from __future__ import annotations
 
 import inspect
 import re
-from dataclasses import fields
 
 from ..errors import UserError
-from ..samples import Sample
 from .base import Metric
 
 NAME = re.compile(r"[a-z][a-z0-9_]*")
-SAMPLE_FIELDS = tuple(f.name for f in fields(Sample) if f.name in ("user_input", "retrieved_contexts", "response",
-                                                                   "reference"))
+SAMPLE_FIELDS = ("user_input", "retrieved_contexts", "response", "reference")  # what `requires` may name
+# a score under one of these overwrote a row's id or evidence, or shadowed an input (a review)
+RESERVED = frozenset({"all", "id", "evidence", "schema_version", "language", *SAMPLE_FIELDS})
 
 
 def register_metric(metric: type[Metric]) -> type[Metric]:
@@ -37,6 +36,9 @@ def register_metric(metric: type[Metric]) -> type[Metric]:
                         f"underscores, starting with a letter (it is a results.jsonl key); got {name!r}")
     if name in BUILT_IN:
         raise UserError(f"register_metric: {name!r} is a built-in metric's name; give {metric.__name__} another")
+    if name in RESERVED:
+        raise UserError(f"register_metric: {name!r} is a key results already have (or, for 'all', every metric); "
+                        f"give {metric.__name__} another name")
     problem = next(_class_problems(metric, {key: value for key, value in METRICS.items() if key != name}), None)
     if problem is not None:
         raise UserError(f"register_metric: {metric.__name__}: {problem}")
@@ -47,7 +49,7 @@ def register_metric(metric: type[Metric]) -> type[Metric]:
 def _class_problems(metric: type[Metric], others: dict[str, type[Metric]]):
     """What the class lacks or gets wrong, first found first."""
     if not isinstance(getattr(metric, "description", None), str) or not metric.description.strip():
-        yield "set description, a line saying what the score measures (the report and --help show it)"
+        yield "set description, a line saying what the score measures"
     requires = getattr(metric, "requires", None)
     if not isinstance(requires, tuple) or not all(isinstance(field, str) for field in requires):
         yield f"set requires, a tuple of the sample fields it needs, from {', '.join(SAMPLE_FIELDS)}; got {requires!r}"

@@ -73,4 +73,5 @@ def _max_bytes(schema: dict[str, Any]) -> int:
             raise ValueError(f"every array of a judge's schema needs a maxItems (or prefixItems); this one has none: {schema}")
         items = schema.get("prefixItems") or [schema["items"]] * schema["maxItems"]
         return 2 + sum(_max_bytes(item) + 1 for item in items)
-    raise ValueError(f"no length bound for schema {schema}")
+    raise ValueError(f"max_output_tokens bounds objects, arrays, strings with a maxLength, const and enum; not "
+                     f"{schema} (give the tokens yourself, or write the value as an enum)")
