@@ -152,13 +152,14 @@ COMPARE_EPILOG = f"""examples:
 
 Each score's mean before and after, its change, and over the samples both runs scored the mean of the
 per-sample changes with its 95% bootstrap interval: "higher" or "lower" where that interval leaves 0
-out, else "no clear change" (a move these samples cannot tell from noise). Notes say what makes the two
-runs not like for like: another data file (by sha256), judge, embedder or settings. `localeval docs
-output` describes the files it reads.
+out, else "no clear change" (a move these samples cannot tell from noise; under 10 pairs, no direction).
+Notes say what makes the two runs not like for like: another data file (by sha256), judge, embedder or
+settings, samples in one run only or newly null. `localeval docs output` describes the files it reads.
 
-exit status: {EXIT_OK} compared (and no mean fell beyond its --max-drop), {EXIT_USER} a folder without a finished
-run's summary.json, or a --max-drop that names no shared score, {EXIT_BELOW_THRESHOLD} a mean fell beyond its
---max-drop (or has no value in one run), {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
+exit status: {EXIT_OK} compared (and every --max-drop held), {EXIT_USER} a folder without a finished run's
+summary.json, or a --max-drop given twice or naming a score the earlier run lacks, {EXIT_BELOW_THRESHOLD} a mean
+fell beyond its --max-drop (or the later run has none, or more of its samples are null), {EXIT_BROKEN_PIPE} what
+it printed was read no further (`| head`).
 """
 
 DOCS_EPILOG = f"""examples:
@@ -291,8 +292,9 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("before", help="the earlier run's --out folder (or its summary.json)")
     compare.add_argument("after", help="the later run's --out folder (or its summary.json)")
     compare.add_argument("--max-drop", action="append", metavar="[SCORE=]DROP",
-                         help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when a mean fell by more than DROP "
-                              "(a bare DROP: every score; SCORE=DROP: that one; repeatable)")
+                         help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when a mean fell by more than DROP, "
+                              "when the later run has none, or when more of its samples are null (a bare DROP: every "
+                              "score of the earlier run; SCORE=DROP: that one; repeatable)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
 
     docs = commands.add_parser(
