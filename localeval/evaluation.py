@@ -133,7 +133,7 @@ class Evaluator:
         except StopIteration as done:
             outcomes[key] = _checked_result(metric, done.value)
         else:
-            waiting[key] = (steps, _checked_requests(key[1], requests))
+            waiting[key] = (steps, _checked_requests(metric.name, requests))
 
     def _answer_round(self, waiting, progress: Progress) -> dict:
         """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
