@@ -426,8 +426,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:  # said by the command's own parser, so that its --help, which lists them, is named
         command_parser.error(f"unrecognized arguments: {' '.join(unknown)}")
     if stdout_closed and getattr(args, "json", False):  # asked for, it would go nowhere, exit 0 (a probe)
+        kept = " (summary.json holds the same)" if args.command != "compare" else ""
         command_parser.error("--json: standard output is closed (>&-), so the document would be lost; send it "
-                             "to a file or a pipe, or leave --json out (summary.json holds the same)")
+                             f"to a file or a pipe, or leave --json out{kept}")
     if complete := getattr(args, "complete", None):  # checks across options, with argparse's errors
         complete(args)
     # all restored afterwards (main runs in tests too)
@@ -495,7 +496,9 @@ def _dispatch(args) -> int:
         return EXIT_INTERRUPTED
     except BrokenPipeError:  # the reader of stdout stopped early (`localeval models | head`): not an error to show
         _discard_stdout()
-        return EXIT_BROKEN_PIPE
+        # unless the command settled its status first (compare's gates): a failed gate is not lost to `| head`
+        decided = getattr(args, "decided_status", None)
+        return EXIT_BROKEN_PIPE if decided is None else decided
     except OSError as error:  # a path typed with a name longer than the file system takes (255 bytes on most)
         if error.errno == errno.ENAMETOOLONG:
             said = "a name in this path is longer than the file system allows; give a shorter one"
@@ -611,7 +614,7 @@ def _command(args) -> int:
     if args.command == "cache":
         return cache_command(args)
     if args.command == "compare":
-        from .comparison import compare_command
+        from .compare_command import compare_command
 
         return compare_command(args)
     if args.command == "bench":

@@ -173,6 +173,22 @@ def claim_folder(folder: Path) -> Iterator[None]:
             _remove_made(folder, made)
 
 
+def folder_in_use(folder: Path) -> bool:
+    """Whether a run holds the folder now (claim_folder); False where no lock file is there, or where this
+    user cannot open it (a colleague's read-only folder: whoever wrote it is not writing there now)."""
+    if not (folder / LOCK_FILE).is_file():
+        return False
+    lock = FileLock(folder / LOCK_FILE)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
+
+
 def _no_lock(folder: Path, error: OSError) -> str:
     """Why the folder's lock file could not be opened: one another user's run left (a lock holds nothing, and
     the system releases it with its process) was said as "cannot make its lock file" (an ops probe)."""

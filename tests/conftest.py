@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -49,3 +50,28 @@ def tiny_judge(tmp_path_factory):
     for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
         shutil.copy(source / name, target / name)
     return target
+
+
+@pytest.fixture(scope="session")
+def output_doc_keys() -> set[str]:
+    """The keys docs/output.md documents: each named in the first cell of a table row (a word anywhere in the page
+    documented nothing), for the tests that a run's and compare's files write no other."""
+    import re
+
+    page = (Path(__file__).resolve().parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
+    first_cells = re.findall(r"^\| ([^|]+) \|", page, flags=re.MULTILINE)
+    return {key for cell in first_cells for key in re.findall(r"`([a-z_0-9]+)`", cell)}
+
+
+@pytest.fixture(scope="session")
+def json_keys():
+    """keys(value, named_maps): every key of a JSON value, leaving out the keys of the maps named, whose keys are
+    data (metric names, languages, null reasons), not fixed keys; their values' keys are still taken."""
+    def keys(value, named_maps: frozenset[str], inside_named_map: bool = False) -> set[str]:
+        if isinstance(value, list):
+            return set().union(*(keys(item, named_maps) for item in value))
+        if not isinstance(value, dict):
+            return set()
+        return {key for key in value if not inside_named_map} | set().union(*(
+            keys(sub, named_maps, key in named_maps) for key, sub in value.items()))
+    return keys

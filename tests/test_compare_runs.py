@@ -42,7 +42,8 @@ def test_a_fall_every_sample_shares_is_lower_with_its_interval_and_the_samples_t
     status, found, err = compared(capsys, str(before), str(after))
     change = found["scores"]["context_recall"]
     assert status == EXIT_OK and found["notes"] == [] and found["gates_passed"] is None
-    assert (change["before"], change["after"], change["paired"], change["change"]) == (1.0, 0.75, 20, -0.25)
+    assert (change["before"], change["after"], change["paired"], change["paired_change"]) == (1.0, 0.75, 20, -0.25)
+    assert change["mean_change"] == -0.25 and found["schema_version"] == 1
     assert change["interval"][1] < 0 and change["direction"] == "lower"
     assert [drop["id"] for drop in change["drops"]] == ["0", "1", "2"]  # three shown, the earliest of equal falls first
 
@@ -56,7 +57,7 @@ def test_a_move_within_noise_is_no_clear_change_few_pairs_name_no_direction_and_
     # two pairs that both fell: a bootstrap of two says nothing (a review: "lower" with [-0.2, -0.1])
     few_before, few_after = write_run(tmp_path / "b2", {"x": 1.0, "y": 1.0}), write_run(tmp_path / "a2", {"x": 0.9, "y": 0.8})
     change = compared(capsys, str(few_before), str(few_after))[1]["scores"]["context_recall"]
-    assert change["direction"] == "too few pairs to tell (under 10)" and change["interval"] is None
+    assert change["direction"] == "too few pairs" and change["interval"] is None
 
 
 def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, capsys):
@@ -64,19 +65,35 @@ def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, 
     after = write_run(tmp_path / "after", {"a": 0.9, "b": 1.0})
     status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.02")
     assert status == EXIT_BELOW_THRESHOLD and found["gates_passed"] is False
-    assert "max-drop: context_recall fell by 0.050, at most 0.02 allowed: FAILED" in err
+    assert ("max-drop: context_recall fell by 0.050 over the paired samples, at most 0.02 allowed: FAILED\n"
+            "max-drop: 1 of 1 gate FAILED\n") in err
     status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.02", "--max-drop", "context_recall=0.05")
     assert status == EXIT_OK and found["gates"]["context_recall"] == {
-        "max_drop": 0.05, "drop": pytest.approx(0.05), "null_share_before": 0.0, "null_share_after": 0.0, "passed": True}
+        "max_drop": 0.05, "drop": pytest.approx(0.05), "paired": True, "null_share_before": 0.0, "null_share_after": 0.0,
+        "failed": None, "passed": True}
     nothing = write_run(tmp_path / "nothing", {"a": None, "b": None})  # a build must not pass on nothing
-    assert compared(capsys, str(before), str(nothing), "--max-drop", "0.5")[0] == EXIT_BELOW_THRESHOLD
-    # nor on fewer samples: one left scored at 1.0 kept the mean where it was (a review)
+    status, found, err = compared(capsys, str(before), str(nothing), "--max-drop", "0.5")
+    assert status == EXIT_BELOW_THRESHOLD and "max-drop: context_recall has no mean after, where it had one before" in err
+    # nothing before and after is no fall: a dataset without references failed every night (a CI probe)
+    assert compared(capsys, str(nothing), str(nothing), "--max-drop", "0.05")[0] == EXIT_OK
+    # nor on fewer samples: one left scored at 1.0 kept the mean where it was (a review); DROP bounds the null share
     fewer = write_run(tmp_path / "fewer", {"a": 1.0, "b": None})
-    status, found, err = compared(capsys, str(before), str(fewer), "--max-drop", "0.5")
+    status, found, err = compared(capsys, str(before), str(fewer), "--max-drop", "0.2")
     assert status == EXIT_BELOW_THRESHOLD and found["scores"]["context_recall"]["lost"] == 1
-    assert ("max-drop: context_recall did not move, and 50% of its samples are null against 0% before, at most 0.5 "
-            "allowed: FAILED") in err
+    assert found["gates"]["context_recall"]["failed"] == "more null"
+    assert "max-drop: context_recall has 50% of its samples null against 0% before, more than 0.2 more: FAILED" in err
     assert "samples scored before and null after (see their null_reason): context_recall 1" in found["notes"]
+    assert compared(capsys, str(before), str(fewer), "--max-drop", "0.5")[0] == EXIT_OK
+
+
+def test_a_gate_measures_the_fall_over_the_paired_samples_not_means_of_other_samples(tmp_path, capsys):
+    """Tonight kept 2 of last night's 4 samples, the lower ones, each scored the same: its mean is lower, nothing
+    fell (a CI probe's gate failed beside rows all "unchanged")."""
+    before = write_run(tmp_path / "before", {"a": 0.2, "b": 0.4, "c": 1.0, "d": 1.0})
+    after = write_run(tmp_path / "after", {"a": 0.2, "b": 0.4})
+    status, found, err = compared(capsys, str(before), str(after), "--max-drop", "0.05")
+    assert status == EXIT_OK and found["scores"]["context_recall"]["mean_change"] == pytest.approx(-0.35)
+    assert "max-drop: context_recall did not move: passed" in err
 
 
 def test_max_drop_given_twice_for_a_score_is_refused_and_a_score_gone_after_fails(tmp_path, capsys):
@@ -94,7 +111,7 @@ def test_max_drop_given_twice_for_a_score_is_refused_and_a_score_gone_after_fail
     summary["metrics"]["faithfulness"] = summary["metrics"]["context_recall"]
     (both / "summary.json").write_text(json.dumps(summary))
     status, found, err = compared(capsys, str(both), str(before), "--max-drop", "0.1")
-    assert status == EXIT_BELOW_THRESHOLD and "max-drop: faithfulness is not scored after" in err
+    assert status == EXIT_BELOW_THRESHOLD and "max-drop: faithfulness has no mean after, where it had one before" in err
 
 
 def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
@@ -106,7 +123,7 @@ def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
     assert notes == [
         f"the runs scored different data files (d.jsonl, sha256 {SHA[:12]}; other.jsonl, sha256 000000000000)",
         f"another judge: {JUDGE} before, qwen2.5-coder-1.5b-instruct|x|torch.bfloat16+prepacked|greedy after",
-        "scoring differs: {'context_recall': 'hard'} before, {'context_recall': 'soft'} after",  # not the batch size
+        "scoring differs for context_recall: hard before, soft after",  # not the batch size
         "the runs share no sample id: only their means are compared"]
 
 
@@ -136,7 +153,12 @@ def test_the_table_says_each_fall_on_a_line_of_its_own(tmp_path, capsys):
     ("missing", "compare: {}: no such folder or file"),
     ("empty", "compare: {} holds no summary.json (a run that did not finish writes none: --resume finishes it)"),
     ("not-json", "compare: cannot read {}'s run ("),
-    ("not-a-row", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean and its counts)"),
+    ("not-a-row", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean from 0 to 1 "
+                  "and its counts)"),
+    ("mean-7", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean from 0 to 1"),
+    ("models-text", "compare: {}/summary.json is not a localeval summary (its models is not an object)"),
+    ("sha-number", "compare: {}/summary.json is not a localeval summary (its data_sha256 is not text)"),
+    ("results-given", "compare: {}/results.jsonl: give the run's --out folder (or its summary.json), not its results.jsonl"),
 ])
 def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys, given, said):
     good = write_run(tmp_path / "good", {"a": 1.0})
@@ -147,6 +169,15 @@ def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys
         (path / "summary.json").write_text("{", encoding="utf-8")
     if given == "not-a-row":
         (path / "summary.json").write_text(json.dumps({"schema_version": 1, "metrics": {"context_recall": 0.5}}))
+    broken = {"mean-7": ("metrics", {"context_recall": {"mean": 7, "scored": 1, "null": 0}}),
+              "models-text": ("models", "x"), "sha-number": ("data_sha256", 5)}  # tracebacks, or read as a run (a CI probe)
+    if given in broken:
+        key, value = broken[given]
+        (path / "summary.json").write_text(json.dumps({**json.loads((good / "summary.json").read_text()), key: value}))
+    if given == "results-given":
+        (path / "results.jsonl").write_text((good / "results.jsonl").read_text())
+        path = path / "results.jsonl"
+        said = said.format(path.parent)
     status, found, err = compared(capsys, str(good), str(path))
     assert status == EXIT_USER and err.startswith("localeval: error: " + said.format(path)) and err.count("\n") == 1
     assert compared(capsys, str(good), str(good), "--max-drop", "faithfulness=0.1")[0] == EXIT_USER
@@ -165,6 +196,69 @@ def test_two_real_runs_of_one_judge_on_one_file_compare_unchanged_in_a_table(tmp
     printed = capsys.readouterr()
     assert "localeval: note" not in printed.out  # same data, judge, embedder and settings
     table = printed.out.split("\n\n")[1].splitlines()
-    assert table[0].split() == ["score", "before", "after", "change", "paired", "change", "[95%", "CI]", "pairs"]
+    assert table[0].split() == ["score", "before", "after", "change", "paired", "change", "[95%", "CI]", "pairs", "direction"]
     assert [line.split()[0] for line in table[1:]] == ["context_recall", "faithfulness"]
     assert all(line.split()[3] == "+0.000" and line.endswith("unchanged") for line in table[1:])
+
+
+def test_an_older_summary_without_schema_version_is_read_and_the_runs_order_is_noted(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0}, schema_version=None, finished="2026-11-29T00:00:00+00:00")
+    summary = json.loads((before / "summary.json").read_text())
+    del summary["schema_version"]  # written before localeval kept one
+    (before / "summary.json").write_text(json.dumps(summary))
+    after = write_run(tmp_path / "after", {"a": 1.0})
+    status, found, _ = compared(capsys, str(before), str(after))
+    assert status == EXIT_OK and found["notes"] == [
+        "the before run finished after the after run (2026-11-29T00:00:00+00:00 against 2026-11-28T00:00:00+00:00): "
+        "swapped?"]
+    assert compared(capsys, str(after), str(after))[1]["notes"] == ["the same run is given twice"]
+
+
+def test_lines_of_results_that_are_no_result_are_said_not_blamed_on_a_resume(tmp_path, capsys):
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 1.0})
+    after = write_run(tmp_path / "after", {"a": 1.0, "b": 1.0})
+    (after / "results.jsonl").write_bytes(b"\x89garbage\n" + (after / "results.jsonl").read_bytes()[:20])
+    notes = compared(capsys, str(before), str(after))[1]["notes"]
+    assert notes[0] == ("2 lines of the after run's results.jsonl are no result (cut short when a run stopped, or "
+                        "damaged): those samples are not paired")
+
+
+def test_a_folder_a_run_is_writing_in_is_refused(tmp_path, capsys):
+    from filelock import FileLock
+
+    before = write_run(tmp_path / "before", {"a": 1.0})
+    with FileLock(before / ".localeval.lock"):
+        status, _, err = compared(capsys, str(before), str(before))
+    assert status == EXIT_USER and f"compare: a localeval run is writing in {before} now" in err
+    assert compared(capsys, str(before), str(before))[0] == EXIT_OK  # released, as a run's end releases it
+
+
+@pytest.mark.parametrize("drop, said", [("-0.1", "a drop is a fall of a score, from 0 to 1"),
+                                        ("nan", "'nan' is not a number"), ("5%", "'5%' is not a number")])
+def test_a_drop_that_is_no_fall_of_a_score_is_refused_saying_why(tmp_path, capsys, drop, said):
+    before = write_run(tmp_path / "before", {"a": 1.0})
+    status, _, err = compared(capsys, str(before), str(before), "--max-drop", drop)
+    assert status == EXIT_USER and said in err
+
+
+def test_a_failed_gate_keeps_its_status_when_the_tables_reader_stops_early(tmp_path):
+    """`compare ... | head -1` gave 141 and no gate line, four times in six (a CI probe)."""
+    import subprocess
+    import sys
+
+    before = write_run(tmp_path / "before", {str(i): 1.0 for i in range(40)})
+    after = write_run(tmp_path / "after", {str(i): 0.0 for i in range(40)})
+    script = (f"{sys.executable} -m localeval compare {before} {after} --max-drop 0.05 --json | true; "
+              "exit ${PIPESTATUS[0]}")
+    for _ in range(3):
+        finished = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=120)
+        assert finished.returncode == EXIT_BELOW_THRESHOLD, finished.stderr
+        assert "max-drop: context_recall fell by 1.000 over the paired samples, at most 0.05 allowed: FAILED" in finished.stderr
+
+
+def test_every_key_compare_json_writes_is_in_the_output_document(tmp_path, capsys, output_doc_keys, json_keys):
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 1.0})
+    after = write_run(tmp_path / "after", {"a": 0.5, "b": None})
+    status, found, _ = compared(capsys, str(before), str(after), "--max-drop", "0.1")
+    assert status == EXIT_BELOW_THRESHOLD and found["scores"]["context_recall"]["drops"]
+    assert json_keys(found, frozenset({"scores", "gates"})) - output_doc_keys == set()

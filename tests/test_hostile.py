@@ -12,7 +12,6 @@ import hashlib
 import html
 import json
 import os
-import re
 import signal
 import shutil
 import subprocess
@@ -1998,32 +1997,20 @@ def test_an_answer_cut_off_at_the_judges_limit_is_said_as_too_long_not_as_bad_js
     assert evidence["judge_output"].startswith('{"verdicts":[')  # what it wrote before the limit, to look at
 
 
-def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge):
+def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge, output_doc_keys, json_keys):
     """A QA lead's scripts read results.jsonl and summary.json by key, and much of them was written nowhere (a
-    probe): docs/output.md names every key of a run of every metric, with the inputs, labels and a gate."""
+    probe): docs/output.md names every key of a run of every metric, with the inputs, labels, a gate and a
+    calibration, each in a table row of its own."""
     labeled, out = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl", tmp_path / "out"
     assert main(["run", str(labeled), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                  "--metrics", "all", "--with-inputs", "--labels", str(labeled), "--limit", "2",
                  "--fail-under", "faithfulness=0", "--calibration", str(_calibration_of(tiny_judge, tmp_path))]) == EXIT_OK
-    page = (Path(__file__).resolve().parent.parent / "docs" / "output.md").read_text(encoding="utf-8")
-    # a key is documented by a row of its own: the first cell of a table row names it (not a word anywhere)
-    first_cells = re.findall(r"^\| ([^|]+) \|", page, flags=re.MULTILINE)
-    documented = {key for cell in first_cells for key in re.findall(r"`([a-z_0-9]+)`", cell)}
-
-    def keys(value, inside_named_map=False) -> set[str]:
-        """Every key, leaving out those that are data: metric names, null reasons, languages, gates' metrics."""
-        if isinstance(value, list):
-            return set().union(*(keys(item) for item in value))
-        if not isinstance(value, dict):
-            return set()
-        return {key for key in value if not inside_named_map} | set().union(*(
-            keys(sub, key in NAMED_MAPS) for key, sub in value.items()))
-
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
-    written = keys(summary) | keys(rows) | keys(json.loads((out / "run.json").read_text(encoding="utf-8")))
+    run = json.loads((out / "run.json").read_text(encoding="utf-8"))
+    written = set().union(*(json_keys(document, NAMED_MAPS) for document in (summary, rows, run)))
     assert {"corrected", "at_least", "user_input", "fitted_on"} <= written  # what the run was for
-    assert written - documented == set()
+    assert written - output_doc_keys == set()
 
 
 def _calibration_of(judge: Path, tmp_path: Path) -> Path:
@@ -2039,6 +2026,6 @@ def _calibration_of(judge: Path, tmp_path: Path) -> Path:
     return path
 
 
-# maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys;
-# their values' keys are still checked
-NAMED_MAPS = {"metrics", "languages", "null_reasons", "gates", "evidence", "reasons", "example", "scoring", "thresholds"}
+# maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys
+NAMED_MAPS = frozenset({"metrics", "languages", "null_reasons", "gates", "evidence", "reasons", "example", "scoring",
+                        "thresholds"})
