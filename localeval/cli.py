@@ -154,12 +154,13 @@ Each score's mean before and after, its change, and over the samples both runs s
 per-sample changes with its 95% bootstrap interval: "higher" or "lower" where that interval leaves 0
 out, else "no clear change" (a move these samples cannot tell from noise; under 10 pairs, no direction).
 Notes say what makes the two runs not like for like: another data file (by sha256), judge, embedder or
-settings, samples in one run only or newly null. `localeval docs output` describes the files it reads.
+settings, samples in one run only or newly null. A --max-drop gate reads the fall over the paired samples,
+and the rise of the share of samples left null; `localeval docs output` describes the files and --json.
 
 exit status: {EXIT_OK} compared (and every --max-drop held), {EXIT_USER} a folder without a finished run's
 summary.json, or a --max-drop given twice or naming a score the earlier run lacks, {EXIT_BELOW_THRESHOLD} a mean
 fell beyond its --max-drop (or the later run has none, or more of its samples are null), {EXIT_BROKEN_PIPE} what
-it printed was read no further (`| head`).
+it printed was read no further (`| head`) and no --max-drop was given (with one, its gates' status stands).
 """
 
 DOCS_EPILOG = f"""examples:
