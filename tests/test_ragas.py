@@ -227,7 +227,7 @@ def test_anything_else_is_one_error_naming_what_is_accepted(data, said):
         as_samples(data)
     message = str(info.value)
     assert said in message and not isinstance(info.value, DataError)
-    for accepted in ("dataset path", "list of dicts or Samples", "pandas DataFrame", "datasets.Dataset",
+    for accepted in ("dataset path", "list of dicts, Samples, pydantic models or dataclasses", "pandas DataFrame", "datasets.Dataset",
                      "ragas EvaluationDataset"):
         assert accepted in message
 
