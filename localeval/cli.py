@@ -147,20 +147,22 @@ exit status: {EXIT_OK} done, {EXIT_USER} a mistake in what was asked, {EXIT_ENVI
 
 COMPARE_EPILOG = f"""examples:
   python -m localeval compare last-night/ tonight/
-  python -m localeval compare last-night/ tonight/ --max-drop 0.05                # any mean falling by more: exit {EXIT_BELOW_THRESHOLD}
+  python -m localeval compare last-night/ tonight/ --max-drop 0.05                # any score falling by more: exit {EXIT_BELOW_THRESHOLD}
   python -m localeval compare last-night/ tonight/ --max-drop context_recall=0.02 --json > change.json
 
-Each score's mean before and after, its change, and over the samples both runs scored the mean of the
-per-sample changes with its 95% bootstrap interval: "higher" or "lower" where that interval leaves 0
-out, else "no clear change" (a move these samples cannot tell from noise; under 10 pairs, no direction).
-Notes say what makes the two runs not like for like: another data file (by sha256), judge, embedder or
-settings, samples in one run only or newly null. A --max-drop gate reads the fall over the paired samples,
-and the rise of the share of samples left null; `localeval docs output` describes the files and --json.
+Each score's mean before and after, its change, and over the samples both runs scored the mean of each
+sample's own change with its 95% interval: "higher" or "lower" where that interval leaves 0 out, "no clear
+change" where it holds 0 (a move these samples cannot tell from noise; from 10 pairs), "unchanged" where
+every pair scored the same. Notes say what makes the two runs not like for like: another data file (by
+sha256), judge, embedder or settings, other samples, samples newly null, damaged lines. A --max-drop gate
+reads the larger of the paired fall and the fall of the means, and the share of the shared samples that
+went null; `localeval docs output` describes the files and --json.
 
 exit status: {EXIT_OK} compared (and every --max-drop held), {EXIT_USER} a folder without a finished run's
-summary.json, or a --max-drop given twice or naming a score the earlier run lacks, {EXIT_BELOW_THRESHOLD} a mean
-fell beyond its --max-drop (or the later run has none, or more of its samples are null), {EXIT_BROKEN_PIPE} what
-it printed was read no further (`| head`) and no --max-drop was given (with one, its gates' status stands).
+summary.json or with a run writing in it, a file that is not localeval's, or a --max-drop given twice, naming
+a score the earlier run lacks or not from 0 to 1, {EXIT_BELOW_THRESHOLD} a --max-drop gate failed,
+{EXIT_BROKEN_PIPE} what it printed was read no further (`| head`) and no --max-drop was given (with one, its
+gates' status stands).
 """
 
 DOCS_EPILOG = f"""examples:
@@ -293,9 +295,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("before", help="the earlier run's --out folder (or its summary.json)")
     compare.add_argument("after", help="the later run's --out folder (or its summary.json)")
     compare.add_argument("--max-drop", action="append", metavar="[SCORE=]DROP",
-                         help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when a mean fell by more than DROP, "
-                              "when the later run has none, or when more of its samples are null (a bare DROP: every "
-                              "score of the earlier run; SCORE=DROP: that one; repeatable)")
+                         help=f"for CI: exit with status {EXIT_BELOW_THRESHOLD} when a score fell by more than DROP "
+                              "(over the paired samples, or mean against mean, whichever fell more), when more than "
+                              "DROP of its shared samples went null, or when the later run has no mean of it (a bare "
+                              "DROP: every score of the earlier run; SCORE=DROP: that one; repeatable)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
 
     docs = commands.add_parser(

@@ -10,10 +10,11 @@ import json
 import sys
 from typing import Any
 
-from .comparison import MIN_PAIRS, RunFiles, ScoreChange, compared, read_run, unlike
-from .drop_gates import gate_said, gates, parse_max_drops
+from .comparison import MIN_PAIRS, ScoreChange, compared, unlike
+from .drop_gates import Gate, gate_said, gates, parse_max_drops
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_OK, UserError, for_terminal
 from .results import count_of
+from .run_files import RunFiles, read_run
 
 SCHEMA_VERSION = 1  # of --json's document (docs/output.md, "compare --json")
 
@@ -24,8 +25,8 @@ def compare_command(args) -> int:
     if not changes:
         raise UserError(f"compare: the two runs share no score ({', '.join(before.metrics)} against "
                         f"{', '.join(after.metrics)})")
-    outcomes = gates(before, after, changes, parse_max_drops(args.max_drop or (), list(before.metrics)))
-    failed = [name for name, gate in outcomes.items() if not gate["passed"]]
+    outcomes = gates(before, changes, parse_max_drops(args.max_drop or (), list(before.metrics)))
+    failed = [name for name, gate in outcomes.items() if gate.failed]
     _say_gates(outcomes, failed)
     status = EXIT_BELOW_THRESHOLD if failed else EXIT_OK
     if outcomes:  # the gates' verdict stands if stdout's reader goes early (cli.py's broken pipe)
@@ -38,7 +39,7 @@ def compare_command(args) -> int:
     return status
 
 
-def _say_gates(outcomes: dict[str, dict[str, Any]], failed: list[str]) -> None:
+def _say_gates(outcomes: dict[str, Gate], failed: list[str]) -> None:
     for name, gate in outcomes.items():
         print(for_terminal(gate_said(name, gate)), file=sys.stderr)
     if outcomes:
@@ -48,11 +49,12 @@ def _say_gates(outcomes: dict[str, dict[str, Any]], failed: list[str]) -> None:
 
 
 def document(before: RunFiles, after: RunFiles, changes: list[ScoreChange], notes: list[str],
-             outcomes: dict[str, dict[str, Any]]) -> dict[str, Any]:
+             outcomes: dict[str, Gate]) -> dict[str, Any]:
     """What --json prints."""
     return {"schema_version": SCHEMA_VERSION, "before": before.described(), "after": after.described(),
             "notes": notes, "scores": {change.name: change.to_json() for change in changes},
-            "gates": outcomes, "gates_passed": all(gate["passed"] for gate in outcomes.values()) if outcomes else None}
+            "gates": {name: gate.to_json() for name, gate in outcomes.items()},
+            "gates_passed": not any(gate.failed for gate in outcomes.values()) if outcomes else None}
 
 
 def table(changes: list[ScoreChange]) -> str:
@@ -73,7 +75,8 @@ def _say(before: RunFiles, after: RunFiles, changes: list[ScoreChange], notes: l
     print(f"\n{table(changes)}")
     print("\nEvery score is better higher. change: after's mean minus before's. paired change: the mean of each\n"
           "sample's own change, over the samples both runs scored, with its 95% interval. direction: higher or\n"
-          f"lower where that interval leaves 0 out, no clear change where it holds 0 (from {MIN_PAIRS} pairs).")
+          f"lower where that interval leaves 0 out, no clear change where it holds 0 (from {MIN_PAIRS} pairs);\n"
+          "unchanged where every pair scored the same.")
     drops = [for_terminal(f"  {change.name}: {sample} {was:.3f} -> {now:.3f}") for change in changes
              for sample, was, now in change.drops]
     if drops:

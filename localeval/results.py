@@ -175,7 +175,8 @@ def claim_folder(folder: Path) -> Iterator[None]:
 
 def folder_in_use(folder: Path) -> bool:
     """Whether a run holds the folder now (claim_folder); False where no lock file is there, or where this
-    user cannot open it (a colleague's read-only folder: whoever wrote it is not writing there now)."""
+    user cannot open it (a colleague's read-only folder: whoever wrote it is not writing there now). Asking
+    holds the lock for an instant: a run starting in that instant is refused, as by any other run."""
     if not (folder / LOCK_FILE).is_file():
         return False
     lock = FileLock(folder / LOCK_FILE)
@@ -452,8 +453,14 @@ def read_done_ids(path: Path) -> tuple[set[str], LastLine]:
 def _json_or_none(line: bytes) -> Any:
     try:
         return json.loads(line)
-    except ValueError:  # not JSON, or not UTF-8
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past what the parser follows
         return None
+
+
+def result_of(line: bytes) -> dict[str, Any] | None:
+    """One line of results.jsonl as its result; None for a line that is none (cut short, damaged)."""
+    row = _json_or_none(line)
+    return row if a_result(row) else None
 
 
 def count_lines(path: Path) -> int:
@@ -476,7 +483,7 @@ def read_results(path: Path) -> list[dict[str, Any]]:
         return []
     with path.open("rb") as lines:
         # a line cut short by an interruption (perhaps inside a character) is no result
-        return [row for row in map(_json_or_none, lines) if a_result(row)]
+        return [row for row in map(result_of, lines) if row is not None]
 
 
 def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
@@ -545,7 +552,10 @@ def count_of(n: int, noun: str) -> str:
 
 def is_number(value: Any) -> bool:
     """A score's value, not null (nor NaN, which a row should not hold but a hand-edited file may)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
+    except OverflowError:  # an integer of hundreds of digits, in a hand-edited file
+        return False
 
 
 def format_table(summary: dict[str, dict[str, Any]]) -> str:
