@@ -3,6 +3,7 @@ English (no `language` field, no --language) went unsaid, and its judge wrote En
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -69,7 +70,9 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
                  "--out", str(tmp_path / "zh"), "--quiet"]) == 0
     assert "taken as" not in capsys.readouterr().err
     assert json.loads((tmp_path / "zh" / "summary.json").read_text("utf-8"))["languages"] == {"zh": 1}
-    assert f"{data}: 1 sample in Chinese; judge" in (tmp_path / "zh" / "report.html").read_text("utf-8")
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()
+    assert (f"{data} <span class='p' title='sha256 {digest}'>(sha256 {digest[:12]})</span>: 1 sample in Chinese; judge"
+            in (tmp_path / "zh" / "report.html").read_text("utf-8"))
     with pytest.warns(LanguageMisfitWarning, match="id q1 is in Chinese characters") as caught:
         result = localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False)
     assert {w.filename for w in caught if w.category is LanguageMisfitWarning} == {__file__}  # the caller's line
