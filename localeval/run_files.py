@@ -97,6 +97,9 @@ def _check_summary(summary: Any, path: Path) -> None:
     for key, kind in (("models", dict), ("settings", dict), ("data_sha256", str), ("data", str), ("finished", str)):
         if summary.get(key) is not None and not isinstance(summary[key], kind):
             raise refused(f"its {key} is not {'an object' if kind is dict else 'text'}")
+    for key in ("samples", "results_in_file"):
+        if summary.get(key) is not None and not _count(summary[key]):
+            raise refused(f"its {key} is not a count")
 
 
 def _count(value: Any) -> bool:

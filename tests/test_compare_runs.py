@@ -167,6 +167,7 @@ def test_the_table_says_each_fall_on_a_line_of_its_own(tmp_path, capsys):
     ("mean-7", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean from 0 to 1"),
     ("models-text", "compare: {}/summary.json is not a localeval summary (its models is not an object)"),
     ("sha-number", "compare: {}/summary.json is not a localeval summary (its data_sha256 is not text)"),
+    ("samples-text", "compare: {}/summary.json is not a localeval summary (its samples is not a count)"),
     ("results-given", "compare: {}/results.jsonl: give the run's --out folder (or its summary.json), not its results.jsonl"),
 ])
 def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys, given, said):
@@ -179,7 +180,7 @@ def test_a_folder_without_a_finished_run_is_refused_in_one_line(tmp_path, capsys
     if given == "not-a-row":
         (path / "summary.json").write_text(json.dumps({"schema_version": 1, "metrics": {"context_recall": 0.5}}))
     broken = {"mean-7": ("metrics", {"context_recall": {"mean": 7, "scored": 1, "null": 0}}),
-              "models-text": ("models", "x"), "sha-number": ("data_sha256", 5)}  # tracebacks, or read as a run (a CI probe)
+              "models-text": ("models", "x"), "sha-number": ("data_sha256", 5), "samples-text": ("samples", "x")}  # tracebacks, or read as a run (a CI probe)
     if given in broken:
         key, value = broken[given]
         (path / "summary.json").write_text(json.dumps({**json.loads((good / "summary.json").read_text()), key: value}))
