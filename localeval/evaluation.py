@@ -133,7 +133,7 @@ class Evaluator:
         except StopIteration as done:
             outcomes[key] = _checked_result(metric, done.value)
         else:
-            waiting[key] = (steps, _checked_requests(metric.name, requests))
+            waiting[key] = (steps, _checked_requests(metric, requests))
 
     def _answer_round(self, waiting, progress: Progress) -> dict:
         """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
@@ -166,12 +166,14 @@ class Evaluator:
 # yielded one request, not a list, failed as "'JudgeRequest' object is not subscriptable" deep in a round,
 # and a score of 1.5 went into the summary's mean (a probe).
 
-def _checked_requests(metric: str, requests: Any) -> list:
-    if isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
-                                       or all(isinstance(r, EmbedRequest) for r in requests)):
-        return requests
-    raise UserError(f"metric {metric!r}: each step must yield a list of JudgeRequest, or a list of EmbedRequest "
-                    f"(the answers come back as a list, in order); it yielded {_shown(requests)}")
+def _checked_requests(metric: Metric, requests: Any) -> list:
+    if not (isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
+                                            or all(isinstance(r, EmbedRequest) for r in requests))):
+        raise UserError(f"metric {metric.name!r}: each step must yield a list of JudgeRequest, or a list of "
+                        f"EmbedRequest (the answers come back as a list, in order); it yielded {_shown(requests)}")
+    if requests and isinstance(requests[0], EmbedRequest) and not metric.uses_embedder:  # no embedder was loaded
+        raise UserError(f"metric {metric.name!r} asks for embeddings: set uses_embedder = True on its class")
+    return requests
 
 
 def _checked_result(metric: Metric, result: Any) -> MetricResult:

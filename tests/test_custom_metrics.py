@@ -16,6 +16,7 @@ from localeval.engine.scripted import ScriptedJudge
 from localeval.metrics import BUILT_IN, METRICS
 from localeval.metrics.base import judge_failure
 from localeval.metrics.schemas import max_output_tokens
+from localeval.requests import EmbedRequest
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "custom-metrics.md"
 SAMPLE = {"id": "bridge", "user_input": "When did the bridge open?", "response": "The bridge opened in 1932.",
@@ -163,6 +164,10 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
         yield []
         return MetricResult(1.5)
 
+    def embeddings_unasked(self, sample, language):
+        yield [EmbedRequest(("a text",))]
+        return MetricResult(1.0)
+
     def a_part_unnamed(self, sample, language):
         yield []
         return MetricResult(0.5, parts={"other": 0.5})
@@ -174,6 +179,7 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
     for steps, said in [(one_request, "metric 'mine': each step must yield a list of JudgeRequest"),
                         (a_float, "metric 'mine': steps() must return a MetricResult; it returned float 0.5"),
                         (too_high, "metric 'mine': a score is a number from 0 to 1, or None (with a null_reason"),
+                        (embeddings_unasked, "metric 'mine' asks for embeddings: set uses_embedder = True"),
                         (a_part_unnamed, "metric 'mine': its result has sub-scores 'other' that its part_names"),
                         (a_part_too_high, "metric 'mine': sub-score 'mine_part' is a number from 0 to 1")]:
         with pytest.raises(UserError, match=re.escape(said)):
@@ -231,3 +237,13 @@ def test_a_schema_the_grammar_cannot_hold_the_judge_to_nulls_its_metric_alone():
 def test_a_schema_with_an_unbounded_string_is_told_it_needs_a_max_length():
     with pytest.raises(ValueError, match="every string of a judge's schema needs a maxLength"):
         max_output_tokens({"type": "object", "properties": {"why": {"type": "string"}}})
+
+
+def test_a_metric_that_asks_for_embeddings_gets_one_unit_vector_per_text_from_the_real_embedder():
+    def steps(self, sample, language):
+        (vectors,) = yield [EmbedRequest((sample.user_input, sample.response))]
+        return MetricResult(max(0.0, float(vectors[0] @ vectors[1])))
+
+    localeval.register_metric(_metric(steps=steps, uses_embedder=True, requires=("user_input", "response")))
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1))
+    assert 0.3 < result["mine"][0] <= 1.0  # a question and its answer, by all-MiniLM-L6-v2
