@@ -144,8 +144,7 @@ def samples_in_memory(data: Any) -> list[Sample]:
     if pandas_of_a_frame(data) is not None:
         return samples_from_records(_frame_records(data), "DataFrame")
     # after to_list(): ragas's EvaluationDataset is a pydantic model too (a review)
-    if isinstance(data, Sample) or callable(getattr(data, "model_dump", None)) or (
-            dataclasses.is_dataclass(data) and not isinstance(data, type)):  # one record, not a list of them
+    if isinstance(data, Sample) or _record_object(data):  # one record, not a list of them
         raise UserError(f"got a single {type(data).__name__}; give {ACCEPTED_DATA} (one sample is [sample])")
     if isinstance(data, Iterable) and not isinstance(data, bytes):  # bytes iterate as numbers
         return samples_from_records(map(_plain_record, data))
@@ -156,13 +155,18 @@ def _plain_record(record: Any) -> Any:
     """A record as a DataFrame, numpy or a column-oriented dataset (every record has every column)
     leaves it, as plain values: None and NaN are an absent field, a numpy array a list and a numpy
     number a Python one (they were "expected a string, got a number", "got a ndarray", "got a int64")."""
-    if callable(getattr(record, "model_dump", None)) and not isinstance(record, type):  # a pydantic model (a probe)
-        record = record.model_dump()
-    elif dataclasses.is_dataclass(record) and not isinstance(record, (type, Sample)):
-        record = dataclasses.asdict(record)
+    if _record_object(record) and not isinstance(record, Sample):  # read as its fields (a probe)
+        record = record.model_dump() if callable(getattr(record, "model_dump", None)) else dataclasses.asdict(record)
     if not isinstance(record, dict):
         return record
     return {name: value.tolist() if _numpy(value) else value for name, value in record.items() if not _missing(value)}
+
+
+def _record_object(value: Any) -> bool:
+    """An application's own record: an instance of a pydantic model or of a dataclass (a Sample is one too)."""
+    if isinstance(value, type):
+        return False
+    return callable(getattr(value, "model_dump", None)) or dataclasses.is_dataclass(value)
 
 
 def _numpy(value: Any) -> bool:
