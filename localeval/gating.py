@@ -71,9 +71,13 @@ ROUNDING = 1e-9
 
 
 def a_score(value: Any) -> bool:
-    """Whether `value` can be a gate's lowest score. Every metric and sub-score lies in [0, 1] (a negative
-    mean cosine is scored 0): 70 or nan would be a gate that always fails, -0.5 one that never does."""
-    return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
+    """Whether `value` is a score: a gate's lowest, or a score read back from a run's files. Every metric and
+    sub-score lies in [0, 1] (a negative mean cosine is scored 0): 70 or nan would be a gate that always fails,
+    -0.5 one that never does."""
+    try:
+        return isinstance(value, numbers.Real) and not isinstance(value, bool) and math.isfinite(value) and 0 <= value <= 1
+    except OverflowError:  # an integer of hundreds of digits, in a hand-edited file
+        return False
 
 
 def gated_value(row: Mapping[str, Any]) -> tuple[float | None, str]:

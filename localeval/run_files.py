@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UserError
-from .results import LOCK_FILE, RESULTS_FILE, SUMMARY_FILE, folder_in_use, is_number, result_of
+from .gating import a_score
+from .results import LOCK_FILE, RESULTS_FILE, SUMMARY_FILE, folder_in_use, result_of
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,7 @@ def _scores(results: Path, names: list[str]) -> tuple[dict[str, dict[str, float 
                 continue
             row = result_of(line)
             kept = None if row is None else {name: row.get(name) for name in names}
-            if kept is None or not all(value is None or (is_number(value) and 0 <= value <= 1) for value in kept.values()):
+            if kept is None or not all(value is None or a_score(value) for value in kept.values()):
                 unreadable += 1
                 continue
             rows += 1
@@ -91,7 +92,7 @@ def _check_summary(summary: Any, path: Path) -> None:
     if not isinstance(summary.get("metrics"), dict):
         raise refused('it has no "metrics"')
     for name, row in summary["metrics"].items():
-        if not (isinstance(row, dict) and (row.get("mean") is None or (is_number(row["mean"]) and 0 <= row["mean"] <= 1))
+        if not (isinstance(row, dict) and (row.get("mean") is None or a_score(row["mean"]))
                 and all(_count(row.get(count)) for count in ("scored", "null"))):
             raise refused(f"{name}'s row is not a mean from 0 to 1 and its counts")
     for key, kind in (("models", dict), ("settings", dict), ("data_sha256", str), ("data", str), ("finished", str)):
