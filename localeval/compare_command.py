@@ -13,7 +13,7 @@ from typing import Any
 from .comparison import MIN_PAIRS, ScoreChange, compared, unlike
 from .drop_gates import Gate, gate_said, gates, parse_max_drops
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_OK, UserError, for_terminal
-from .results import count_of
+from .results import aligned, count_of, fixed
 from .run_files import RunFiles, read_run
 
 SCHEMA_VERSION = 1  # of --json's document (docs/output.md, "compare --json")
@@ -59,12 +59,10 @@ def document(before: RunFiles, after: RunFiles, changes: list[ScoreChange], note
 
 def table(changes: list[ScoreChange]) -> str:
     header = ["score", "before", "after", "change", "paired change [95% CI]", "pairs", "direction"]
-    lines = [header] + [[for_terminal(change.name), _fixed(change.before), _fixed(change.after),
+    lines = [header] + [[for_terminal(change.name), fixed(change.before), fixed(change.after),
                          _signed(change.mean_change), _paired(change), str(change.paired), change.direction]
                         for change in changes]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(width) if i in (0, 6) else cell.rjust(width)
-                               for i, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in lines)
+    return aligned(lines, left=(0, 6))
 
 
 def _say(before: RunFiles, after: RunFiles, changes: list[ScoreChange], notes: list[str]) -> None:
@@ -90,10 +88,6 @@ def _paired(change: ScoreChange) -> str:
         return "-"
     bounds = "" if change.interval is None else f" [{change.interval[0]:+.3f}, {change.interval[1]:+.3f}]"
     return f"{change.paired_change:+.3f}{bounds}"
-
-
-def _fixed(value: float | None) -> str:
-    return "-" if value is None else f"{value:.3f}"
 
 
 def _signed(value: float | None) -> str:

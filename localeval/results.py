@@ -567,18 +567,24 @@ def format_table(summary: dict[str, dict[str, Any]]) -> str:
         header += ["labeled", "bias", "corrected", f"{level} (corrected)"]
     lines = [header]
     for name, row in summary.items():
-        cells = [name, _fixed(row["mean"]), _interval(row.get("interval")), str(row["scored"]), str(row["null"])]
+        cells = [name, fixed(row["mean"]), _interval(row.get("interval")), str(row["scored"]), str(row["null"])]
         if corrected:
             fix = row.get("corrected")
             cells += (["-"] * 4 if fix is None else
-                      [str(fix["labeled"]), f"{fix['bias']:+.3f}", _fixed(fix["mean"]), _interval(fix["interval"])])
+                      [str(fix["labeled"]), f"{fix['bias']:+.3f}", fixed(fix["mean"]), _interval(fix["interval"])])
         lines.append(cells)
-    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
-    return "\n".join("  ".join(cell.ljust(w) if i == 0 else cell.rjust(w)
-                               for i, (cell, w) in enumerate(zip(line, widths))) for line in lines)
+    return aligned(lines)
 
 
-def _fixed(value: float | None) -> str:
+def aligned(lines: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
+    """Rows of cells as a text table: the `left` columns flush left (names), the others flush right (numbers)."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join("  ".join(cell.ljust(width) if i in left else cell.rjust(width)
+                               for i, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in lines)
+
+
+def fixed(value: float | None) -> str:
+    """A score to 3 decimals, "-" for none."""
     return "-" if value is None else f"{value:.3f}"
 
 
