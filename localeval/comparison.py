@@ -1,8 +1,8 @@
 """Two runs side by side, for a nightly job asking whether its scores moved (`localeval compare`).
 
 Each score's mean is taken from both summaries, and, over the samples both runs scored, the mean of the
-per-sample changes with its 95% bootstrap interval: a change whose interval holds 0 cannot be told from the
-noise of these samples. What makes the two runs not like for like (another data file, judge, embedder or
+per-sample changes with its 95% interval (Student's t): a change whose interval holds 0 cannot be told from
+the noise of these samples. What makes the two runs not like for like (another data file, judge, embedder or
 settings, other samples) is said as notes; the scores are compared all the same, since comparing judges or
 settings is a reason to compare.
 """
@@ -24,7 +24,6 @@ DROPS_SHOWN = 3  # per score, the samples that fell most
 # Pairs below which no direction is named: from 2 to 5 pairs an interval says little (a review); bench names a
 # best judge's interval from 10 samples too
 MIN_PAIRS = 10
-DIRECTIONS = ("higher", "lower", "no clear change", "unchanged", "too few pairs", "no pairs")
 
 
 @dataclass(frozen=True)
@@ -45,7 +44,8 @@ class ScoreChange:
 
     @property
     def direction(self) -> str:
-        """One of DIRECTIONS: "higher" or "lower" where the paired change's interval leaves 0 out."""
+        """"higher" or "lower" where the paired change's interval leaves 0 out, else "no clear change";
+        "unchanged", "too few pairs" or "no pairs" (docs/output.md lists them for --json's readers)."""
         if not self.paired:
             return "no pairs"
         if not self.drops and abs(self.paired_change) <= ROUNDING:

@@ -186,12 +186,11 @@ def _checked_result(metric: Metric, result: Any) -> MetricResult:
     if unnamed:
         raise UserError(f"metric {metric.name!r}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
                         "that its part_names (or list_part_names) do not name")
-    parts = {name: _score_of(metric.name, name, value) for name, value in result.parts.items()
-             if name in metric.part_names}
+    parts = {name: _score_of(metric.name, name, value) if name in metric.part_names else value
+             for name, value in result.parts.items()}  # the scalar ones checked, the per-chunk lists as they are
     if result.score is None:  # every null score says why (results.jsonl's promise)
-        return replace(result, null_reason=result.null_reason or f"{metric.name} gave no reason",
-                       parts={**result.parts, **parts})
-    return replace(result, score=_score_of(metric.name, metric.name, result.score), parts={**result.parts, **parts})
+        return replace(result, null_reason=result.null_reason or f"{metric.name} gave no reason", parts=parts)
+    return replace(result, score=_score_of(metric.name, metric.name, result.score), parts=parts)
 
 
 def _score_of(metric: str, name: str, value: Any) -> float | None:
