@@ -22,6 +22,7 @@ from .engine.limits import BatchLimits
 from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
 from .evaluation import SampleResult
 from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
+from .metrics.sources import loading
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
@@ -171,6 +172,9 @@ def evaluate(
     A registered judge known to agree poorly with people (the default among them) gives a
     WeakJudgeWarning naming the judge that agrees best.
     """
+    if loading() is not None:  # a file's own example run, unguarded: minutes of another evaluation first
+        raise UserError('it calls localeval.evaluate() as it is loaded: put that call under `if __name__ == '
+                        '"__main__":`, so that loading the file only registers its metrics')
     check_language(language)
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window, progress)

@@ -213,6 +213,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv or .parquet')
     run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
+    run.add_argument("--metrics-from", action="append", default=[], metavar="FILE.py|MODULE",
+                     help="a Python file (or an installed module) whose classes decorated with "
+                     "@localeval.register_metric become metrics to name in --metrics; repeatable. Loading it runs "
+                     f"it ({manual.see('custom-metrics')})")
     run.add_argument("--judge", default=None, help="registered judge name or local model directory "
                      f"(default: {models.default_model('judge')})")
     run.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "

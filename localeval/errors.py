@@ -8,8 +8,10 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 from __future__ import annotations
 
 import difflib
+import os
 import re
 import threading
+import traceback
 import warnings
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -36,6 +38,10 @@ class UnknownScore(UserError, KeyError):
     mapping raises, for code that catches that. Shown as written (a KeyError's message is quoted)."""
 
     __str__ = Exception.__str__
+
+
+class MetricFailed(UserError):
+    """A metric's code broke its contract or raised while scoring: a user's own metric (metrics/custom.py)."""
 
 
 class DataError(UserError):
@@ -169,3 +175,21 @@ def closest(name: str, candidates: Iterable[str], cutoff: float, normal: Callabl
 def first_few(items: list[str], shown: int = 5) -> str:
     """The first `shown` of `items` for a message, comma-separated, with " ..." where more were left out."""
     return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")
+
+
+def where_raised(error: BaseException, path: str | os.PathLike | None = None) -> str:
+    """'FILE, line N: Kind: message', at the deepest line of `path` (else of any file) the error passed: a
+    user's own code's mistake said where it is, in one line."""
+    if isinstance(error, SyntaxError) and error.filename:
+        return f"{error.filename}, line {error.lineno}: SyntaxError: {error.msg}"
+    frames = traceback.extract_tb(error.__traceback__)
+    ours = [frame for frame in frames if path is not None and _same_file(frame.filename, path)] or frames
+    where = f"{ours[-1].filename}, line {ours[-1].lineno}: " if ours else ""
+    return where + (f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+
+
+def _same_file(name: str, path: str | os.PathLike) -> bool:
+    try:
+        return os.path.samefile(name, path)
+    except OSError:  # "<string>", a file since removed
+        return False

@@ -9,13 +9,15 @@ written to disk before the next window starts.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import astuple, dataclass, replace
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Iterator
 
-from .errors import UserError
+from .errors import MetricFailed, UserError, where_raised
 from .gating import ROUNDING
+from .metrics import BUILT_IN
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
 from .requests import EmbedRequest, JudgeRequest
@@ -132,6 +134,11 @@ class Evaluator:
             requests = steps.send(reply)
         except StopIteration as done:
             outcomes[key] = _checked_result(metric, done.value)
+        except Exception as error:
+            if metric.name in BUILT_IN:  # localeval's own bug: its traceback
+                raise
+            # a user's metric: its own line, one message, not a traceback through the engine (Python keeps the cause)
+            raise MetricFailed(f"metric {metric.name!r} failed: {where_raised(error, _file_of(metric))}") from error
         else:
             waiting[key] = (steps, _checked_requests(metric, requests))
 
@@ -162,6 +169,13 @@ class Evaluator:
         return replies
 
 
+def _file_of(metric: Metric) -> str | None:
+    try:
+        return inspect.getsourcefile(type(metric))
+    except TypeError:  # a class made where no file is (exec, the REPL)
+        return None
+
+
 # A metric of a user's own (metrics/custom.py) is checked here for what only a sample shows: a step that
 # yielded one request, not a list, failed as "'JudgeRequest' object is not subscriptable" deep in a round,
 # and a score of 1.5 went into the summary's mean (a probe).
@@ -169,10 +183,10 @@ class Evaluator:
 def _checked_requests(metric: Metric, requests: Any) -> list:
     if not (isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
                                             or all(isinstance(r, EmbedRequest) for r in requests))):
-        raise UserError(f"metric {metric.name!r}: each step must yield a list of JudgeRequest, or a list of "
+        raise MetricFailed(f"metric {metric.name!r}: each step must yield a list of JudgeRequest, or a list of "
                         f"EmbedRequest (the answers come back as a list, in order); it yielded {_shown(requests)}")
     if requests and isinstance(requests[0], EmbedRequest) and not metric.uses_embedder:  # no embedder was loaded
-        raise UserError(f"metric {metric.name!r} asks for embeddings: set uses_embedder = True on its class")
+        raise MetricFailed(f"metric {metric.name!r} asks for embeddings: set uses_embedder = True on its class")
     return requests
 
 
@@ -181,10 +195,10 @@ def _checked_result(metric: Metric, result: Any) -> MetricResult:
     sub-scores the metric names, each in range (a numpy float went to the summary as null, and a sub-score
     of 7.0 into its mean: a review)."""
     if not isinstance(result, MetricResult):
-        raise UserError(f"metric {metric.name!r}: steps() must return a MetricResult; it returned {_shown(result)}")
+        raise MetricFailed(f"metric {metric.name!r}: steps() must return a MetricResult; it returned {_shown(result)}")
     unnamed = set(result.parts) - {*metric.part_names, *metric.list_part_names}
     if unnamed:
-        raise UserError(f"metric {metric.name!r}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
+        raise MetricFailed(f"metric {metric.name!r}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
                         "that its part_names (or list_part_names) do not name")
     parts = {name: _score_of(metric.name, name, value) if name in metric.part_names else value
              for name, value in result.parts.items()}  # the scalar ones checked, the per-chunk lists as they are
@@ -197,7 +211,7 @@ def _score_of(metric: str, name: str, value: Any) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, Real) or not -ROUNDING <= value <= 1 + ROUNDING:
-        raise UserError(f"metric {metric!r}: {'a score' if name == metric else f'sub-score {name!r}'} is a number "
+        raise MetricFailed(f"metric {metric!r}: {'a score' if name == metric else f'sub-score {name!r}'} is a number "
                         f"from 0 to 1, or None (with a null_reason: MetricResult.null(reason)); it returned {value!r}")
     return min(1.0, max(0.0, float(value)))  # a formula's float error past 0 or 1, and numpy's floats, made plain
 

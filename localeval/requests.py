@@ -22,6 +22,11 @@ class JudgeRequest:
 
     @staticmethod
     def build(system: str, user: str, schema: dict, max_new_tokens: int) -> "JudgeRequest":
+        # an answer is read as an object: a schema of another value ({"enum": [0, 1]}) was decoded, then every
+        # answer null as "not a JSON object" (a metric of one's own)
+        if not isinstance(schema, dict) or schema.get("type") != "object":
+            raise ValueError('a judge request\'s schema describes a JSON object: {"type": "object", "properties": '
+                             f'{{...}}}}, whose keys the answer fills; got {json.dumps(schema)[:80]}')
         return JudgeRequest(
             messages=(("system", system), ("user", user)),
             # Key order is kept: it is the order in which the model writes the fields.

@@ -22,9 +22,10 @@ from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
-                     ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
+                     MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
+from .metrics.sources import MetricSource, files_scoring, load_metric_sources, unscored
 from .options import check_counts, check_paths, limit_beyond
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
@@ -71,6 +72,7 @@ class RunPlan:
     calibration_warnings: list[str]
     option_warnings: list[str]  # a model named that the run does not load and that names nothing; a folder passed over
     cluster: Cluster | None  # --ray's cluster, its workers' shares checked; None: this process scores
+    metric_sources: list[MetricSource]  # --metrics-from, run: its metrics registered
 
 
 def run_command(args) -> int:
@@ -98,7 +100,7 @@ def run_command(args) -> int:
         # thresholds fitted on other weights than the judge's are refused before anything is written
         misfits = warned(fit_warnings(plan.calibration, pipeline.judge, settings_used(plan.metrics)),
                          CalibrationWarning)
-        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline))
+        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline, plan.metric_sources))
         scored = _score(args, plan.samples, writer, score, plan.cluster, pipeline, log)
         if scored is None:
             return EXIT_INTERRUPTED
@@ -107,6 +109,8 @@ def run_command(args) -> int:
         summary = summarize(rows, result_names(plan.metrics), plan.human)
         details = _details(args, pipeline, plan.cluster, plan.samples, scored, started)
         details.update(data_sha256=writer.identity["data_sha256"], results_in_file=len(in_file))
+        if plan.metric_sources:
+            details["metrics_from"] = [source.recorded() for source in plan.metric_sources]
         details.update(calibration=described(plan.calibration), labels=args.labels,
                        gates=outcomes(summary, plan.gates))
         # the exit status's answer, for a CI step that reads the file later (None: no gate)
@@ -138,13 +142,14 @@ def _plan(args) -> RunPlan:
     judge_name = models.judge_name(args.judge)
     thresholds, calibration = ({}, None) if args.calibration is None else load_thresholds(
         args.calibration, judge_name, models.judge_folder(args.judge))
+    metric_sources = load_metric_sources(args.metrics_from)  # before the metrics are named: it registers its own
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
     data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
-    option_warnings = warned([limit_beyond(args.limit, len(every_sample)),
+    option_warnings = warned([limit_beyond(args.limit, len(every_sample)), unscored(metric_sources, metrics),
                               models.embedder_checked(args.embedder, any(m.uses_embedder for m in metrics)),
                               models.folder_passed_over(args.judge, "judge"),
                               models.folder_passed_over(args.embedder, "embedder")], LocalevalWarning)
@@ -164,7 +169,7 @@ def _plan(args) -> RunPlan:
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
-                   weak, weak_gated, calibration_warnings, option_warnings, cluster)
+                   weak, weak_gated, calibration_warnings, option_warnings, cluster, metric_sources)
 
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
@@ -275,6 +280,8 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
                                  f"and {_rerun(writer)}") from None
     except ScoringStopped as error:
         raise EnvironmentFailure(f"{error}; {_saved(writer)}; {_rerun(writer)}") from None
+    except MetricFailed as error:
+        raise MetricFailed(f"{error}; {_mend(writer)}") from None
     except RuntimeError as error:
         if "out of memory" not in str(error).lower():
             raise
@@ -306,19 +313,23 @@ def _gate(summary: dict, gates: dict[str, float]) -> int:
     return EXIT_OK
 
 
-def run_identity(args, pipeline) -> dict:
+def run_identity(args, pipeline, metric_sources: list[MetricSource]) -> dict:
     """What makes two runs the same run, whose results may go in one results.jsonl (--resume): the
     data, the models (with their weights' digest and dtype), the metrics and how each is asked and
-    scored. Not the batch limits or --limit, which change neither a sample's requests nor its score."""
+    scored, a metric of one's own by its file's digest. Not the batch limits or --limit, which change
+    neither a sample's requests nor its score."""
+    names = [m.name for m in pipeline.metrics]
     return {
         "data_sha256": file_digest(Path(args.data).expanduser()),  # the file read: "~/x" quoted, unexpanded
         "judge": pipeline.judge.identity,
         "embedder": _identity(pipeline.embedder),
-        "metrics": [m.name for m in pipeline.metrics],
+        "metrics": names,
         "settings": _asked(args, pipeline.metrics),
         # one results.jsonl, one shape of line; recorded only when set, so that a run.json written
         # before it was recorded reads as what it was, a run without the inputs
         **({"with_inputs": True} if args.with_inputs else {}),
+        # a metric's code by its file's bytes, recorded only for such metrics, as with_inputs is only when on
+        **({"metrics_from": scoring} if (scoring := files_scoring(metric_sources, names)) else {}),
     }
 
 
@@ -404,6 +415,15 @@ def _saved(writer) -> str:
         return f"{count_of(writer.kept, 'sample')} saved in {writer.path}"
     before = "all from before this run" if not writer.written else f"{len(writer.done_ids)} from before this run"
     return f"{count_of(writer.kept, 'sample')} saved in {writer.path} ({before})"
+
+
+def _mend(writer) -> str:
+    """How a run stopped by a metric's code goes on: mended, its file is another run's (run_identity), so
+    --resume would refuse to add to what the metric as it was had scored."""
+    if not writer.written:
+        return f"{_saved(writer)}; mend the metric and score again"
+    return (f"{_saved(writer)}, by the metric as it was; mend it and score again without --resume, or into "
+            "another --out")
 
 
 def _rerun(writer) -> str:

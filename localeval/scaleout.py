@@ -160,6 +160,7 @@ class RayScorer:
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
+        _send_whole(self.recipe.metrics)
         self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
         self._check_loaded(ray)
 
@@ -381,6 +382,20 @@ def _init_options(cluster: Cluster) -> dict[str, Any]:
 def _units(count: float, unit: str) -> str:
     """0.5 CPUs, 1 CPU, 2 GPUs."""
     return f"{count:g} {unit}" + ("" if count == 1 else "s")
+
+
+def _send_whole(metrics) -> None:
+    """A user's own metric goes to the workers as its class, not as the name of a module to import there:
+    a file run by --metrics-from, or a script's module, is on no worker's path (cloudpickle sends a
+    __main__ class whole by itself)."""
+    from ray import cloudpickle
+
+    from .metrics import BUILT_IN
+
+    for metric in metrics:
+        module = type(metric).__module__
+        if metric.name not in BUILT_IN and module != "__main__" and module in sys.modules:
+            cloudpickle.register_pickle_by_value(sys.modules[module])
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

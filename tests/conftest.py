@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import signal
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,16 @@ def isolated_cache(tmp_path_factory):
     patch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path_factory.mktemp("answer-cache")))
     yield
     patch.undo()
+
+
+@pytest.fixture(autouse=True)
+def registry_as_built():
+    """A test registers metrics of its own (register_metric, --metrics-from); none outlives it, or "all" would
+    name it in the next."""
+    yield
+    metrics = sys.modules.get("localeval.metrics")  # not imported here: a test of what an import brings
+    for name in set(getattr(metrics, "METRICS", ())) - getattr(metrics, "BUILT_IN", set()):
+        del metrics.METRICS[name]
 
 
 @pytest.fixture(scope="session")

@@ -3,8 +3,10 @@ the built-in metrics, by the scripted judge and by the real embedded one. The do
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
+import shutil
 import socket
 from pathlib import Path
 
@@ -12,42 +14,40 @@ import pytest
 
 import localeval
 from localeval import JudgeRequest, Metric, MetricResult, UserError
+from localeval.cli import main
 from localeval.engine.scripted import ScriptedJudge
-from localeval.metrics import BUILT_IN, METRICS
+from localeval.errors import EXIT_OK, EXIT_USER
+from localeval.metrics import METRICS
 from localeval.metrics.base import judge_failure
 from localeval.metrics.schemas import max_output_tokens
+from localeval.metrics.sources import load_metric_sources
 from localeval.requests import EmbedRequest
 
-DOC = Path(__file__).resolve().parent.parent / "docs" / "custom-metrics.md"
+ROOT = Path(__file__).resolve().parent.parent
+DOC, EXAMPLE, EXAMPLES = ROOT / "docs" / "custom-metrics.md", ROOT / "examples" / "answers_directly.py", ROOT / "examples" / "samples.jsonl"
 SAMPLE = {"id": "bridge", "user_input": "When did the bridge open?", "response": "The bridge opened in 1932.",
           "retrieved_contexts": ["The bridge opened in 1932 after six years of work."],
           "reference": "It opened in 1932."}
-
-
-@pytest.fixture(autouse=True)
-def registry_as_built():
-    """Each test registers its own metrics; none outlives it."""
-    yield
-    for name in set(METRICS) - BUILT_IN:
-        del METRICS[name]
 
 
 def _code_blocks() -> list[str]:
     return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
 
 
-def _documented_metric() -> dict:
-    """The document's example metric, defined and registered as a reader's script would (its evaluate() line,
-    which runs the default judge over the example data, left out: the real judge is run below on one sample)."""
-    example = _code_blocks()[0].split("\nresult = ")[0]
-    namespace: dict = {}
-    exec(compile(example, str(DOC), "exec"), namespace)
-    return namespace
+def _documented_metric() -> None:
+    """The document's example metric, registered as --metrics-from registers it (its own evaluate() run, under
+    `if __name__ == "__main__":`, left out as a loaded file's is: the real judge is run below on one sample)."""
+    (source,) = load_metric_sources([str(EXAMPLE)])
+    assert source.metrics == ("answers_directly",) and source.file == str(EXAMPLE)
+
+
+def test_the_documents_whole_example_is_the_example_file_word_for_word():
+    assert _code_blocks()[0] == EXAMPLE.read_text(encoding="utf-8")
 
 
 def test_the_documented_metric_is_scored_with_a_built_in_one_and_its_test_passes():
-    namespace = _documented_metric()
-    assert METRICS["answers_directly"] is namespace["AnswersDirectly"]
+    _documented_metric()
+    assert METRICS["answers_directly"].__name__ == "AnswersDirectly"
     exec(compile(_code_blocks()[1], str(DOC), "exec"), {"localeval": localeval})  # the document's own assert
     asked = []
 
@@ -98,10 +98,13 @@ def test_a_budget_too_small_for_the_answer_is_said_as_such_by_the_real_judge():
         "judge output unusable: cut off at the request's max_new_tokens (5) before its JSON closed (")
 
 
+VERDICT = {"type": "object", "additionalProperties": False, "required": ["v"], "properties": {"v": {"enum": [0, 1]}}}
+
+
 def _metric(**attributes) -> type[Metric]:
     def steps(self, sample, language):
-        (answer,) = yield [JudgeRequest.build("s", "u", {"enum": [0, 1]}, 4)]
-        return MetricResult(float(answer.data))
+        (answer,) = yield [JudgeRequest.build("s", "u", VERDICT, 8)]
+        return MetricResult(float(answer.data["v"]))
     body = {"name": "mine", "description": "mine", "requires": ("response",), "steps": steps, **attributes}
     return type("Mine", (Metric,), body)
 
@@ -138,22 +141,26 @@ def test_a_metric_given_as_a_class_or_object_is_told_how_to_register_it_and_noth
     mine = _metric()
     for given in (mine, mine()):
         with pytest.raises(UserError) as refused:
-            localeval.evaluate([SAMPLE], metrics=[given], judge=ScriptedJudge(lambda r: 1), embedder=None)
+            localeval.evaluate([SAMPLE], metrics=[given], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None)
         assert str(refused.value).endswith("localeval.register_metric(Mine) (localeval docs custom-metrics)")
     with pytest.raises(UserError) as refused:
-        localeval.evaluate([SAMPLE], metrics=[type("Thing", (), {"name": "zzz"})], judge=ScriptedJudge(lambda r: 1),
+        localeval.evaluate([SAMPLE], metrics=[type("Thing", (), {"name": "zzz"})], judge=ScriptedJudge(lambda r: {"v": 1}),
                            embedder=None)
     assert str(refused.value) == "metrics: give metrics by name, not as a metric class"  # no dangling ";"
 
 
 def _scored_by(steps, **attributes) -> list[float | None]:
     localeval.register_metric(_metric(steps=steps, **attributes))
-    return localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1), embedder=None)["mine"]
+    return localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None)["mine"]
 
 
 def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
     def one_request(self, sample, language):
-        yield JudgeRequest.build("s", "u", {"enum": [0, 1]}, 4)
+        yield JudgeRequest.build("s", "u", VERDICT, 8)
+        return MetricResult(1.0)
+
+    def not_an_object(self, sample, language):
+        yield [JudgeRequest.build("s", "u", {"enum": [0, 1]}, 4)]  # every answer was null, "not a JSON object"
         return MetricResult(1.0)
 
     def a_float(self, sample, language):
@@ -177,6 +184,8 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
         return MetricResult(0.5, parts={"mine_part": 7.0})
 
     for steps, said in [(one_request, "metric 'mine': each step must yield a list of JudgeRequest"),
+                        (not_an_object, "metric 'mine' failed: " + __file__ + ", line "),
+                        (not_an_object, ": ValueError: a judge request's schema describes a JSON object: "),
                         (a_float, "metric 'mine': steps() must return a MetricResult; it returned float 0.5"),
                         (too_high, "metric 'mine': a score is a number from 0 to 1, or None (with a null_reason"),
                         (embeddings_unasked, "metric 'mine' asks for embeddings: set uses_embedder = True"),
@@ -200,7 +209,7 @@ def test_a_numpy_score_and_a_float_error_past_one_are_made_plain_scores():
 
     assert _scored_by(numpy_score) == [0.25] and type(_scored_by(numpy_score)[0]) is float
     assert _scored_by(past_one) == [1.0]
-    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1), embedder=None)
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None)
     assert result.summary()["mine"]["scored"] == 1 and json.dumps(result.rows())
 
 
@@ -210,7 +219,7 @@ def test_a_null_score_without_a_reason_is_given_one():
         return MetricResult(None)
 
     assert _scored_by(no_reason) == [None]
-    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1), embedder=None)
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None)
     assert result.summary()["mine"]["null_reasons"] == {"mine gave no reason": 1}
 
 
@@ -245,5 +254,133 @@ def test_a_metric_that_asks_for_embeddings_gets_one_unit_vector_per_text_from_th
         return MetricResult(max(0.0, float(vectors[0] @ vectors[1])))
 
     localeval.register_metric(_metric(steps=steps, uses_embedder=True, requires=("user_input", "response")))
-    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: 1))
+    result = localeval.evaluate([SAMPLE], metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}))
     assert 0.3 < result["mine"][0] <= 1.0  # a question and its answer, by all-MiniLM-L6-v2
+
+
+# --metrics-from: the command line's way to the same metrics
+
+@pytest.mark.filterwarnings("ignore::localeval.trust.WeakJudgeWarning")
+def test_run_scores_a_metric_from_a_file_beside_a_built_in_one_with_the_real_judge_and_names_the_file(tmp_path):
+    out = tmp_path / "out"
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(EXAMPLE), "--metrics", "answers_directly,context_recall",
+                 "--limit", "2", "--no-cache", "--quiet", "--out", str(out)]) == EXIT_OK
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [row["answers_directly"] for row in rows] and all(row["answers_directly"] in (0.0, 1.0) for row in rows)
+    assert all(isinstance(row["evidence"]["answers_directly"]["reason"], str) for row in rows)
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    digest = hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
+    assert summary["metrics"]["answers_directly"]["scored"] == 2
+    assert summary["metrics_from"] == [{"source": str(EXAMPLE), "file": str(EXAMPLE), "sha256": digest,
+                                        "metrics": ["answers_directly"]}]
+    assert json.loads((out / "run.json").read_text(encoding="utf-8"))["metrics_from"] == {"answers_directly": digest}
+    assert "answers_directly" in (out / "report.html").read_text(encoding="utf-8")
+
+
+def test_a_metric_file_changed_since_is_another_run_that_resume_refuses(tmp_path, tiny_judge, capsys):
+    mine, out = tmp_path / "mine.py", tmp_path / "out"
+    mine.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    command = ["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "answers_directly", "--limit", "1",
+               "--judge", str(tiny_judge), "--no-cache", "--quiet", "--out", str(out)]
+    assert main(command) == EXIT_OK
+    assert main([*command, "--resume"]) == EXIT_OK  # the same file: the same run
+    mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
+    capsys.readouterr()
+    assert main([*command, "--resume"]) == EXIT_USER
+    assert "holds another run (metrics_from.answers_directly: " in capsys.readouterr().err
+
+
+BROKEN = {
+    "syntax.py": ("x = (\n", "syntax.py, line 1: SyntaxError: '(' was never closed"),
+    "missing.py": ("import localeval\nimport not_a_module_anywhere\n",
+                   "missing.py, line 2: ModuleNotFoundError: No module named 'not_a_module_anywhere'"),
+    "nothing.py": ("x = 1\n", "it registered no metric; decorate each of its Metric classes with "
+                              "@localeval.register_metric"),
+    "unguarded.py": ('import localeval\nlocaleval.evaluate([{"id": "1", "user_input": "q?"}])\n',
+                     "it calls localeval.evaluate() as it is loaded: put that call under `if __name__ == "),
+    "builtin.py": (None, "register_metric: 'faithfulness' is a built-in metric's name; give AnswersDirectly another"),
+}
+
+
+@pytest.mark.parametrize("name", list(BROKEN))
+def test_a_metric_file_that_fails_as_it_loads_is_one_line_naming_it_before_any_model_loads(name, tmp_path, capsys):
+    content, said = BROKEN[name]
+    path, out = tmp_path / name, tmp_path / "out"
+    path.write_text(content or EXAMPLE.read_text(encoding="utf-8").replace('"answers_directly"', '"faithfulness"'),
+                    encoding="utf-8")
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(path), "--out", str(out)]) == EXIT_USER
+    error = capsys.readouterr().err
+    assert error.startswith(f"localeval: error: --metrics-from {path}: ") and said in error
+    assert error.count("\n") == 1 and "Traceback" not in error and not out.exists()
+
+
+@pytest.mark.parametrize("given, said", [
+    ("nowhere.py", "no such file; give a Python file (.py) or an installed module's name"),
+    ("no_such_module", "no such file, nor an installed module of that name"),
+    ("a folder", "a folder; give a Python file (.py) or an installed module's name"),
+    ("json", "it registered no metric"),  # an installed module, run, with no metric in it
+    ("twice", f"metric 'answers_directly' was registered by {EXAMPLE} too; give each metric one name"),
+])
+def test_a_source_that_is_not_one_is_told_what_to_give(given, said, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a folder").mkdir()
+    sources = [given]
+    if given == "twice":
+        shutil.copy(EXAMPLE, tmp_path / "copy.py")
+        sources = [str(EXAMPLE), "copy.py"]
+    assert main(["run", str(EXAMPLES), *(part for source in sources for part in ("--metrics-from", source)),
+                 "--out", str(tmp_path / "out")]) == EXIT_USER
+    error = capsys.readouterr().err
+    assert error.startswith(f"localeval: error: --metrics-from {sources[-1]}: {said}"), error
+
+
+def test_a_metric_that_raises_while_scoring_stops_the_run_naming_its_line_and_keeps_what_was_scored(
+        tmp_path, tiny_judge, capsys):
+    """A user's metric raising mid-run was a traceback through the engine, exit 1."""
+    mine, out = tmp_path / "mine.py", tmp_path / "out"
+    failing = 'user = (sample.nope if sample.id == "seed002-superbowl" else "") + f"Question'
+    mine.write_text(EXAMPLE.read_text(encoding="utf-8").replace('user = f"Question', failing), encoding="utf-8")
+    line = next(number for number, text in enumerate(mine.read_text(encoding="utf-8").splitlines(), 1)
+                if "sample.nope" in text)
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "answers_directly", "--window", "1",
+                 "--judge", str(tiny_judge), "--no-cache", "--quiet", "--out", str(out)]) == EXIT_USER
+    error = capsys.readouterr().err
+    assert error == (f"localeval: error: metric 'answers_directly' failed: {mine}, line {line}: AttributeError: "
+                     "'Sample' object has no attribute 'nope'; 1 sample saved in "
+                     f"{out / 'results.jsonl'}, by the metric as it was; mend it and score again without --resume, "
+                     "or into another --out\n")
+    assert [json.loads(row)["id"] for row in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()] == [
+        "seed001-einstein"]
+
+
+def test_labels_correct_the_built_in_means_and_leave_a_metric_of_ones_own_uncorrected():
+    """A metric of one's own with --labels (or labels=) was a KeyError traceback: people's labels are the built-in
+    metrics' verdicts, none of its own."""
+    labeled = ROOT / "tests" / "data" / "labeled_small.jsonl"
+    localeval.register_metric(_metric())
+
+    def script(request):
+        schema = json.loads(request.schema)
+        if "v" in schema["properties"]:  # mine
+            return {"v": 1}
+        return {"verdicts": [{"sentence": n, "attributed": 1}
+                             for n in range(1, len(schema["properties"]["verdicts"]["prefixItems"]) + 1)]}
+
+    result = localeval.evaluate(labeled, metrics=["mine", "context_recall"], judge=ScriptedJudge(script), embedder=None,
+                                labels=labeled)
+    summary = result.summary()
+    assert summary["mine"]["mean"] == 1.0 and "corrected" not in summary["mine"]
+    assert summary["context_recall"]["corrected"]["labeled"] == 4
+
+
+def test_a_metric_loaded_that_metrics_does_not_name_is_warned_of_and_kept_in_the_summary(tmp_path, tiny_judge,
+                                                                                         capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(EXAMPLE), "--metrics", "context_recall", "--limit", "1",
+                 "--judge", str(tiny_judge), "--no-cache", "--out", str(out)]) == EXIT_OK
+    assert ("localeval: warning: --metrics-from registered answers_directly, which --metrics does not name: add it to "
+            "--metrics (or give --metrics all) to score it\n") in capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert list(summary["metrics"]) == ["context_recall"] and "metrics_from" not in json.loads(
+        (out / "run.json").read_text(encoding="utf-8"))
+    assert any("which --metrics does not name" in warning for warning in summary["warnings"])

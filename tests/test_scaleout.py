@@ -772,3 +772,17 @@ def test_interrupts_while_the_cluster_stops_let_it_stop_whole_and_a_third_gets_o
     finally:
         signal.signal(signal.SIGINT, before)
     assert ray.finished == finished and not scorer._started_here and time.monotonic() - started < 5
+
+
+def test_a_metric_from_a_file_no_worker_can_import_is_scored_on_ray(tmp_path, tiny_judge):
+    """A --metrics-from file's module exists in the driver alone: its class goes to the workers whole (a worker
+    failed with ModuleNotFoundError for it)."""
+    mine, out = tmp_path / "elsewhere" / "mine.py", tmp_path / "out"
+    mine.parent.mkdir()
+    shutil.copy(ROOT / "examples" / "answers_directly.py", mine)
+    run = _ray_run(EXAMPLES, out, "--workers", "1", "--limit", "2", "--judge", str(tiny_judge),
+                   "--metrics-from", str(mine), "--metrics", "answers_directly")
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 0, stderr
+    assert sorted(_rows(out)) == ["seed001-einstein", "seed002-superbowl"]
+    assert all(row["answers_directly"] in (0.0, 1.0, None) for row in _rows(out).values())

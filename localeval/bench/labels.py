@@ -19,7 +19,7 @@ from typing import Any
 from .. import manual
 from ..data import RecordError, load_samples, read_text
 from ..errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
-from ..metrics import METRICS
+from ..metrics import BUILT_IN, METRICS
 from ..options import given, option
 from ..results import count_of
 from ..samples import Sample
@@ -191,7 +191,8 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
             raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
                             f"of that id in the data{where}; labels hold only for the texts they were made on (label it "
                             "again, or score the data it was labeled on; a file without ids is matched by line number)")
-    return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
+    labeled_metrics = [m for m in metrics if m in BUILT_IN]  # a metric of one's own has no labels to read
+    return {item.sample.id: {m: item.human_score(m) for m in labeled_metrics} for item in labeled}
 
 
 def _nearest_id(strangers: list[str], ids: Iterable[str]) -> str:
