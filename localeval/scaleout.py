@@ -386,16 +386,16 @@ def _units(count: float, unit: str) -> str:
 
 def _send_whole(metrics) -> None:
     """A user's own metric goes to the workers as its class, not as the name of a module to import there:
-    a file run by --metrics-from, or a script's module, is on no worker's path (cloudpickle sends a
-    __main__ class whole by itself)."""
+    a file run by --metrics-from (and the modules beside it that it imports), or a script's module, is on
+    no worker's path (cloudpickle sends a __main__ class whole by itself)."""
     from ray import cloudpickle
 
     from .metrics import BUILT_IN
+    from .metrics.sources import own_modules
 
-    for metric in metrics:
-        module = type(metric).__module__
-        if metric.name not in BUILT_IN and module != "__main__" and module in sys.modules:
-            cloudpickle.register_pickle_by_value(sys.modules[module])
+    modules = {type(metric).__module__ for metric in metrics if metric.name not in BUILT_IN} - {"__main__"}
+    for module in [*(sys.modules[name] for name in modules if name in sys.modules), *own_modules()]:
+        cloudpickle.register_pickle_by_value(module)
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

@@ -775,11 +775,15 @@ def test_interrupts_while_the_cluster_stops_let_it_stop_whole_and_a_third_gets_o
 
 
 def test_a_metric_from_a_file_no_worker_can_import_is_scored_on_ray(tmp_path, tiny_judge):
-    """A --metrics-from file's module exists in the driver alone: its class goes to the workers whole (a worker
-    failed with ModuleNotFoundError for it)."""
+    """A --metrics-from file's module, and the module beside it that it imports, exist in the driver alone: they go
+    to the workers whole (a worker failed with ModuleNotFoundError for the file's module)."""
     mine, out = tmp_path / "elsewhere" / "mine.py", tmp_path / "out"
     mine.parent.mkdir()
-    shutil.copy(ROOT / "examples" / "answers_directly.py", mine)
+    example = (ROOT / "examples" / "answers_directly.py").read_text(encoding="utf-8")
+    wording = re.search(r"^SYSTEM = \(.*?\)\n", example, flags=re.DOTALL | re.MULTILINE).group(0)
+    (mine.parent / "mine_wording.py").write_text(wording, encoding="utf-8")
+    mine.write_text(example.replace(wording, "import mine_wording\n").replace(
+        "JudgeRequest.build(SYSTEM,", "JudgeRequest.build(mine_wording.SYSTEM,"), encoding="utf-8")
     run = _ray_run(EXAMPLES, out, "--workers", "1", "--limit", "2", "--judge", str(tiny_judge),
                    "--metrics-from", str(mine), "--metrics", "answers_directly")
     _, stderr = run.communicate(timeout=300)

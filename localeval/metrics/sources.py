@@ -22,6 +22,7 @@ from pathlib import Path
 from ..errors import UserError, where_raised
 
 _loading: list[str] = []  # the source being run, for evaluate() to refuse being called by it
+_own_modules: set[str] = set()  # files run, and the modules beside them they imported: no Ray worker can import them
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,17 @@ def unscored(sources: list[MetricSource], metrics: list) -> str | None:
     return None
 
 
+def own_modules() -> list:
+    """The modules of the files --metrics-from ran, and of the files beside them that they imported: a Ray
+    worker has none of them to import, so their classes and functions go to it whole."""
+    return [sys.modules[name] for name in sorted(_own_modules) if name in sys.modules]
+
+
+def _inside(module, folder: Path) -> bool:
+    file = getattr(module, "__file__", None)
+    return bool(file) and Path(file).resolve().is_relative_to(folder)
+
+
 def loading() -> str | None:
     """The --metrics-from source being run now, if any."""
     return _loading[-1] if _loading else None
@@ -107,11 +119,17 @@ def _run_file(source: str, path: Path) -> Path:
         raise UserError(f"--metrics-from {source}: Python cannot load it as a module; give a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up here
+    folder = path.resolve().parent
+    if str(folder) not in sys.path:  # as `python FILE` has it: the modules beside it import by their names
+        sys.path.insert(0, str(folder))
+    before = set(sys.modules)
     try:
         spec.loader.exec_module(module)
     except BaseException as error:
         del sys.modules[name]
         _raise_failure(source, path, error)
+    _own_modules.update(new for new in set(sys.modules) - before if _inside(sys.modules[new], folder))
+    _own_modules.add(name)
     return path
 
 
