@@ -159,8 +159,8 @@ reads the larger of the paired fall and the fall of the means, and the share of 
 went null; `localeval docs output` describes the files and --json.
 
 exit status: {EXIT_OK} compared (and every --max-drop held), {EXIT_USER} a folder without a finished run's
-summary.json or with a run writing in it, a file that is not localeval's, or a --max-drop given twice, naming
-a score the earlier run lacks or not from 0 to 1, {EXIT_BELOW_THRESHOLD} a --max-drop gate failed,
+summary.json or with a run writing in it, a file that is not localeval's, a --max-drop given twice, naming
+a score the earlier run lacks or not from 0 to 1, or runs that --same-judge refuses, {EXIT_BELOW_THRESHOLD} a --max-drop gate failed,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`) and no --max-drop was given (with one, its
 gates' status stands).
 """
@@ -303,6 +303,10 @@ def build_parser() -> argparse.ArgumentParser:
                               "(over the paired samples, or mean against mean, whichever fell more), when more than "
                               "DROP of its shared samples went null, or when the later run has no mean of it (a bare "
                               "DROP: every score of the earlier run; SCORE=DROP: that one; repeatable)")
+    compare.add_argument("--same-judge", action="store_true",
+                         help=f"for CI: refuse (exit {EXIT_USER}) where the shared scores were measured otherwise: "
+                              "another judge, embedder or setting, or changed code of a metric of one's own (other "
+                              "data and samples are allowed: a night's answers differ from the last's)")
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
 
     docs = commands.add_parser(

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import Any
 
-from .comparison import MIN_PAIRS, ScoreChange, compared, unlike
+from .comparison import MIN_PAIRS, ScoreChange, compared, scored_otherwise, unlike
 from .drop_gates import Gate, gate_said, gates, parse_max_drops
 from .errors import EXIT_BELOW_THRESHOLD, EXIT_OK, UserError, for_terminal
 from .results import aligned, count_of, fixed
@@ -25,6 +25,9 @@ def compare_command(args) -> int:
     if not changes:
         raise UserError(f"compare: the two runs share no score ({', '.join(before.metrics)} against "
                         f"{', '.join(after.metrics)})")
+    if args.same_judge and (otherwise := scored_otherwise(before, after, [change.name for change in changes])):
+        raise UserError(f"compare --same-judge: the runs' scores were measured otherwise ({'; '.join(otherwise)}); "
+                        "score the earlier data again as the later run was scored, or compare without --same-judge")
     outcomes = gates(before, changes, parse_max_drops(args.max_drop or (), list(before.metrics)))
     failed = [name for name, gate in outcomes.items() if gate.failed]
     _say_gates(outcomes, failed)

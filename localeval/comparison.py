@@ -96,7 +96,7 @@ def mean_interval(differences: list[float], level: float = LEVEL) -> tuple[float
 def unlike(before: RunFiles, after: RunFiles, changes: list[ScoreChange]) -> list[str]:
     """What makes the two runs' scores not like for like, a note each."""
     return [*_which_runs(before, after), *_data_notes(before, after),
-            *_model_and_settings_notes(before, after, [c.name for c in changes]), *_sample_notes(before, after),
+            *scored_otherwise(before, after, [c.name for c in changes]), *_sample_notes(before, after),
             *_lost_notes(changes), *_one_run_only(before, after)]
 
 
@@ -120,7 +120,10 @@ def _data_notes(before: RunFiles, after: RunFiles) -> list[str]:
     return []
 
 
-def _model_and_settings_notes(before: RunFiles, after: RunFiles, shared: list[str]) -> list[str]:
+def scored_otherwise(before: RunFiles, after: RunFiles, shared: list[str]) -> list[str]:
+    """How the shared scores were measured otherwise, a note each: another judge, embedder, setting, or code of a
+    metric of one's own (compare --same-judge refuses these; other data or samples it allows, as a night's
+    answers differ from the last's)."""
     from .metrics import METRICS, metric_of  # here: the metrics bring pysbd, which reading the files does not need
 
     metrics = {metric_of(name) for name in shared}
@@ -131,7 +134,24 @@ def _model_and_settings_notes(before: RunFiles, after: RunFiles, shared: list[st
         was, now = (before.summary.get("models") or {}).get(model), (after.summary.get("models") or {}).get(model)
         if was != now:
             notes.append(f"another {model}: {was} before, {now} after")
-    return notes + list(_settings_changed(before.summary, after.summary, metrics))
+    return notes + list(_settings_changed(before.summary, after.summary, metrics)) + list(
+        _metric_code_changed(before.summary, after.summary, metrics))
+
+
+def _metric_code_changed(one: dict, other: dict, metrics: set[str]) -> Iterable[str]:
+    """A metric of one's own (--metrics-from) whose file's bytes differ between the runs."""
+    was, now = _metric_files(one), _metric_files(other)
+    for metric in sorted(metrics & (set(was) | set(now))):
+        if was.get(metric) != now.get(metric):
+            yield (f"the code of metric {metric} differs: its file's sha256 {(was.get(metric) or 'unknown')[:12]} "
+                   f"before, {(now.get(metric) or 'unknown')[:12]} after")
+
+
+def _metric_files(summary: dict) -> dict[str, str]:
+    """{metric: its --metrics-from file's sha256}, from a summary's metrics_from."""
+    sources = summary.get("metrics_from") if isinstance(summary.get("metrics_from"), list) else []
+    return {name: source.get("sha256") for source in sources if isinstance(source, dict)
+            for name in source.get("metrics") or () if isinstance(name, str)}
 
 
 def _settings_changed(one: dict, other: dict, metrics: set[str]) -> Iterable[str]:

@@ -16,17 +16,17 @@ SHA = "1e8781255bd932d081ced1ff4110dede9235b3de7e1bf4025f1e3e7f1bdfcdf7"
 JUDGE = "smollm2-135m-instruct|b179c9523d0e6a0f|torch.float32+prepacked|greedy"
 
 
-def write_run(folder: Path, scores: dict[str, float | None], **summary) -> Path:
+def write_run(folder: Path, scores: dict[str, float | None], metric: str = "context_recall", **summary) -> Path:
     """A run's folder as `localeval run` writes it (docs/output.md): a results.jsonl line per sample and a summary."""
     folder.mkdir()
-    rows = [{"schema_version": 1, "id": sample, "context_recall": score, "evidence": {}} for sample, score in scores.items()]
+    rows = [{"schema_version": 1, "id": sample, metric: score, "evidence": {}} for sample, score in scores.items()]
     (folder / "results.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     scored = [score for score in scores.values() if score is not None]
     row = {"mean": sum(scored) / len(scored) if scored else None, "interval": None, "scored": len(scored),
            "null": len(scores) - len(scored)}
-    document = {"schema_version": 1, "metrics": {"context_recall": row}, "samples": len(scores), "data": "d.jsonl",
+    document = {"schema_version": 1, "metrics": {metric: row}, "samples": len(scores), "data": "d.jsonl",
                 "data_sha256": SHA, "results_in_file": len(scores), "models": {"judge": JUDGE, "embedder": None},
-                "settings": {"batch_size": 32, "scoring": {"context_recall": "hard"}}, "finished": "2026-11-28T00:00:00+00:00",
+                "settings": {"batch_size": 32, "scoring": {metric: "hard"}}, "finished": "2026-11-28T00:00:00+00:00",
                 **summary}
     (folder / "summary.json").write_text(json.dumps(document), encoding="utf-8")
     return folder
@@ -134,6 +134,34 @@ def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
         f"another judge: {JUDGE} before, qwen2.5-coder-1.5b-instruct|x|torch.bfloat16+prepacked|greedy after",
         "scoring differs for context_recall: hard before, soft after",  # not the batch size
         "the runs share no sample id: only their means are compared"]
+
+
+def test_same_judge_allows_other_answers_and_refuses_another_judge_setting_or_metric_code(tmp_path, capsys):
+    """A nightly job's comparison is of the RAG system only while the judge is the same instrument: the notes said
+    a judge had changed, and the job passed all the same."""
+    before = write_run(tmp_path / "before", {"a": 1.0, "b": 0.5})
+    tonight = write_run(tmp_path / "tonight", {"a": 1.0, "c": 0.5}, data_sha256="0" * 64)  # other answers, samples
+    assert compared(capsys, str(before), str(tonight), "--same-judge")[0] == EXIT_OK
+    rejudged = write_run(tmp_path / "rejudged", {"a": 1.0}, settings={"scoring": {"context_recall": "soft"}},
+                         models={"judge": "qwen2.5-coder-1.5b-instruct|x|torch.float32+prepacked|greedy", "embedder": None})
+    status, document, error = compared(capsys, str(before), str(rejudged), "--same-judge")
+    assert (status, document) == (EXIT_USER, {})
+    assert error == (f"localeval: error: compare --same-judge: the runs' scores were measured otherwise (another judge: "
+                     f"{JUDGE} before, qwen2.5-coder-1.5b-instruct|x|torch.float32+prepacked|greedy after; scoring "
+                     "differs for context_recall: hard before, soft after); score the earlier data again as the later "
+                     "run was scored, or compare without --same-judge\n")
+
+    def own(folder: str, sha: str) -> Path:
+        return write_run(tmp_path / folder, {"a": 1.0}, metric="mine", metrics_from=[
+            {"source": "mine.py", "file": "/x/mine.py", "sha256": sha, "metrics": ["mine"]}])
+
+    one, edited = own("one", "a" * 64), own("edited", "b" * 64)
+    status, _, error = compared(capsys, str(one), str(edited), "--same-judge")
+    assert status == EXIT_USER and "the code of metric mine differs: its file's sha256 aaaaaaaaaaaa before, " \
+                                   "bbbbbbbbbbbb after" in error
+    assert compared(capsys, str(one), str(own("again", "a" * 64)), "--same-judge")[0] == EXIT_OK
+    assert compared(capsys, str(one), str(edited))[1]["notes"] == [
+        "the code of metric mine differs: its file's sha256 aaaaaaaaaaaa before, bbbbbbbbbbbb after"]
 
 
 def test_a_run_of_fewer_samples_and_metrics_is_noted_as_such_and_not_as_other_settings(tmp_path, capsys):
