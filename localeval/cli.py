@@ -187,6 +187,13 @@ class Parser(argparse.ArgumentParser):
         self.exit(EXIT_USER, f"localeval: error: {message} (`{self.prog} --help` lists the options)\n")
 
 
+def add_metrics_from_option(command: argparse.ArgumentParser, labels: str = "") -> None:
+    command.add_argument("--metrics-from", action="append", default=[], metavar="FILE.py|MODULE",
+                         help="a Python file (or an installed module) whose classes decorated with "
+                         f"@localeval.register_metric become metrics to name in --metrics{labels}; repeatable. "
+                         f"Loading it runs it ({manual.see('custom-metrics')})")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .engine.limits import DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS
     from .evaluation import DEFAULT_WINDOW
@@ -213,10 +220,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv or .parquet')
     run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
-    run.add_argument("--metrics-from", action="append", default=[], metavar="FILE.py|MODULE",
-                     help="a Python file (or an installed module) whose classes decorated with "
-                     "@localeval.register_metric become metrics to name in --metrics; repeatable. Loading it runs "
-                     f"it ({manual.see('custom-metrics')})")
+    add_metrics_from_option(run)
     run.add_argument("--judge", default=None, help="registered judge name or local model directory "
                      f"(default: {models.default_model('judge')})")
     run.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
@@ -407,6 +411,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
                        "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "
                        "a later bench into it replaces them all (default: %(default)s)")
     bench.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
+    add_metrics_from_option(bench, " (people's score of a sample for one is labels.NAME, from 0 to 1)")
     bench.add_argument("--limit", type=int, default=None, help="use only the first N samples")
     bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "
                        f"directory, for response_relevancy (default: {models.default_model('embedder')})")

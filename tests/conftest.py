@@ -32,8 +32,10 @@ def isolated_cache(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def registry_as_built():
     """A test registers metrics of its own (register_metric, --metrics-from); none outlives it, or "all" would
-    name it in the next."""
+    name it in the next; nor does the folder --metrics-from adds to sys.path."""
+    path = list(sys.path)
     yield
+    sys.path[:] = path
     metrics = sys.modules.get("localeval.metrics")  # not imported here: a test of what an import brings
     for name in set(getattr(metrics, "METRICS", ())) - getattr(metrics, "BUILT_IN", set()):
         del metrics.METRICS[name]

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -353,10 +354,10 @@ def test_a_metric_that_raises_while_scoring_stops_the_run_naming_its_line_and_ke
         "seed001-einstein"]
 
 
-def test_labels_correct_the_built_in_means_and_leave_a_metric_of_ones_own_uncorrected():
-    """A metric of one's own with --labels (or labels=) was a KeyError traceback: people's labels are the built-in
-    metrics' verdicts, none of its own."""
-    labeled = ROOT / "tests" / "data" / "labeled_small.jsonl"
+def test_labels_give_a_metric_of_ones_own_a_score_from_0_to_1_and_correct_its_mean():
+    """People's score of a sample for a metric of one's own is labels.<its name>; --labels (labels=) with such a
+    metric was a KeyError traceback."""
+    labeled = _labeled_for_mine({"dev-020": 0.0, "dev-021": True, "dev-028": 0.25, "dev-029": None})
     localeval.register_metric(_metric())
 
     def script(request):
@@ -369,9 +370,35 @@ def test_labels_correct_the_built_in_means_and_leave_a_metric_of_ones_own_uncorr
     result = localeval.evaluate(labeled, metrics=["mine", "context_recall"], judge=ScriptedJudge(script), embedder=None,
                                 labels=labeled)
     summary = result.summary()
-    assert summary["mine"]["mean"] == 1.0 and "corrected" not in summary["mine"]
+    assert summary["mine"]["mean"] == 1.0 and summary["mine"]["corrected"]["labeled"] == 3  # the null left out
+    assert summary["mine"]["corrected"]["bias"] == pytest.approx(1 - (0.0 + 1.0 + 0.25) / 3)
     assert summary["context_recall"]["corrected"]["labeled"] == 4
 
+
+@pytest.mark.parametrize("label, said", [
+    (..., "field 'labels.mine': sample dev-020: missing: a metric of your own is labeled with its name, a score from "
+          "0 to 1 (needed for mine;"),
+    (1.5, "field 'labels.mine': sample dev-020: expected a score from 0 to 1 (or true, false, null) for mine; got 1.5"),
+    ("yes", "expected a score from 0 to 1 (or true, false, null) for mine; got \"yes\""),
+])
+def test_a_label_of_ones_own_metric_that_is_no_score_is_refused_naming_the_record(label, said):
+    labeled = _labeled_for_mine({"dev-020": label})
+    localeval.register_metric(_metric())
+    with pytest.raises(UserError, match=re.escape(said)):
+        localeval.evaluate(labeled, metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None,
+                           labels=labeled)
+
+
+def _labeled_for_mine(scores: dict) -> Path:
+    """tests/data/labeled_small.jsonl with labels.mine set to each sample's score in `scores` (... : left out)."""
+    records = [json.loads(line) for line in (ROOT / "tests" / "data" / "labeled_small.jsonl").read_text(
+        encoding="utf-8").splitlines()]
+    for record in records:
+        if scores.get(record["id"], 0.5) is not ...:
+            record["labels"]["mine"] = scores.get(record["id"], 0.5)
+    path = Path(tempfile.mkdtemp()) / "labeled.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
+    return path
 
 def test_a_metric_loaded_that_metrics_does_not_name_is_warned_of_and_kept_in_the_summary(tmp_path, tiny_judge,
                                                                                          capsys):
@@ -384,3 +411,30 @@ def test_a_metric_loaded_that_metrics_does_not_name_is_warned_of_and_kept_in_the
     assert list(summary["metrics"]) == ["context_recall"] and "metrics_from" not in json.loads(
         (out / "run.json").read_text(encoding="utf-8"))
     assert any("which --metrics does not name" in warning for warning in summary["warnings"])
+
+
+def test_bench_measures_a_judge_on_a_metric_of_ones_own_against_peoples_scores_and_resume_knows_its_code(
+        tmp_path, tiny_judge, capsys):
+    """bench could compare the built-in metrics only: 'which judge agrees best with people' had no answer for a
+    metric of one's own. People's score of a sample is labels.<name>; the judge runs in a child process of its
+    own, where the file is loaded again."""
+    labeled, out, mine = _labeled_for_mine({"dev-020": 1.0, "dev-021": 0.0, "dev-028": 1, "dev-029": None}), \
+        tmp_path / "bench", tmp_path / "mine.py"
+    mine.write_text(EXAMPLE.read_text(encoding="utf-8").replace('"answers_directly"', '"mine"'), encoding="utf-8")
+    # beside it, a module named as a standard one: it replaced that in the judge's spawned process, which then died
+    (tmp_path / "copy.py").write_text("raise ImportError('the standard copy module was replaced')\n", encoding="utf-8")
+    command = ["bench", str(labeled), "--judges", str(tiny_judge), "--metrics-from", str(mine), "--metrics",
+               "mine,context_recall", "--out", str(out), "--quiet"]
+    assert main(command) == EXIT_OK, capsys.readouterr().err
+    bench = json.loads((out / "bench.json").read_text(encoding="utf-8"))
+    (judge,) = bench["judges"]
+    compared = judge["metrics"]["mine"]["scores"]
+    assert (compared["samples"], compared["human_mean"]) == (3, pytest.approx(2 / 3))  # the null label left out
+    assert "scorings" not in judge["metrics"]["mine"] and "scorings" in judge["metrics"]["context_recall"]
+    assert [row["mine"]["human"] for row in judge["per_sample"]] == [1.0, 0.0, 1.0, None]
+    assert bench["settings"]["metrics_from"] == {"mine": hashlib.sha256(mine.read_bytes()).hexdigest()}
+    assert "mine" in (out / "bench.md").read_text(encoding="utf-8")
+    assert "labels.mine null (dev-029)" in capsys.readouterr().err
+    mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
+    assert main([*command, "--resume"]) == EXIT_USER
+    assert "metrics_from.mine" in capsys.readouterr().err

@@ -21,6 +21,7 @@ from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, w
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
+from ..metrics.sources import files_scoring, load_metric_sources
 from ..options import check_counts, check_paths, limit_beyond
 from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
                           scored_rows)
@@ -41,6 +42,7 @@ def bench_command(args) -> int:
     started = time.perf_counter()
     check_counts(args, ("batch_size", "max_batch_tokens", "limit"))
     check_paths({"data": args.data, "out": args.out})
+    metric_sources = load_metric_sources(args.metrics_from)  # before the metrics are named: it registers its own
     chosen = resolve_metrics(args.metrics)
     metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
@@ -69,7 +71,8 @@ def bench_command(args) -> int:
         jobs = [
             JudgeJob(judge, tuple(item.sample for item in labeled), tuple(metrics),
                      metric_settings(judge, args.reasons, args.example, args.scoring), args.embedder, device, args.dtype,
-                     BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet)
+                     BatchLimits(args.batch_size, args.max_batch_tokens), args.cache, progress=not args.quiet,
+                     metric_sources=tuple(metric_sources))
             for judge in judges
         ]
         earlier = _earlier_bench(out, args.resume)
@@ -353,7 +356,9 @@ def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, cali
     return {"metrics": metrics, "reasons": reasons, "example": example, "scoring": scoring,
             "questions": job.settings[metrics[0]].questions,
             "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
-            "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate}
+            "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate,
+            # a metric's code by its file's bytes, recorded only for such metrics, as run.json has it
+            **({"metrics_from": scoring} if (scoring := files_scoring(list(job.metric_sources), metrics)) else {})}
 
 
 def _busy(runs: list[JudgeRun]) -> list[str]:

@@ -13,7 +13,7 @@ from statistics import fmean
 from typing import Any
 
 from ..errors import UserError
-from ..metrics import METRICS, JudgeSettings
+from ..metrics import BUILT_IN, METRICS, JudgeSettings
 from ..metrics.evidence import Verdict
 from ..metrics.response_relevancy import all_noncommittal, noncommittal_probability
 from ..metrics.scoring import MODES, Scoring
@@ -31,11 +31,10 @@ def compare(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> 
     verdicts = {m: sentence_verdicts(labeled, run.rows, m) for m in metrics if m in SENTENCE_LABELS}
     per_metric = {}
     for metric in metrics:
-        per_metric[metric] = {
-            "scores": score_agreement(labeled, [row[metric] for row in run.rows], metric),
-            "scorings": {mode: score_agreement(labeled, rescored(run.rows, metric, Scoring(mode)), metric)
-                         for mode in MODES},
-        }
+        per_metric[metric] = {"scores": score_agreement(labeled, [row[metric] for row in run.rows], metric)}
+        if metric in BUILT_IN:  # one of one's own scores its own way: its evidence has no verdicts to re-score
+            per_metric[metric]["scorings"] = {
+                mode: score_agreement(labeled, rescored(run.rows, metric, Scoring(mode)), metric) for mode in MODES}
         if metric in verdicts:
             per_metric[metric]["sentences"] = sentence_agreement(*verdicts[metric])
             per_metric[metric]["sentences"]["probability_auc"] = agreement.roc_auc(
@@ -214,11 +213,12 @@ def per_sample_scores(labeled: list[LabeledSample], rows: list[dict], metrics: l
     """Per sample and metric: the judge's score (under the run's scoring), hard, soft, and the human one;
     the human one None where the agreement figures leave the sample out (compared_scores), so that the
     report's scatter plots show the pairs its ρ rests on."""
-    scorings = {m: {mode: rescored(rows, m, Scoring(mode)) for mode in MODES} for m in metrics}
+    scorings = {m: {mode: rescored(rows, m, Scoring(mode)) for mode in MODES} for m in metrics if m in BUILT_IN}
     human = {m: compared_scores(labeled, [row[m] for row in rows], m)[1] for m in metrics}
     return [
         {"id": item.sample.id,
-         **{m: {"judge": row[m], **{mode: scorings[m][mode][i] for mode in MODES}, "human": human[m][i]}
+         **{m: {"judge": row[m], **{mode: scores[i] for mode, scores in scorings.get(m, {}).items()},
+                "human": human[m][i]}
             for m in metrics}}
         for i, (item, row) in enumerate(zip(labeled, rows))
     ]
@@ -240,7 +240,8 @@ def _summary(per_metric: dict, pooled_support: dict | None, measures: dict) -> d
     balanced = [m["sentences"]["balanced_accuracy"] for m in per_metric.values() if "sentences" in m]
     return {
         "mean_spearman": mean_spearman(spearmans),
-        **{f"mean_spearman_{mode}": mean_spearman([m["scorings"][mode]["spearman"] for m in per_metric.values()])
+        **{f"mean_spearman_{mode}": mean_spearman([m["scorings"][mode]["spearman"] for m in per_metric.values()
+                                                   if "scorings" in m])
            for mode in MODES},
         "spearman_defined": sum(s is not None for s in spearmans),
         "mean_balanced_accuracy": _mean(balanced),

@@ -12,7 +12,7 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +63,14 @@ class LabeledSample:
     response_relevant: bool | None = None  # None when response_relevancy is not benchmarked
     response_noncommittal: bool | None = None
     chunk_sizes: tuple[int, ...] = ()  # sentences per retrieved chunk, to regroup the flattened context labels
+    own: dict[str, float | None] = field(default_factory=dict)  # a metric of one's own -> people's score (None: unlabeled)
 
     def human_score(self, metric: str) -> float | None:
         """The score a perfect judge would give: the metric's own formula (Metric.formula, hard
-        scoring) applied to the human verdicts, as typed verdicts of the metric's kind."""
+        scoring) applied to the human verdicts, as typed verdicts of the metric's kind; for a metric
+        of one's own, the score people gave the sample."""
+        if metric in self.own:
+            return self.own[metric]
         if metric == RESPONSE_RELEVANCY:
             return None if self.response_relevant is None else float(self.response_relevant)
         judged = METRICS[metric]()
@@ -146,9 +150,10 @@ def warn_of_samples_left_out(path: str | Path, labeled: list[LabeledSample], met
             continue
         unscored = [item.sample.id for item in labeled if item.human_score(metric) is None]
         if unscored:
-            warn(LocalevalWarning(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples give it no "
-                                  f"sentence to judge ({first_few(unscored)}): no human score, left out of its "
-                                  "agreement with people"), stacklevel=2)
+            why = "give it no sentence to judge" if metric in BUILT_IN else f"have labels.{metric} null"
+            warn(LocalevalWarning(f"{path}: {metric}: {len(unscored)} of {len(labeled)} labeled samples {why} "
+                                  f"({first_few(unscored)}): no human score, left out of its agreement with people"),
+                 stacklevel=2)
         rule = METRICS[metric]().decided_by_rule
         by_rule = [item.sample.id for item in labeled if item.human_score(metric) is not None and rule(item.sample)]
         if by_rule:
@@ -191,8 +196,7 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
             raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
                             f"of that id in the data{where}; labels hold only for the texts they were made on (label it "
                             "again, or score the data it was labeled on; a file without ids is matched by line number)")
-    labeled_metrics = [m for m in metrics if m in BUILT_IN]  # a metric of one's own has no labels to read
-    return {item.sample.id: {m: item.human_score(m) for m in labeled_metrics} for item in labeled}
+    return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
 def _nearest_id(strangers: list[str], ids: Iterable[str]) -> str:
@@ -300,7 +304,24 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
             raise place(f"sample {sample.id}: response_relevant and response_noncommittal are both true, but a "
                         f"noncommittal response is never relevant: label it response_relevant: false ({FORMAT_DOC})",
                         "labels.response_relevant")
-    return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes)
+    own = {metric: _own_score(metric, labels, lambda message, key=metric: place(f"sample {sample.id}: {message}",
+                                                                              f"labels.{key}"))
+           for metric in metrics if metric not in BUILT_IN}
+    return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes, own=own)
+
+
+def _own_score(metric: str, labels: dict, fail) -> float | None:
+    """People's score of the sample for a metric of one's own: labels[metric], a number from 0 to 1 (true and
+    false for 1 and 0), or null where it was not labeled."""
+    if metric not in labels:
+        raise fail(_missing(metric, metric, labels).replace("missing (", "missing: a metric of your own is labeled "
+                                                                        "with its name, a score from 0 to 1 (", 1))
+    value = labels[metric]
+    if value is None or isinstance(value, bool):
+        return None if value is None else float(value)
+    if not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        raise fail(f"expected a score from 0 to 1 (or true, false, null) for {metric}; got {_shown(value)}")
+    return float(value)
 
 
 def _missing(key: str, metric: str, labels: dict) -> str:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import manual
+from ..metrics import BUILT_IN
 from ..report import breakable
 from ..results import count_of, write_atomically
 from ..trust import WEAK
@@ -138,7 +139,7 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                 for m in metrics if m != RESPONSE_RELEVANCY]
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
                        note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")), chance=0.0)
-                for m in [*metrics]]
+                for m in metrics if m in BUILT_IN]  # a metric of one's own is scored its own way alone
     scorings.append(Column("mean", _get("summary", "mean_spearman_soft"), note=_scorings_mean_note, chance=0.0))
     probability_auc = [Column(m, _get("metrics", m, "sentences", "probability_auc"), chance=0.5)
                        for m in sentence_metrics]
@@ -165,10 +166,10 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                   "In brackets, the judge's mean and people's. A lenient judge's means overstate a RAG system: "
                   "run --labels corrects a run's means by the judge's bias on labeled samples.")]
           if leniency else []),
-        _table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from the "
-               "same answers", scorings, judges,
-               "The run's own scores follow each judge's --scoring choice per metric (its settings above).",
-               marked="Bold marks the best soft ρ. "),
+        *([_table("Spearman ρ soft (the judge's probability of 1) and, in brackets, hard (its 0/1 verdicts), from "
+                  "the same answers", scorings, judges,
+                  "The run's own scores follow each judge's --scoring choice per metric (its settings above).",
+                  marked="Bold marks the best soft ρ. ")] if len(scorings) > 1 else []),  # the mean alone: none
         *([_table("Per sentence: how well the judge's probability of 1 ranks people's true verdicts above false "
                   "ones (ROC AUC; 0.5 = chance)", probability_auc, judges)] if probability_auc else []),
         *([_calibration_table(bench, metrics)] if any(j.get("calibration") for j in judges) else []),
@@ -228,7 +229,7 @@ def _scorings_mean_note(entry: dict) -> str:
     """The soft mean's "(n of N)" and, in brackets, the hard mean with its own: each counts an undefined ρ
     as 0, as the main table's mean does, and says so there (the hard mean lacked it: a probe)."""
     def share(mode: str) -> str:
-        spearmans = [metric["scorings"][mode]["spearman"] for metric in entry["metrics"].values()]
+        spearmans = [metric["scorings"][mode]["spearman"] for metric in entry["metrics"].values() if "scorings" in metric]
         defined = sum(value is not None for value in spearmans)
         return "" if defined == len(spearmans) else f"{defined} of {len(spearmans)}"
     hard = entry["summary"]["mean_spearman_hard"]

@@ -19,6 +19,7 @@ from ..engine.limits import BatchLimits
 from ..evaluation import BENCH_WINDOW
 from ..errors import EnvironmentFailure, UserError
 from ..metrics import JudgeSettings, resolve_metrics
+from ..metrics.sources import MetricSource, load_metric_sources
 from ..progress import NoProgress, progress_for, to_stderr
 from ..samples import Sample
 
@@ -45,6 +46,7 @@ class JudgeJob:
     limits: BatchLimits = field(default_factory=BatchLimits)
     cache: bool = False  # off by default: a cached answer takes no time and would inflate the speed
     progress: bool = False
+    metric_sources: tuple[MetricSource, ...] = ()  # --metrics-from: run again in a spawned child, to register them there
 
     @property
     def name(self) -> str:
@@ -124,6 +126,7 @@ def _evaluate(job: JudgeJob) -> JudgeRun:
     from ..pipeline import build_pipeline
 
     _reset_peak_memory(job.device)
+    load_metric_sources([source.given for source in job.metric_sources])
     pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
                               dtype=job.dtype, limits=job.limits, cache=job.cache, window=BENCH_WINDOW, log=to_stderr)
     pipeline.load()  # now, so that load time is not counted as judging time

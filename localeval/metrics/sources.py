@@ -120,8 +120,10 @@ def _run_file(source: str, path: Path) -> Path:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up here
     folder = path.resolve().parent
-    if str(folder) not in sys.path:  # as `python FILE` has it: the modules beside it import by their names
-        sys.path.insert(0, str(folder))
+    # the modules beside it import by their names, as under `python FILE`, but after the installed ones: first, its
+    # copy.py replaced the standard module in every process spawned later (bench's judges), which then failed
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
     before = set(sys.modules)
     try:
         spec.loader.exec_module(module)
