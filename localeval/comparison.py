@@ -143,12 +143,12 @@ def _metric_code_changed(one: dict, other: dict, metrics: set[str]) -> Iterable[
     was, now = _metric_files(one), _metric_files(other)
     for metric in sorted(metrics & (set(was) | set(now))):
         if was.get(metric) != now.get(metric):
-            yield (f"the code of metric {metric} differs: its file's sha256 {(was.get(metric) or 'unknown')[:12]} "
+            yield (f"the code of metric {metric} differs: its code's sha256 {(was.get(metric) or 'unknown')[:12]} "
                    f"before, {(now.get(metric) or 'unknown')[:12]} after")
 
 
 def _metric_files(summary: dict) -> dict[str, str]:
-    """{metric: its --metrics-from file's sha256}, from a summary's metrics_from."""
+    """{metric: the sha256 of its --metrics-from code}, from a summary's metrics_from."""
     sources = summary.get("metrics_from") if isinstance(summary.get("metrics_from"), list) else []
     return {name: source.get("sha256") for source in sources if isinstance(source, dict)
             for name in source.get("metrics") or () if isinstance(name, str)}

@@ -185,7 +185,8 @@ def where_raised(error: BaseException, path: str | os.PathLike | None = None) ->
     frames = traceback.extract_tb(error.__traceback__)
     ours = [frame for frame in frames if path is not None and _same_file(frame.filename, path)] or frames
     where = f"{ours[-1].filename}, line {ours[-1].lineno}: " if ours else ""
-    return where + (f"{type(error).__name__}: {error}" if str(error) else type(error).__name__)
+    said = " ".join(str(error).split())  # one line: a validator's message runs over several
+    return where + (f"{type(error).__name__}: {said}" if said else type(error).__name__)
 
 
 def _same_file(name: str, path: str | os.PathLike) -> bool:

@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import shortened
+
 
 @dataclass(frozen=True)
 class JudgeRequest:
@@ -26,7 +28,7 @@ class JudgeRequest:
         # answer null as "not a JSON object" (a metric of one's own)
         if not isinstance(schema, dict) or schema.get("type") != "object":
             raise ValueError('a judge request\'s schema describes a JSON object: {"type": "object", "properties": '
-                             f'{{...}}}}, whose keys the answer fills; got {json.dumps(schema)[:80]}')
+                             f'{{...}}}}, whose keys the answer fills; got {shortened(repr(schema), 80)}')
         return JudgeRequest(
             messages=(("system", system), ("user", user)),
             # Key order is kept: it is the order in which the model writes the fields.

@@ -316,7 +316,7 @@ def _gate(summary: dict, gates: dict[str, float]) -> int:
 def run_identity(args, pipeline, metric_sources: list[MetricSource]) -> dict:
     """What makes two runs the same run, whose results may go in one results.jsonl (--resume): the
     data, the models (with their weights' digest and dtype), the metrics and how each is asked and
-    scored, a metric of one's own by its file's digest. Not the batch limits or --limit, which change
+    scored, a metric of one's own by its code's digest. Not the batch limits or --limit, which change
     neither a sample's requests nor its score."""
     names = [m.name for m in pipeline.metrics]
     return {
@@ -420,7 +420,7 @@ def _saved(writer) -> str:
 def _mend(writer) -> str:
     """How a run stopped by a metric's code goes on: mended, its file is another run's (run_identity), so
     --resume would refuse to add to what the metric as it was had scored."""
-    if not writer.written:
+    if not writer.kept:
         return f"{_saved(writer)}; mend the metric and score again"
     return (f"{_saved(writer)}, by the metric as it was; mend it and score again without --resume, or into "
             "another --out")

@@ -161,7 +161,15 @@ class RayScorer:
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
         _send_whole(self.recipe.metrics)
-        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
+        try:
+            self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
+        except TypeError as error:  # Ray's pickling of the recipe: a metric's code holds what cannot be copied
+            if not str(error).startswith("Could not serialize"):
+                raise
+            cause = str(error.__cause__ or error).splitlines()[0]
+            raise UserError(f"the metrics cannot be sent to the Ray workers ({cause}): a metric of your own refers to "
+                            "an object no other process can receive (a lock, a loaded model, a connection); make it "
+                            "inside steps(), or once per process on first use") from None
         self._check_loaded(ray)
 
     def _check_resources(self, ray, workers: int) -> None:
@@ -387,15 +395,28 @@ def _units(count: float, unit: str) -> str:
 def _send_whole(metrics) -> None:
     """A user's own metric goes to the workers as its class, not as the name of a module to import there:
     a file run by --metrics-from (and the modules beside it that it imports), or a script's module, is on
-    no worker's path (cloudpickle sends a __main__ class whole by itself)."""
+    no worker's path (cloudpickle sends a __main__ class whole by itself). A metric of an installed package
+    goes by name, as the package must be installed on the workers."""
     from ray import cloudpickle
 
     from .metrics import BUILT_IN
     from .metrics.sources import own_modules
 
-    modules = {type(metric).__module__ for metric in metrics if metric.name not in BUILT_IN} - {"__main__"}
-    for module in [*(sys.modules[name] for name in modules if name in sys.modules), *own_modules()]:
+    names = {type(metric).__module__ for metric in metrics if metric.name not in BUILT_IN} - {"__main__"}
+    scripts = [sys.modules[name] for name in names if name in sys.modules and not _installed(sys.modules[name])]
+    for module in {*scripts, *own_modules()}:
         cloudpickle.register_pickle_by_value(module)
+
+
+def _installed(module) -> bool:
+    """Whether a module comes from a site-packages folder (installed by pip, editable installs aside)."""
+    import site
+    import sysconfig
+
+    file = getattr(module, "__file__", None)
+    folders = {*site.getsitepackages(), site.getusersitepackages(), *(sysconfig.get_paths()[key]
+                                                                     for key in ("purelib", "platlib"))}
+    return bool(file) and any(os.path.abspath(file).startswith(os.path.abspath(folder) + os.sep) for folder in folders)
 
 
 def _windows(samples: list[Sample], window: int, workers: int) -> list[list[Sample]]:

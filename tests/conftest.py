@@ -32,10 +32,16 @@ def isolated_cache(tmp_path_factory):
 @pytest.fixture(autouse=True)
 def registry_as_built():
     """A test registers metrics of its own (register_metric, --metrics-from); none outlives it, or "all" would
-    name it in the next; nor does the folder --metrics-from adds to sys.path."""
+    name it in the next; nor do the folders --metrics-from adds to sys.path, and the modules it ran."""
     path = list(sys.path)
     yield
     sys.path[:] = path
+    sources = sys.modules.get("localeval.metrics.sources")  # and the modules those files ran
+    for name in [*getattr(sources, "_own_modules", ()), *(n for n in sys.modules if n.startswith("localeval_metrics_from_"))]:
+        sys.modules.pop(name, None)
+    if sources is not None:
+        sources._own_modules.clear()
+        sources._folders.clear()
     metrics = sys.modules.get("localeval.metrics")  # not imported here: a test of what an import brings
     for name in set(getattr(metrics, "METRICS", ())) - getattr(metrics, "BUILT_IN", set()):
         del metrics.METRICS[name]

@@ -157,11 +157,11 @@ def test_same_judge_allows_other_answers_and_refuses_another_judge_setting_or_me
 
     one, edited = own("one", "a" * 64), own("edited", "b" * 64)
     status, _, error = compared(capsys, str(one), str(edited), "--same-judge")
-    assert status == EXIT_USER and "the code of metric mine differs: its file's sha256 aaaaaaaaaaaa before, " \
+    assert status == EXIT_USER and "the code of metric mine differs: its code's sha256 aaaaaaaaaaaa before, " \
                                    "bbbbbbbbbbbb after" in error
     assert compared(capsys, str(one), str(own("again", "a" * 64)), "--same-judge")[0] == EXIT_OK
     assert compared(capsys, str(one), str(edited))[1]["notes"] == [
-        "the code of metric mine differs: its file's sha256 aaaaaaaaaaaa before, bbbbbbbbbbbb after"]
+        "the code of metric mine differs: its code's sha256 aaaaaaaaaaaa before, bbbbbbbbbbbb after"]
 
 
 def test_a_run_of_fewer_samples_and_metrics_is_noted_as_such_and_not_as_other_settings(tmp_path, capsys):

@@ -3,11 +3,11 @@ the built-in metrics, by the scripted judge and by the real embedded one. The do
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import shutil
 import socket
+import sys
 import tempfile
 from pathlib import Path
 
@@ -270,7 +270,7 @@ def test_run_scores_a_metric_from_a_file_beside_a_built_in_one_with_the_real_jud
     assert [row["answers_directly"] for row in rows] and all(row["answers_directly"] in (0.0, 1.0) for row in rows)
     assert all(isinstance(row["evidence"]["answers_directly"]["reason"], str) for row in rows)
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
-    digest = hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()
+    digest = load_metric_sources([str(EXAMPLE)])[0].sha256
     assert summary["metrics"]["answers_directly"]["scored"] == 2
     assert summary["metrics_from"] == [{"source": str(EXAMPLE), "file": str(EXAMPLE), "sha256": digest,
                                         "metrics": ["answers_directly"]}]
@@ -432,9 +432,71 @@ def test_bench_measures_a_judge_on_a_metric_of_ones_own_against_peoples_scores_a
     assert (compared["samples"], compared["human_mean"]) == (3, pytest.approx(2 / 3))  # the null label left out
     assert "scorings" not in judge["metrics"]["mine"] and "scorings" in judge["metrics"]["context_recall"]
     assert [row["mine"]["human"] for row in judge["per_sample"]] == [1.0, 0.0, 1.0, None]
-    assert bench["settings"]["metrics_from"] == {"mine": hashlib.sha256(mine.read_bytes()).hexdigest()}
+    assert bench["settings"]["metrics_from"] == {"mine": load_metric_sources([str(mine)])[0].sha256}
     assert "mine" in (out / "bench.md").read_text(encoding="utf-8")
     assert "labels.mine null (dev-029)" in capsys.readouterr().err
     mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
     assert main([*command, "--resume"]) == EXIT_USER
     assert "metrics_from.mine" in capsys.readouterr().err
+
+
+def _split_example(folder: Path, helper: str) -> Path:
+    """The example metric with its instructions in a module of their own beside it, imported by name."""
+    example = EXAMPLE.read_text(encoding="utf-8")
+    wording = re.search(r"^SYSTEM = \(.*?\)\n", example, flags=re.DOTALL | re.MULTILINE).group(0)
+    (folder / f"{helper}.py").write_text(wording, encoding="utf-8")
+    mine = folder / "mine.py"
+    mine.write_text(example.replace(wording, f"from {helper} import SYSTEM\n"), encoding="utf-8")
+    return mine
+
+
+def test_the_code_digest_covers_the_modules_beside_the_file_and_not_where_it_is_or_the_packages_it_uses(tmp_path):
+    """--resume checked the named file's bytes alone: an edited helper beside it mixed two versions' scores (a
+    review). A virtual environment inside the metric's folder holds installed packages, not the metric's code."""
+    from localeval.metrics.sources import own_modules
+
+    site = tmp_path / ".venv" / "site-packages"
+    (site / "fakelib").mkdir(parents=True)
+    (site / "fakelib" / "__init__.py").write_text("VERSION = 1\n", encoding="utf-8")
+    sys.path.append(str(site))  # as the environment's own entry is (conftest restores sys.path)
+    mine = _split_example(tmp_path, "wording_for_digest")
+    mine.write_text("import fakelib\n" + mine.read_text(encoding="utf-8"), encoding="utf-8")
+    (first,) = load_metric_sources([str(mine)])
+    assert {module.__name__ for module in own_modules()} >= {"wording_for_digest"}
+    assert "fakelib" not in {module.__name__ for module in own_modules()}
+    moved = tmp_path / "moved"
+    shutil.copytree(tmp_path, moved, ignore=shutil.ignore_patterns(".venv", "__pycache__"))
+    sys.path.remove(str(tmp_path))  # as in another process, which has only the moved folder
+    for name in ("wording_for_digest", "fakelib"):
+        sys.modules.pop(name, None)
+    assert load_metric_sources([str(moved / "mine.py")])[0].sha256 == first.sha256  # the same code elsewhere
+    sys.modules.pop("wording_for_digest")
+    helper = moved / "wording_for_digest.py"
+    helper.write_text(helper.read_text(encoding="utf-8").replace("short reason", "brief reason"), encoding="utf-8")
+    assert load_metric_sources([str(moved / "mine.py")])[0].sha256 != first.sha256
+
+
+def test_a_package_is_named_from_its_own_folder_and_its_failures_are_one_line(tmp_path, monkeypatch):
+    """`--metrics-from mypkg` from the project's root was 'a folder'; a package whose __init__ failed was a
+    traceback, or 'no such module' for a dependency it lacks (a review)."""
+    package = tmp_path / "evalpkg_for_test"
+    package.mkdir()
+    (package / "__init__.py").write_text("", encoding="utf-8")
+    (package / "checks.py").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    (source,) = load_metric_sources(["evalpkg_for_test.checks"])
+    assert source.metrics == ("answers_directly",) and source.file == str(package / "checks.py")
+    with pytest.raises(UserError, match=re.escape("--metrics-from evalpkg_for_test.checks: given twice (as "
+                                                  "evalpkg_for_test.checks too); give each source once")):
+        load_metric_sources(["evalpkg_for_test.checks", "evalpkg_for_test.checks"])
+    with pytest.raises(UserError, match=re.escape(f"--metrics-from {EXAMPLE}: given twice (as {EXAMPLE} too)")):
+        load_metric_sources([str(EXAMPLE), str(EXAMPLE)])
+    broken = tmp_path / "brokenpkg_for_test"
+    broken.mkdir()
+    (broken / "__init__.py").write_text("import not_installed_anywhere\n", encoding="utf-8")
+    (broken / "checks.py").write_text("", encoding="utf-8")
+    with pytest.raises(UserError) as refused:
+        load_metric_sources(["brokenpkg_for_test.checks"])
+    assert str(refused.value) == (f"--metrics-from brokenpkg_for_test.checks: {broken / '__init__.py'}, line 1: "
+                                  "ModuleNotFoundError: No module named 'not_installed_anywhere'")

@@ -790,3 +790,20 @@ def test_a_metric_from_a_file_no_worker_can_import_is_scored_on_ray(tmp_path, ti
     assert run.returncode == 0, stderr
     assert sorted(_rows(out)) == ["seed001-einstein", "seed002-superbowl"]
     assert all(row["answers_directly"] in (0.0, 1.0, None) for row in _rows(out).values())
+
+
+def test_a_metric_holding_what_no_other_process_can_receive_is_one_line_naming_it(tmp_path, tiny_judge):
+    """Ray's pickling of a metric with a lock in its globals was a traceback, exit 1 (a review)."""
+    mine = tmp_path / "locked.py"
+    mine.write_text((ROOT / "examples" / "answers_directly.py").read_text(encoding="utf-8").replace(
+        "import localeval\n", "import threading\n\nimport localeval\n\nLOCK = threading.Lock()\n").replace(
+        "    def steps(self, sample, language):\n", "    def steps(self, sample, language):\n        with LOCK:\n"
+                                                  "            pass\n"), encoding="utf-8")
+    run = _ray_run(EXAMPLES, tmp_path / "out", "--workers", "1", "--limit", "1", "--judge", str(tiny_judge),
+                   "--metrics-from", str(mine), "--metrics", "answers_directly")
+    _, stderr = run.communicate(timeout=300)
+    assert run.returncode == 2, stderr
+    assert stderr.strip().splitlines()[-1] == (
+        "localeval: error: the metrics cannot be sent to the Ray workers (cannot pickle '_thread.lock' object): a "
+        "metric of your own refers to an object no other process can receive (a lock, a loaded model, a "
+        "connection); make it inside steps(), or once per process on first use")

@@ -3,8 +3,8 @@
 Loading one runs it: the classes it decorates with @localeval.register_metric (custom.py) become
 metrics of that name. What went wrong while it ran (a syntax error, an import missing, a class
 register_metric refused) is one line naming the file and its line, not a traceback through
-importlib. A source is recorded with its file's digest, so that --resume does not add to results
-scored by another version of the metric.
+importlib. A source is recorded with its code's digest (the file, and the modules beside it that it
+imports as it loads), so that --resume does not add to results scored by another version of the metric.
 """
 
 from __future__ import annotations
@@ -22,12 +22,13 @@ from pathlib import Path
 from ..errors import UserError, where_raised
 
 _loading: list[str] = []  # the source being run, for evaluate() to refuse being called by it
+_folders: set[str] = set()  # the folders of the files run, on sys.path for the modules beside them
 _own_modules: set[str] = set()  # files run, and the modules beside them they imported: no Ray worker can import them
 
 
 @dataclass(frozen=True)
 class MetricSource:
-    """One --metrics-from: as given, the file that was run, its digest and the metrics it registered."""
+    """One --metrics-from: as given, the file that was run, its code's digest and the metrics it registered."""
 
     given: str
     file: str
@@ -39,8 +40,8 @@ class MetricSource:
 
 
 def files_scoring(sources: list[MetricSource], metrics: list[str]) -> dict[str, str]:
-    """{metric: its file's sha256} for the metrics of `sources` a run scores: part of what makes its scores
-    these scores, wherever the file is read from."""
+    """{metric: its code's sha256} for the metrics of `sources` a run scores: part of what makes its scores
+    these scores, wherever the files are read from."""
     return {name: source.sha256 for source in sources for name in source.metrics if name in metrics}
 
 
@@ -52,15 +53,18 @@ def load_metric_sources(given: list[str]) -> list[MetricSource]:
     for source in given:
         before = dict(METRICS)
         with _running(source):
-            file = _run(source)
-        added = tuple(name for name, cls in METRICS.items() if before.get(name) is not cls)
+            loaded = _run(source)
+        if twice := next((earlier.given for earlier in sources if earlier.file == str(loaded.file)), None):
+            raise UserError(f"--metrics-from {source}: given twice (as {twice} too); give each source once")
+        added = tuple(name for name, cls in METRICS.items()
+                      if before.get(name) is not cls or (loaded.cached and cls.__module__ in loaded.modules))
         if not added:
             raise UserError(f"--metrics-from {source}: it registered no metric; decorate each of its Metric classes "
                             "with @localeval.register_metric (`localeval docs custom-metrics`)")
         if twice := next((name for name in added for earlier in sources if name in earlier.metrics), None):
             raise UserError(f"--metrics-from {source}: metric {twice!r} was registered by {_earlier(sources, twice)} "
                             "too; give each metric one name")
-        sources.append(MetricSource(source, str(file.resolve()), _digest(file), added))
+        sources.append(MetricSource(source, str(loaded.file), loaded.sha256, added))
     return sources
 
 
@@ -80,9 +84,27 @@ def own_modules() -> list:
     return [sys.modules[name] for name in sorted(_own_modules) if name in sys.modules]
 
 
-def _inside(module, folder: Path) -> bool:
+@dataclass(frozen=True)
+class _Loaded:
+    file: Path  # resolved
+    sha256: str  # of its code: the file and the modules of its own it imported as it loaded
+    modules: frozenset[str]  # those modules' names
+    cached: bool = False  # an installed module imported before: not run again, its metrics already registered
+
+
+def _code_digest(files: dict[str, Path]) -> str:
+    """One sha256 of every module's name and bytes, in name order: an edit of a helper beside a metric changes it,
+    and where the files are does not."""
+    digest = hashlib.sha256()
+    for name in sorted(files):
+        code = files[name].read_bytes()
+        digest.update(f"{name}\0{len(code)}\0".encode() + code)
+    return digest.hexdigest()
+
+
+def _file_of(module) -> Path | None:
     file = getattr(module, "__file__", None)
-    return bool(file) and Path(file).resolve().is_relative_to(folder)
+    return Path(file).resolve() if file and Path(file).is_file() else None
 
 
 def loading() -> str | None:
@@ -99,60 +121,89 @@ def _running(source: str) -> Iterator[None]:
         _loading.pop()
 
 
-def _run(source: str) -> Path:
-    """Run the file or import the module `source` names; the file that ran."""
+def _run(source: str) -> _Loaded:
+    """Run the file or import the module `source` names. A dotted name is a module's unless none is installed
+    (a package run from its own folder is a folder there too)."""
+    if not source.endswith(".py") and "/" not in source and "\\" not in source and _names_a_module(source):
+        return _import_module(source)
     path = Path(source).expanduser()
-    if path.suffix == ".py" or "/" in source or "\\" in source or path.exists():
-        return _run_file(source, path)
-    return _import_module(source)
-
-
-def _run_file(source: str, path: Path) -> Path:
     if not path.is_file():
         what = "a folder" if path.is_dir() else "no such file"
+        if not path.exists() and not source.endswith(".py") and all(part.isidentifier() for part in source.split(".")):
+            what = "no such file, nor an installed module of that name"
         raise UserError(f"--metrics-from {source}: {what}; give a Python file (.py) or an installed module's name")
+    return _run_file(source, path)
+
+
+def _run_file(source: str, path: Path) -> _Loaded:
+    path = path.resolve()
     # a name of its own, so that two files called metrics.py do not replace each other in sys.modules
-    name = "localeval_metrics_from_" + re.sub(r"\W", "_", path.stem) + "_" + hashlib.sha1(
-        str(path.resolve()).encode()).hexdigest()[:8]
+    name = "localeval_metrics_from_" + re.sub(r"\W", "_", path.stem) + "_" + hashlib.sha1(str(path).encode()).hexdigest()[:8]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UserError(f"--metrics-from {source}: Python cannot load it as a module; give a .py file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module  # dataclasses and pickling look a class's module up here
-    folder = path.resolve().parent
+    folder = str(path.parent)
     # the modules beside it import by their names, as under `python FILE`, but after the installed ones: first, its
     # copy.py replaced the standard module in every process spawned later (bench's judges), which then failed
-    if str(folder) not in sys.path:
-        sys.path.append(str(folder))
+    if folder not in sys.path:
+        sys.path.append(folder)
     before = set(sys.modules)
     try:
         spec.loader.exec_module(module)
     except BaseException as error:
         del sys.modules[name]
         _raise_failure(source, path, error)
-    _own_modules.update(new for new in set(sys.modules) - before if _inside(sys.modules[new], folder))
-    _own_modules.add(name)
-    return path
+    _folders.add(folder)
+    beside = {new: file for new in set(sys.modules) - before
+              if (file := _file_of(sys.modules[new])) is not None and _found_through(file) in _folders}
+    _own_modules.update({name, *beside})
+    # the file under a name of no place (its module's name holds its path's hash), the modules beside it by theirs
+    return _Loaded(path, _code_digest({"": path, **beside}), frozenset({name, *beside}))
 
 
-def _import_module(source: str) -> Path:
+def _found_through(file: Path) -> str | None:
+    """The sys.path entry a module's file was imported through: the longest that holds it (a virtual environment
+    inside the metric's folder is its own entry, and its packages are installed ones, not the metric's)."""
+    holding = [entry for entry in sys.path if entry and file.is_relative_to(Path(entry).resolve())]
+    return max(holding, key=len, default=None)
+
+
+def _names_a_module(source: str) -> bool:
+    """Whether `source` is an installed module's dotted name. Finding a submodule runs its packages' code: what
+    that raises is the source's failure, not "no such module"."""
     if not all(part.isidentifier() for part in source.split(".")):
-        raise UserError(f"--metrics-from {source}: no such file, nor a module name; give a Python file (.py) or an "
-                        "installed module's name (mypackage.metrics)")
+        return False
     try:
-        spec = importlib.util.find_spec(source)
-    except (ImportError, ValueError):  # a parent package missing
-        spec = None
-    if spec is None or spec.origin is None or not Path(spec.origin).is_file():
-        raise UserError(f"--metrics-from {source}: no such file, nor an installed module of that name")
+        return importlib.util.find_spec(source) is not None
+    except ModuleNotFoundError as missing:
+        parents = {".".join(source.split(".")[:n]) for n in range(1, source.count(".") + 2)}
+        if missing.name in parents:  # the package itself is not installed
+            return False
+        _raise_failure(source, None, missing)
+    except Exception as error:  # noqa: BLE001  (a package's own code failing as it is found)
+        _raise_failure(source, None, error)
+
+
+def _import_module(source: str) -> _Loaded:
+    top = source.split(".")[0]
+    before, cached = set(sys.modules), source in sys.modules
     try:
-        importlib.import_module(source)
+        module = importlib.import_module(source)
     except BaseException as error:
-        _raise_failure(source, Path(spec.origin), error)
-    return Path(spec.origin)
+        _raise_failure(source, None, error)
+    file = _file_of(module)
+    if file is None:
+        raise UserError(f"--metrics-from {source}: the module has no Python file to run (a namespace package?); give "
+                        "a module of the package, or its .py file")
+    # its code: the package's modules imported by now (those this import brought, or all, when it was imported before)
+    ours = {name: found for name in (set(sys.modules) if cached else set(sys.modules) - before | {source})
+            if (name == top or name.startswith(top + ".")) and (found := _file_of(sys.modules[name])) is not None}
+    return _Loaded(file, _code_digest(ours), frozenset(ours), cached)
 
 
-def _raise_failure(source: str, path: Path, error: BaseException):
+def _raise_failure(source: str, path: Path | None, error: BaseException):
     """One line for what stopped the source while it ran; a Ctrl-C stays a Ctrl-C."""
     if isinstance(error, KeyboardInterrupt):
         raise error
@@ -164,7 +215,4 @@ def _raise_failure(source: str, path: Path, error: BaseException):
 def _earlier(sources: list[MetricSource], name: str) -> str:
     return next(source.given for source in sources if name in source.metrics)
 
-
-def _digest(file: Path) -> str:
-    return hashlib.sha256(file.read_bytes()).hexdigest()
 
