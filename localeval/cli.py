@@ -44,7 +44,8 @@ EXIT_CODES = f"""exit status:
   {EXIT_USER}    a mistake in what was asked: a bad or unreadable data file or --judge folder, an unknown option value,
        metric or model, an --out that is a file, that another run is writing in or that holds
        a results.jsonl, summary.json, report.html or run.json localeval did not write, --resume
-       into another run's folder
+       into another run's folder, a --metrics-from file that fails to load, or a metric of your own
+       that raises while scoring (the samples already scored are kept)
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that
        cannot be written, a model store this user cannot read, too little memory, a judge whose outputs
        are not numbers (NaN: damaged weights); every sample already scored is kept (rerun with --resume)

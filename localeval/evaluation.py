@@ -104,12 +104,12 @@ class Evaluator:
                 if unmet:
                     outcomes[key] = MetricResult.null(unmet)
                 else:
-                    self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting)
+                    self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting, sample.id)
         while waiting:
             replies = self._answer_round(waiting, progress)
             current, waiting = waiting, {}
             for key, (steps, _) in current.items():
-                self._advance(key, steps, replies[key], outcomes, waiting)
+                self._advance(key, steps, replies[key], outcomes, waiting, samples[key[0]].id)
         return [
             SampleResult(sample.id, {m.name: m.with_every_part(outcomes[(i, m.name)]) for m in self.metrics})
             for i, sample in enumerate(samples)
@@ -126,7 +126,7 @@ class Evaluator:
             return f"sentence splitting does not support language '{self._language(sample)}'"
         return None
 
-    def _advance(self, key, steps: Step, reply, outcomes, waiting) -> None:
+    def _advance(self, key, steps: Step, reply, outcomes, waiting, sample_id: str) -> None:
         """Run one metric to its next request list (kept in `waiting`) or to its result."""
         metric = self._by_name[key[1]]
         try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
@@ -137,7 +137,8 @@ class Evaluator:
             if metric.name in BUILT_IN:  # localeval's own bug: its traceback
                 raise
             # a user's metric: its own line, one message, not a traceback through the engine (Python keeps the cause)
-            raise MetricFailed(f"metric {metric.name!r} failed: {where_raised(error, _file_of(metric))}") from error
+            raise MetricFailed(f"metric {metric.name!r} failed on sample {sample_id}: "
+                               f"{where_raised(error, _file_of(metric))}") from error
         else:
             waiting[key] = (steps, _checked_requests(metric, requests))
 

@@ -284,8 +284,20 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
         recorded, identity = _apart_from_metrics(recorded, identity)
     if shown := said_differences(recorded, identity):
-        raise UserError(f"--resume: {out_dir} holds another run ({_folder_changed(recorded, identity)}{shown}); "
+        raise UserError(f"--resume: {out_dir} holds another run ({_code_changed(recorded, identity)}"
+                        f"{_folder_changed(recorded, identity)}{shown}); "
                         "resume it with the same data and options, or score into another --out")
+
+
+def _code_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """"the code of metric X changed since; " for a --metrics-from metric whose digest moved: the digests alone
+    did not say what had happened (a probe)."""
+    there, here = recorded.get("metrics_from"), now.get("metrics_from")
+    if not (isinstance(there, dict) and isinstance(here, dict)):
+        return ""
+    changed = [name for name in here if name in there and there[name] != here[name]]
+    return (f"the code of metric {', '.join(changed)} changed since, its --metrics-from file or a module beside it; "
+            if changed else "")
 
 
 def _folder_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:

@@ -138,6 +138,7 @@ class RayScorer:
 
     def _start(self, workers: int) -> None:
         ray = _import_ray()
+        _check_sendable(self.recipe.metrics)  # before the cluster starts (seconds): Ray's own failure was a traceback
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
         if not ray.is_initialized():
             _check_reachable(self.cluster.address)
@@ -160,16 +161,7 @@ class RayScorer:
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
-        _send_whole(self.recipe.metrics)
-        try:
-            self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
-        except TypeError as error:  # Ray's pickling of the recipe: a metric's code holds what cannot be copied
-            if not str(error).startswith("Could not serialize"):
-                raise
-            cause = str(error.__cause__ or error).splitlines()[0]
-            raise UserError(f"the metrics cannot be sent to the Ray workers ({cause}): a metric of your own refers to "
-                            "an object no other process can receive (a lock, a loaded model, a connection); make it "
-                            "inside steps(), or once per process on first use") from None
+        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
         self._check_loaded(ray)
 
     def _check_resources(self, ray, workers: int) -> None:
@@ -390,6 +382,21 @@ def _init_options(cluster: Cluster) -> dict[str, Any]:
 def _units(count: float, unit: str) -> str:
     """0.5 CPUs, 1 CPU, 2 GPUs."""
     return f"{count:g} {unit}" + ("" if count == 1 else "s")
+
+
+def _check_sendable(metrics) -> None:
+    """Every metric can go to the workers: a metric of one's own is sent whole (_send_whole), with what its code
+    refers to, and a lock or a loaded model among that cannot be copied to another process."""
+    from ray import cloudpickle
+
+    _send_whole(metrics)
+    for metric in metrics:
+        try:
+            cloudpickle.dumps(metric)
+        except Exception as error:  # noqa: BLE001  (pickling fails as TypeError, PicklingError, or the object's own)
+            raise UserError(f"metric {metric.name!r} cannot be sent to the Ray workers ({' '.join(str(error).split())}): "
+                            "its code refers to an object no other process can receive (a lock, a loaded model, a "
+                            "connection); make it inside steps(), or once per process on first use") from None
 
 
 def _send_whole(metrics) -> None:

@@ -110,9 +110,10 @@ def settings_used(metrics) -> dict[str, dict[str, Any]]:
     used: dict[str, dict[str, Any]] = {
         "reasons": {m.name: m.settings.reasons for m in metrics if m.asks_reasons},
         "example": {m.name: m.settings.example for m in metrics if m.has_example},
-        "scoring": {m.name: m.settings.scoring.name for m in metrics},
+        "scoring": {m.name: m.settings.scoring.name for m in metrics if m.uses_scoring},
     }
-    thresholds = {m.name: m.settings.scoring.threshold for m in metrics if m.settings.scoring.threshold is not None}
+    thresholds = {m.name: m.settings.scoring.threshold for m in metrics
+                  if m.uses_scoring and m.settings.scoring.threshold is not None}
     if thresholds:
         used["thresholds"] = thresholds
     return used

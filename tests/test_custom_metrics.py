@@ -3,6 +3,7 @@ the built-in metrics, by the scripted judge and by the real embedded one. The do
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import shutil
@@ -185,7 +186,7 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
         return MetricResult(0.5, parts={"mine_part": 7.0})
 
     for steps, said in [(one_request, "metric 'mine': each step must yield a list of JudgeRequest"),
-                        (not_an_object, "metric 'mine' failed: " + __file__ + ", line "),
+                        (not_an_object, "metric 'mine' failed on sample bridge: " + __file__ + ", line "),
                         (not_an_object, ": ValueError: a judge request's schema describes a JSON object: "),
                         (a_float, "metric 'mine': steps() must return a MetricResult; it returned float 0.5"),
                         (too_high, "metric 'mine': a score is a number from 0 to 1, or None (with a null_reason"),
@@ -288,7 +289,8 @@ def test_a_metric_file_changed_since_is_another_run_that_resume_refuses(tmp_path
     mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
     capsys.readouterr()
     assert main([*command, "--resume"]) == EXIT_USER
-    assert "holds another run (metrics_from.answers_directly: " in capsys.readouterr().err
+    assert ("holds another run (the code of metric answers_directly changed since, its --metrics-from file or a "
+            "module beside it; metrics_from.answers_directly: ") in capsys.readouterr().err
 
 
 BROKEN = {
@@ -316,8 +318,9 @@ def test_a_metric_file_that_fails_as_it_loads_is_one_line_naming_it_before_any_m
 
 
 @pytest.mark.parametrize("given, said", [
-    ("nowhere.py", "no such file; give a Python file (.py) or an installed module's name"),
-    ("no_such_module", "no such file, nor an installed module of that name"),
+    ("nowhere.py", "no such file (looked for in {here}); give a Python file (.py) or an installed module's name"),
+    ("no_such_module", "no such file, nor an installed module of that name (looked for in {here})"),
+    ("mine", "no such file; mine.py is there"),
     ("a folder", "a folder; give a Python file (.py) or an installed module's name"),
     ("json", "it registered no metric"),  # an installed module, run, with no metric in it
     ("twice", f"metric 'answers_directly' was registered by {EXAMPLE} too; give each metric one name"),
@@ -325,6 +328,8 @@ def test_a_metric_file_that_fails_as_it_loads_is_one_line_naming_it_before_any_m
 def test_a_source_that_is_not_one_is_told_what_to_give(given, said, tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a folder").mkdir()
+    (tmp_path / "mine.py").write_text("", encoding="utf-8")
+    said = said.format(here=tmp_path)
     sources = [given]
     if given == "twice":
         shutil.copy(EXAMPLE, tmp_path / "copy.py")
@@ -346,7 +351,7 @@ def test_a_metric_that_raises_while_scoring_stops_the_run_naming_its_line_and_ke
     assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "answers_directly", "--window", "1",
                  "--judge", str(tiny_judge), "--no-cache", "--quiet", "--out", str(out)]) == EXIT_USER
     error = capsys.readouterr().err
-    assert error == (f"localeval: error: metric 'answers_directly' failed: {mine}, line {line}: AttributeError: "
+    assert error == (f"localeval: error: metric 'answers_directly' failed on sample seed002-superbowl: {mine}, line {line}: AttributeError: "
                      "'Sample' object has no attribute 'nope'; 1 sample saved in "
                      f"{out / 'results.jsonl'}, by the metric as it was; mend it and score again without --resume, "
                      "or into another --out\n")
@@ -400,6 +405,24 @@ def _labeled_for_mine(scores: dict) -> Path:
     path.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     return path
 
+def test_reasons_and_scoring_are_recorded_only_for_a_metric_that_reads_them(tmp_path, tiny_judge):
+    """--scoring soft --reasons off were recorded as applied to the example metric, which scores hard with a reason
+    whatever they say; the report marked its score "(soft)" (a probe)."""
+    out = tmp_path / "out"
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(EXAMPLE), "--metrics", "answers_directly,context_recall",
+                 "--scoring", "soft", "--reasons", "off", "--limit", "1", "--judge", str(tiny_judge), "--no-cache",
+                 "--quiet", "--out", str(out)]) == EXIT_OK
+    settings = json.loads((out / "summary.json").read_text(encoding="utf-8"))["settings"]
+    assert settings["scoring"] == {"context_recall": "soft"} and settings["reasons"] == {"context_recall": False}
+
+    class Reads(METRICS["answers_directly"]):
+        name, uses_scoring, asks_reasons = "reads_them", True, True
+
+    localeval.register_metric(Reads)
+    assert (Reads.uses_scoring, Reads.asks_reasons, Reads.has_example) == (True, True, False)
+    assert METRICS["context_recall"].uses_scoring and METRICS["context_recall"].asks_reasons  # built-ins untouched
+
+
 def test_a_metric_loaded_that_metrics_does_not_name_is_warned_of_and_kept_in_the_summary(tmp_path, tiny_judge,
                                                                                          capsys):
     out = tmp_path / "out"
@@ -438,6 +461,12 @@ def test_bench_measures_a_judge_on_a_metric_of_ones_own_against_peoples_scores_a
     mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
     assert main([*command, "--resume"]) == EXIT_USER
     assert "metrics_from.mine" in capsys.readouterr().err
+    # a metric loaded and not named is said first, before what the labels lack for the default metrics (a probe
+    # read "localeval reads none of 'mine'" for each record)
+    assert main(["bench", str(labeled), "--judges", str(tiny_judge), "--metrics-from", str(mine), "--out",
+                 str(tmp_path / "default"), "--quiet"]) == EXIT_OK
+    assert capsys.readouterr().err.startswith(
+        "localeval: warning: --metrics-from registered mine, which --metrics does not name")
 
 
 def _split_example(folder: Path, helper: str) -> Path:
@@ -461,6 +490,7 @@ def test_the_code_digest_covers_the_modules_beside_the_file_and_not_where_it_is_
     sys.path.append(str(site))  # as the environment's own entry is (conftest restores sys.path)
     mine = _split_example(tmp_path, "wording_for_digest")
     mine.write_text("import fakelib\n" + mine.read_text(encoding="utf-8"), encoding="utf-8")
+    assert load_metric_sources([str(EXAMPLE)])[0].sha256 == hashlib.sha256(EXAMPLE.read_bytes()).hexdigest()  # alone
     (first,) = load_metric_sources([str(mine)])
     assert {module.__name__ for module in own_modules()} >= {"wording_for_digest"}
     assert "fakelib" not in {module.__name__ for module in own_modules()}

@@ -804,6 +804,6 @@ def test_a_metric_holding_what_no_other_process_can_receive_is_one_line_naming_i
     _, stderr = run.communicate(timeout=300)
     assert run.returncode == 2, stderr
     assert stderr.strip().splitlines()[-1] == (
-        "localeval: error: the metrics cannot be sent to the Ray workers (cannot pickle '_thread.lock' object): a "
-        "metric of your own refers to an object no other process can receive (a lock, a loaded model, a "
-        "connection); make it inside steps(), or once per process on first use")
+        "localeval: error: metric 'answers_directly' cannot be sent to the Ray workers (cannot pickle '_thread.lock' "
+        "object): its code refers to an object no other process can receive (a lock, a loaded model, a connection); "
+        "make it inside steps(), or once per process on first use")

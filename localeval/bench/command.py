@@ -21,7 +21,7 @@ from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, w
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import resolve_metrics
-from ..metrics.sources import files_scoring, load_metric_sources
+from ..metrics.sources import files_scoring, load_metric_sources, unscored
 from ..options import check_counts, check_paths, limit_beyond
 from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
                           scored_rows)
@@ -44,11 +44,13 @@ def bench_command(args) -> int:
     check_paths({"data": args.data, "out": args.out})
     metric_sources = load_metric_sources(args.metrics_from)  # before the metrics are named: it registers its own
     chosen = resolve_metrics(args.metrics)
+    unscored_said = warned([unscored(metric_sources, chosen)], LocalevalWarning)  # before what the labels lack
     metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
     embeds = any(metric.uses_embedder for metric in chosen)
     unused_embedder = models.embedder_checked(args.embedder, embeds)  # said once the data's warnings are
     labeled, data_warnings = said_and_kept(lambda: _read_and_checked(args.data, metrics, args.limit))
+    data_warnings = [*unscored_said, *data_warnings]
     typed = judges if args.judges is not None else []  # the default judge, not named, is meant whatever is here
     data_warnings += warned([unused_embedder, *(models.folder_passed_over(judge, "judge", "judges") for judge in typed),
                              models.folder_passed_over(args.embedder, "embedder")], LocalevalWarning)

@@ -327,7 +327,7 @@ def _own_score(metric: str, labels: dict, fail) -> float | None:
 def _missing(key: str, metric: str, labels: dict) -> str:
     """A needed label that is absent: the metric that needs it, and a key of the labeler's that looks
     like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
-    theirs = [name for name in labels if name not in LABEL_KEYS]
+    theirs = [name for name in labels if name not in LABEL_KEYS and name not in METRICS]  # a metric of one's own: read
     close = closest(key, theirs, 0.85)
     if close:
         typo = f"; '{close}' is there: did you mean '{key}'?"

@@ -92,6 +92,7 @@ class Metric:
     verdict_key: ClassVar[str]
     asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
+    uses_scoring: ClassVar[bool] = True  # whether JudgeSettings.scoring (hard, soft, a threshold) changes its score
     # Whether a sample that retrieved nothing is scored by rule (every verdict 0), without asking the judge
     scores_empty_retrieval_by_rule: ClassVar[bool] = False
 

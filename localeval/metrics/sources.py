@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import UserError, where_raised
+from ..results import file_digest
 
 _loading: list[str] = []  # the source being run, for evaluate() to refuse being called by it
 _folders: set[str] = set()  # the folders of the files run, on sys.path for the modules beside them
@@ -93,8 +94,10 @@ class _Loaded:
 
 
 def _code_digest(files: dict[str, Path]) -> str:
-    """One sha256 of every module's name and bytes, in name order: an edit of a helper beside a metric changes it,
-    and where the files are does not."""
+    """A file alone: its sha256, as sha256sum gives it. Several: one sha256 of every module's name and bytes, in
+    name order: an edit of a helper beside a metric changes it, and where the files are does not."""
+    if len(files) == 1:
+        return file_digest(next(iter(files.values())))
     digest = hashlib.sha256()
     for name in sorted(files):
         code = files[name].read_bytes()
@@ -128,11 +131,20 @@ def _run(source: str) -> _Loaded:
         return _import_module(source)
     path = Path(source).expanduser()
     if not path.is_file():
-        what = "a folder" if path.is_dir() else "no such file"
-        if not path.exists() and not source.endswith(".py") and all(part.isidentifier() for part in source.split(".")):
-            what = "no such file, nor an installed module of that name"
-        raise UserError(f"--metrics-from {source}: {what}; give a Python file (.py) or an installed module's name")
+        raise UserError(f"--metrics-from {source}: {_not_a_file(source, path)}; give a Python file (.py) or an "
+                        "installed module's name")
     return _run_file(source, path)
+
+
+def _not_a_file(source: str, path: Path) -> str:
+    """What `path` is instead, and where a relative one was looked for (a probe's run from another folder)."""
+    if path.is_dir():
+        return "a folder"
+    if path.with_name(path.name + ".py").is_file():
+        return f"no such file; {source}.py is there"
+    what = "no such file" if source.endswith(".py") or not all(part.isidentifier() for part in source.split(".")) \
+        else "no such file, nor an installed module of that name"
+    return what if path.is_absolute() else f"{what} (looked for in {Path.cwd()})"
 
 
 def _run_file(source: str, path: Path) -> _Loaded:
