@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from dataclasses import astuple, dataclass, replace
 from numbers import Real
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .errors import MetricFailed, UserError, where_raised
 from .gating import ROUNDING
@@ -103,8 +103,11 @@ class Evaluator:
                 unmet = self._unmet(sample, metric)
                 if unmet:
                     outcomes[key] = MetricResult.null(unmet)
-                else:
+                elif metric.asks_a_model():
                     self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting, sample.id)
+                else:  # a metric of one's own that asks nothing: its result at once
+                    outcomes[key] = _checked_result(metric, _raised_as_failure(
+                        metric, sample.id, lambda m=metric, s=sample: m.steps(s, self._language(s))))
         while waiting:
             replies = self._answer_round(waiting, progress)
             current, waiting = waiting, {}
@@ -130,15 +133,9 @@ class Evaluator:
         """Run one metric to its next request list (kept in `waiting`) or to its result."""
         metric = self._by_name[key[1]]
         try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
-            requests = steps.send(reply)
+            requests = _raised_as_failure(metric, sample_id, lambda: steps.send(reply))
         except StopIteration as done:
             outcomes[key] = _checked_result(metric, done.value)
-        except Exception as error:
-            if metric.name in BUILT_IN:  # localeval's own bug: its traceback
-                raise
-            # a user's metric: its own line, one message, not a traceback through the engine (Python keeps the cause)
-            raise MetricFailed(f"metric {metric.name!r} failed on sample {sample_id}: "
-                               f"{where_raised(error, _file_of(metric))}") from error
         else:
             waiting[key] = (steps, _checked_requests(metric, requests))
 
@@ -167,6 +164,20 @@ class Evaluator:
             self.timings.embed_seconds += time.perf_counter() - started
             self.timings.embedded_texts += len(texts)
         return replies
+
+
+def _raised_as_failure(metric: Metric, sample_id: str, step: Callable[[], Any]) -> Any:
+    """`step()`; what a user's metric raises in it is a MetricFailed naming the sample, file and line: one message,
+    not a traceback through the engine (Python keeps the cause). A built-in metric's is localeval's own bug."""
+    try:
+        return step()
+    except StopIteration:
+        raise
+    except Exception as error:
+        if metric.name in BUILT_IN:
+            raise
+        raise MetricFailed(f"metric {metric.name!r} failed on sample {sample_id}: "
+                           f"{where_raised(error, _file_of(metric))}") from error
 
 
 def _file_of(metric: Metric) -> str:

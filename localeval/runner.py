@@ -158,7 +158,7 @@ def _plan(args) -> RunPlan:
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
-    weak = weak_judge_warning(judge_name)
+    weak = weak_judge_warning(judge_name) if any(m.asks_a_model() for m in metrics) else None  # else none is asked
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's
     # top, once the labels were read (a labels file refused ends the run before it)
     # with --labels a gate compares a corrected mean, not the judge's own (gating.gated_value)

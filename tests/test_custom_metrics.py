@@ -50,7 +50,8 @@ def test_the_documents_whole_example_is_the_example_file_word_for_word():
 def test_the_documented_metric_is_scored_with_a_built_in_one_and_its_test_passes():
     _documented_metric()
     assert METRICS["answers_directly"].__name__ == "AnswersDirectly"
-    exec(compile(_code_blocks()[1], str(DOC), "exec"), {"localeval": localeval})  # the document's own assert
+    testing = next(block for block in _code_blocks() if "ScriptedJudge(script)" in block)
+    exec(compile(testing, str(DOC), "exec"), {"localeval": localeval})  # the document's own assert
     asked = []
 
     def script(request: JudgeRequest):
@@ -122,7 +123,7 @@ def _metric(**attributes) -> type[Metric]:
     ({"requires": ["response"]}, "Mine: set requires, a tuple of the sample fields"),
     ({"requires": ("answer",)}, "Mine: requires names 'answer', not a sample field; choose from user_input, "
                                 "retrieved_contexts, response, reference"),
-    ({"steps": lambda self, sample, language: MetricResult(1.0)}, "Mine: steps() must be a generator function"),
+    ({"steps": "score it"}, "Mine: steps must be a method: a generator that yields lists of requests"),
     ({"part_names": ("context_relevance_chunks",)}, "'context_relevance_chunks' is already a score of metric "
                                                     "'context_relevance'"),
 ])
@@ -530,3 +531,23 @@ def test_a_package_is_named_from_its_own_folder_and_its_failures_are_one_line(tm
         load_metric_sources(["brokenpkg_for_test.checks"])
     assert str(refused.value) == (f"--metrics-from brokenpkg_for_test.checks: {broken / '__init__.py'}, line 1: "
                                   "ModuleNotFoundError: No module named 'not_installed_anywhere'")
+
+
+def test_the_documented_metric_that_asks_no_model_loads_no_judge_and_is_not_warned_of_as_a_weak_ones(tmp_path, capsys):
+    """A metric that asks nothing needed a dead `yield` after its `return` (a probe guessed it), and its scores were
+    said to be a weak judge's, 'a check of the pipeline'."""
+    block = next(block for block in _code_blocks() if "class ShortEnough" in block)
+    mine, out = tmp_path / "short.py", tmp_path / "out"
+    mine.write_text("import localeval\nfrom localeval import Metric, MetricResult\n\n" + block, encoding="utf-8")
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "short_enough", "--no-cache",
+                 "--out", str(out)]) == EXIT_OK  # the default judge, known to agree poorly
+    assert "agrees poorly" not in capsys.readouterr().err
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert summary["metrics"]["short_enough"]["scored"] == 8 and summary["timings"]["judge_load_seconds"] == 0.0
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert all(row["short_enough"] == float(row["evidence"]["short_enough"]["words"] <= 60) for row in rows)
+    mine.write_text(mine.read_text(encoding="utf-8").replace("words = len(", "words = 1 / 0 + len("), encoding="utf-8")
+    assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "short_enough", "--out",
+                 str(tmp_path / "failed")]) == EXIT_USER
+    assert (f"localeval: error: metric 'short_enough' failed on sample seed001-einstein: {mine}, line "
+            in capsys.readouterr().err)

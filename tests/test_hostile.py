@@ -2001,7 +2001,12 @@ def test_every_key_a_run_writes_is_in_the_output_document(tmp_path, tiny_judge, 
     """A QA lead's scripts read results.jsonl and summary.json by key, and much of them was written nowhere (a
     probe): docs/output.md names every key of a run of every metric, with the inputs, labels, a gate and a
     calibration, each in a table row of its own."""
-    labeled, out = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl", tmp_path / "out"
+    labeled, out = tmp_path / "labeled.jsonl", tmp_path / "out"
+    records = [json.loads(line) for line in (Path(__file__).resolve().parent / "data" / "labeled_small.jsonl")
+               .read_text(encoding="utf-8").splitlines()]
+    for record in records:  # people's score for the example metric of one's own, as bench reads it
+        record["labels"]["answers_directly"] = 1
+    labeled.write_text("".join(json.dumps(record) + "\n" for record in records), encoding="utf-8")
     assert main(["run", str(labeled), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                  "--metrics", "all", "--with-inputs", "--labels", str(labeled), "--limit", "2",
                  "--metrics-from", str(Path(__file__).resolve().parent.parent / "examples" / "answers_directly.py"),

@@ -9,6 +9,7 @@ what lets it batch across them, while each metric still reads top to bottom.
 from __future__ import annotations
 
 import copy
+import inspect
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar, Generator
 
@@ -101,6 +102,12 @@ class Metric:
 
     def steps(self, sample: Sample, language: str) -> Step:
         raise NotImplementedError
+
+    @classmethod
+    def asks_a_model(cls) -> bool:
+        """Whether its steps may ask the judge or the embedder: a generator does; a metric of one's own whose
+        steps is a plain function (a length check, a pattern) returns its result without asking anything."""
+        return inspect.isgeneratorfunction(cls.steps)
 
     def decided_by_rule(self, sample: Sample) -> bool:
         """Whether the metric's verdicts on this sample are set by a rule, not asked of the judge (nothing

@@ -1,7 +1,7 @@
 """A user's own metric, scored as the built-in ones are once register_metric() has checked it and named it.
 
 A probe's metric reached the engine only through an undocumented write to METRICS, and every slip in it
-(a `steps` that returned instead of yielding, no `requires`, a name a built-in metric had) surfaced as an
+(no `steps`, no `requires`, a name a built-in metric had) surfaced as an
 AttributeError deep in a run, or silently scored another prompt under a built-in name. What can be
 checked on the class is checked here, once, with a message that says what to write; what only a
 sample shows (what a step yields, the score it returns) is checked by the evaluator as it runs.
@@ -9,7 +9,6 @@ sample shows (what a step yields, the score it returns) is checked by the evalua
 
 from __future__ import annotations
 
-import inspect
 import re
 
 from ..errors import UserError
@@ -72,8 +71,9 @@ def _class_problems(metric: type[Metric], others: dict[str, type[Metric]]):
         yield f"requires names {', '.join(map(repr, unknown))}, not a sample field; choose from {', '.join(SAMPLE_FIELDS)}"
     if metric.steps is Metric.steps:
         yield "define steps(self, sample, language), the generator that yields its requests and returns its result"
-    elif not inspect.isgeneratorfunction(metric.steps):
-        yield "steps() must be a generator function: it yields lists of requests and returns a MetricResult"
+    elif not callable(metric.steps):
+        yield "steps must be a method: a generator that yields lists of requests and returns a MetricResult, or, for a " \
+              "metric that asks no model, a function that returns one"
     names = (metric.name, *getattr(metric, "part_names", ()), *getattr(metric, "list_part_names", ()))
     taken = {part: other for other, cls in others.items() for part in (other, *cls.part_names, *cls.list_part_names)}
     if clash := next((part for part in names if part in taken), None):
