@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterable
 from html import escape
@@ -9,9 +10,9 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .bench import svg
-from .errors import for_terminal
+from .errors import for_terminal, shortened
 from .gating import caveats, failures
-from .metrics import METRICS, Metric, metric_of
+from .metrics import BUILT_IN, METRICS, Metric, metric_of
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, Verdict
 from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
@@ -487,10 +488,19 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
                 chunk = verdict.chunk
                 lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
             lines.append(_verdict_line(verdict, threshold, lang_attribute))
-    for key in ("reason", "against"):
+    for key in ("reason", "against") if metric is not None and metric.name in BUILT_IN else _own_evidence(evidence):
         if key in evidence:
-            lines.append(f"<div class='reason'>{key}: {escape(str(evidence[key]))}</div>")
+            lines.append(f"<div class='reason'>{escape(str(key))}: {escape(_shown_value(evidence[key]))}</div>")
     return "".join(lines)
+
+
+def _own_evidence(evidence: dict[str, Any]) -> list[str]:
+    """A metric of one's own: its evidence is its own, every key shown (a probe's word count went unseen)."""
+    return [key for key in evidence if key != "null_reason"]
+
+
+def _shown_value(value: Any) -> str:
+    return value if isinstance(value, str) else shortened(json.dumps(value, ensure_ascii=False), 600)
 
 
 def _sub_scores(row: dict[str, Any], metric: type[Metric] | None) -> str:

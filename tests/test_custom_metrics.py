@@ -546,6 +546,8 @@ def test_the_documented_metric_that_asks_no_model_loads_no_judge_and_is_not_warn
     assert summary["metrics"]["short_enough"]["scored"] == 8 and summary["timings"]["judge_load_seconds"] == 0.0
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text(encoding="utf-8").splitlines()]
     assert all(row["short_enough"] == float(row["evidence"]["short_enough"]["words"] <= 60) for row in rows)
+    words = rows[0]["evidence"]["short_enough"]["words"]  # its evidence, its own keys, in the report too
+    assert f"<div class='reason'>words: {words}</div>" in (out / "report.html").read_text(encoding="utf-8")
     mine.write_text(mine.read_text(encoding="utf-8").replace("words = len(", "words = 1 / 0 + len("), encoding="utf-8")
     assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "short_enough", "--out",
                  str(tmp_path / "failed")]) == EXIT_USER
