@@ -245,7 +245,8 @@ def build_parser() -> argparse.ArgumentParser:
                      f"{DEFAULT_WINDOW['cpu']} on a CPU, whose batches it fills, {DEFAULT_WINDOW['cuda']} on a GPU)")
     run.add_argument("--device", default="auto", help="auto, cpu, cuda or cuda:N (default: %(default)s)")
     run.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8. auto: bfloat16 on "
-                     "GPU; on CPU float32, where a sample's scores do not depend on its batch, except for a judge "
+                     "GPU; on CPU float32, where a sample's verdicts and hard scores do not depend on its batch (a soft "
+                     "score's probability may move in its sixth decimal), except for a judge "
                      "measured to agree as well in bfloat16 on a CPU with bf16 instructions (qwen2.5-coder-1.5b-"
                      "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only "
                      f"({manual.see('benchmarks')})")
