@@ -128,14 +128,22 @@ def scored_otherwise(before: RunFiles, after: RunFiles, shared: list[str]) -> li
 
     metrics = {metric_of(name) for name in shared}
     # a metric unknown here (a custom one) may use an embedder
-    models = ["judge"] + (["embedder"] if any(getattr(METRICS.get(m), "uses_embedder", True) for m in metrics) else [])
+    # a metric unknown here may ask the judge; one of one's own that asks no model (a plain steps) does not
+    judged = any(METRICS[m].asks_a_model() if m in METRICS else True for m in metrics)
+    models = (["judge"] if judged else []) + (
+        ["embedder"] if any(getattr(METRICS.get(m), "uses_embedder", True) for m in metrics) else [])
     notes = []
     for model in models:
         was, now = (before.summary.get("models") or {}).get(model), (after.summary.get("models") or {}).get(model)
         if was != now:
-            notes.append(f"another {model}: {was} before, {now} after")
+            notes.append(f"another {model}: {_recorded(was)} before, {_recorded(now)} after")
     return notes + list(_settings_changed(before.summary, after.summary, metrics)) + list(
         _metric_code_changed(before.summary, after.summary, metrics))
+
+
+def _recorded(value: Any) -> Any:
+    """A value as a note says it: a summary that holds none (an older one, or a hand's) says "not recorded", not None."""
+    return "not recorded" if value is None else value
 
 
 def _metric_code_changed(one: dict, other: dict, metrics: set[str]) -> Iterable[str]:
@@ -164,12 +172,13 @@ def _settings_changed(one: dict, other: dict, metrics: set[str]) -> Iterable[str
         a, b = was.get(key), now.get(key)
         if isinstance(a, dict) or isinstance(b, dict):  # per metric; a side without it has none (thresholds)
             a, b = a if isinstance(a, dict) else {}, b if isinstance(b, dict) else {}
-            moved = [f"{metric}: {a.get(metric)} before, {b.get(metric)} after" for metric in sorted(metrics)
+            moved = [f"{metric}: {_recorded(a.get(metric))} before, {_recorded(b.get(metric))} after"
+                     for metric in sorted(metrics)
                      if a.get(metric) != b.get(metric)]
             if moved:
                 yield f"{key} differs for {'; '.join(moved)}"
         elif a != b:
-            yield f"{key} differs: {a} before, {b} after"
+            yield f"{key} differs: {_recorded(a)} before, {_recorded(b)} after"
 
 
 def _sample_notes(before: RunFiles, after: RunFiles) -> list[str]:

@@ -9,6 +9,7 @@ written to disk before the next window starts.
 
 from __future__ import annotations
 
+import inspect
 import time
 from dataclasses import astuple, dataclass, replace
 from numbers import Real
@@ -103,11 +104,8 @@ class Evaluator:
                 unmet = self._unmet(sample, metric)
                 if unmet:
                     outcomes[key] = MetricResult.null(unmet)
-                elif metric.asks_a_model():
-                    self._advance(key, metric.steps(sample, self._language(sample)), None, outcomes, waiting, sample.id)
-                else:  # a metric of one's own that asks nothing: its result at once
-                    outcomes[key] = _checked_result(metric, _raised_as_failure(
-                        metric, sample.id, lambda m=metric, s=sample: m.steps(s, self._language(s))))
+                else:
+                    self._start(key, metric, sample, outcomes, waiting)
         while waiting:
             replies = self._answer_round(waiting, progress)
             current, waiting = waiting, {}
@@ -129,15 +127,26 @@ class Evaluator:
             return f"sentence splitting does not support language '{self._language(sample)}'"
         return None
 
+    def _start(self, key, metric: Metric, sample: Sample, outcomes, waiting) -> None:
+        """A metric's steps begun on a sample: a generator is run to its first requests; a plain function, of a
+        metric of one's own that asks no model, gives its result at once."""
+        who = _who(metric, sample.id)
+        steps = _raised_as_failure(metric, who, lambda: metric.steps(sample, self._language(sample)))
+        if inspect.isgenerator(steps):
+            self._advance(key, steps, None, outcomes, waiting, sample.id)
+        else:
+            outcomes[key] = _checked_result(metric, steps, who)
+
     def _advance(self, key, steps: Step, reply, outcomes, waiting, sample_id: str) -> None:
         """Run one metric to its next request list (kept in `waiting`) or to its result."""
         metric = self._by_name[key[1]]
+        who = _who(metric, sample_id)
         try:  # answers reach a metric only if they fit their schemas (engine/conformance.py)
-            requests = _raised_as_failure(metric, sample_id, lambda: steps.send(reply))
+            requests = _raised_as_failure(metric, who, lambda: steps.send(reply), finished_by_stop=True)
         except StopIteration as done:
-            outcomes[key] = _checked_result(metric, done.value)
+            outcomes[key] = _checked_result(metric, done.value, who)
         else:
-            waiting[key] = (steps, _checked_requests(metric, requests))
+            waiting[key] = (steps, _checked_requests(metric, requests, who))
 
     def _answer_round(self, waiting, progress: Progress) -> dict:
         """Answer every waiting request list: judge requests in one engine call, texts in one encode."""
@@ -166,61 +175,66 @@ class Evaluator:
         return replies
 
 
-def _raised_as_failure(metric: Metric, sample_id: str, step: Callable[[], Any]) -> Any:
+def _who(metric: Metric, sample_id: str) -> str:
+    """How a metric's failure names it, with the sample it failed on."""
+    return f"metric {metric.name!r} on sample {sample_id}"
+
+
+def _raised_as_failure(metric: Metric, who: str, step: Callable[[], Any], finished_by_stop: bool = False) -> Any:
     """`step()`; what a user's metric raises in it is a MetricFailed naming the sample, file and line: one message,
-    not a traceback through the engine (Python keeps the cause). A built-in metric's is localeval's own bug."""
+    not a traceback through the engine (Python keeps the cause). A built-in metric's is localeval's own bug. A
+    StopIteration is a generator's end where `finished_by_stop`, else a failure (out of a plain function, Python
+    made it 'generator raised StopIteration', a traceback: a review)."""
     try:
         return step()
-    except StopIteration:
-        raise
     except Exception as error:
-        if metric.name in BUILT_IN:
+        if metric.name in BUILT_IN or (finished_by_stop and isinstance(error, StopIteration)):
             raise
-        raise MetricFailed(f"metric {metric.name!r} failed on sample {sample_id}: "
-                           f"{where_raised(error, _file_of(metric))}") from error
+        raise MetricFailed(f"{who} failed: {where_raised(error, _file_of(metric))}") from error
 
 
-def _file_of(metric: Metric) -> str:
+def _file_of(metric: Metric) -> str | None:
     """Where its steps were written: kept by a class sent whole to a Ray worker, and "<stdin>"-like in a REPL."""
-    return type(metric).steps.__code__.co_filename
+    code = getattr(type(metric).steps, "__code__", None)  # a callable object has none
+    return code.co_filename if code is not None else None
 
 
 # A metric of a user's own (metrics/custom.py) is checked here for what only a sample shows: a step that
 # yielded one request, not a list, failed as "'JudgeRequest' object is not subscriptable" deep in a round,
 # and a score of 1.5 went into the summary's mean (a probe).
 
-def _checked_requests(metric: Metric, requests: Any) -> list:
+def _checked_requests(metric: Metric, requests: Any, who: str) -> list:
     if not (isinstance(requests, list) and (all(isinstance(r, JudgeRequest) for r in requests)
                                             or all(isinstance(r, EmbedRequest) for r in requests))):
-        raise MetricFailed(f"metric {metric.name!r}: each step must yield a list of JudgeRequest, or a list of "
+        raise MetricFailed(f"{who}: each step must yield a list of JudgeRequest, or a list of "
                         f"EmbedRequest (the answers come back as a list, in order); it yielded {_shown(requests)}")
     if requests and isinstance(requests[0], EmbedRequest) and not metric.uses_embedder:  # no embedder was loaded
-        raise MetricFailed(f"metric {metric.name!r} asks for embeddings: set uses_embedder = True on its class")
+        raise MetricFailed(f"{who}: it asks for embeddings: set uses_embedder = True on its class")
     return requests
 
 
-def _checked_result(metric: Metric, result: Any) -> MetricResult:
+def _checked_result(metric: Metric, result: Any, who: str) -> MetricResult:
     """The result as results.jsonl promises it: a plain float in [0, 1] or None with a reason, and only the
     sub-scores the metric names, each in range (a numpy float went to the summary as null, and a sub-score
     of 7.0 into its mean: a review)."""
     if not isinstance(result, MetricResult):
-        raise MetricFailed(f"metric {metric.name!r}: steps() must return a MetricResult; it returned {_shown(result)}")
+        raise MetricFailed(f"{who}: steps() must return a MetricResult; it returned {_shown(result)}")
     unnamed = set(result.parts) - {*metric.part_names, *metric.list_part_names}
     if unnamed:
-        raise MetricFailed(f"metric {metric.name!r}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
+        raise MetricFailed(f"{who}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "
                         "that its part_names (or list_part_names) do not name")
-    parts = {name: _score_of(metric.name, name, value) if name in metric.part_names else value
+    parts = {name: _score_of(metric.name, name, value, who) if name in metric.part_names else value
              for name, value in result.parts.items()}  # the scalar ones checked, the per-chunk lists as they are
     if result.score is None:  # every null score says why (results.jsonl's promise)
         return replace(result, null_reason=result.null_reason or f"{metric.name} gave no reason", parts=parts)
-    return replace(result, score=_score_of(metric.name, metric.name, result.score), parts=parts)
+    return replace(result, score=_score_of(metric.name, metric.name, result.score, who), parts=parts)
 
 
-def _score_of(metric: str, name: str, value: Any) -> float | None:
+def _score_of(metric: str, name: str, value: Any, who: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, Real) or not -ROUNDING <= value <= 1 + ROUNDING:
-        raise MetricFailed(f"metric {metric!r}: {'a score' if name == metric else f'sub-score {name!r}'} is a number "
+        raise MetricFailed(f"{who}: {'a score' if name == metric else f'sub-score {name!r}'} is a number "
                         f"from 0 to 1, or None (with a null_reason: MetricResult.null(reason)); it returned {value!r}")
     return min(1.0, max(0.0, float(value)))  # a formula's float error past 0 or 1, and numpy's floats, made plain
 

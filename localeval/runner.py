@@ -25,7 +25,7 @@ from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, Environmen
                      MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
-from .metrics.sources import MetricSource, files_scoring, load_metric_sources, unscored
+from .metrics.sources import MetricSource, code_of, load_metric_sources, unscored
 from .options import check_counts, check_paths, limit_beyond
 from .out_folder import check_ours
 from .progress import NoProgress, progress_for, to_stderr
@@ -328,8 +328,7 @@ def run_identity(args, pipeline, metric_sources: list[MetricSource]) -> dict:
         # one results.jsonl, one shape of line; recorded only when set, so that a run.json written
         # before it was recorded reads as what it was, a run without the inputs
         **({"with_inputs": True} if args.with_inputs else {}),
-        # a metric's code by its file's bytes, recorded only for such metrics, as with_inputs is only when on
-        **({"metrics_from": scoring} if (scoring := files_scoring(metric_sources, names)) else {}),
+        **code_of(metric_sources, names),
     }
 
 

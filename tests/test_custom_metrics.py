@@ -186,14 +186,23 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
         yield []
         return MetricResult(0.5, parts={"mine_part": 7.0})
 
-    for steps, said in [(one_request, "metric 'mine': each step must yield a list of JudgeRequest"),
-                        (not_an_object, "metric 'mine' failed on sample bridge: " + __file__ + ", line "),
+    def stops(self, sample, language):  # a plain function, asking nothing, whose next() ran out
+        return MetricResult(float(next(word for word in sample.response.split() if len(word) > 30)))
+
+    def returns_none(self, sample, language):
+        return None
+
+    for steps, said in [(stops, "metric 'mine' on sample bridge failed: " + __file__ + ", line "),
+                        (returns_none, "metric 'mine' on sample bridge: steps() must return a MetricResult; it "
+                                       "returned NoneType None"),
+                        (one_request, "metric 'mine' on sample bridge: each step must yield a list of JudgeRequest"),
+                        (not_an_object, "metric 'mine' on sample bridge failed: " + __file__ + ", line "),
                         (not_an_object, ": ValueError: a judge request's schema describes a JSON object: "),
-                        (a_float, "metric 'mine': steps() must return a MetricResult; it returned float 0.5"),
-                        (too_high, "metric 'mine': a score is a number from 0 to 1, or None (with a null_reason"),
-                        (embeddings_unasked, "metric 'mine' asks for embeddings: set uses_embedder = True"),
-                        (a_part_unnamed, "metric 'mine': its result has sub-scores 'other' that its part_names"),
-                        (a_part_too_high, "metric 'mine': sub-score 'mine_part' is a number from 0 to 1")]:
+                        (a_float, "metric 'mine' on sample bridge: steps() must return a MetricResult; it returned float 0.5"),
+                        (too_high, "metric 'mine' on sample bridge: a score is a number from 0 to 1, or None (with a null_reason"),
+                        (embeddings_unasked, "metric 'mine' on sample bridge: it asks for embeddings: set uses_embedder = True"),
+                        (a_part_unnamed, "metric 'mine' on sample bridge: its result has sub-scores 'other' that its part_names"),
+                        (a_part_too_high, "metric 'mine' on sample bridge: sub-score 'mine_part' is a number from 0 to 1")]:
         with pytest.raises(UserError, match=re.escape(said)):
             _scored_by(steps, part_names=("mine_part",))
 
@@ -352,7 +361,7 @@ def test_a_metric_that_raises_while_scoring_stops_the_run_naming_its_line_and_ke
     assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "answers_directly", "--window", "1",
                  "--judge", str(tiny_judge), "--no-cache", "--quiet", "--out", str(out)]) == EXIT_USER
     error = capsys.readouterr().err
-    assert error == (f"localeval: error: metric 'answers_directly' failed on sample seed002-superbowl: {mine}, line {line}: AttributeError: "
+    assert error == (f"localeval: error: metric 'answers_directly' on sample seed002-superbowl failed: {mine}, line {line}: AttributeError: "
                      "'Sample' object has no attribute 'nope'; 1 sample saved in "
                      f"{out / 'results.jsonl'}, by the metric as it was; mend it and score again without --resume, "
                      "or into another --out\n")
@@ -551,5 +560,77 @@ def test_the_documented_metric_that_asks_no_model_loads_no_judge_and_is_not_warn
     mine.write_text(mine.read_text(encoding="utf-8").replace("words = len(", "words = 1 / 0 + len("), encoding="utf-8")
     assert main(["run", str(EXAMPLES), "--metrics-from", str(mine), "--metrics", "short_enough", "--out",
                  str(tmp_path / "failed")]) == EXIT_USER
-    assert (f"localeval: error: metric 'short_enough' failed on sample seed001-einstein: {mine}, line "
+    assert (f"localeval: error: metric 'short_enough' on sample seed001-einstein failed: {mine}, line "
             in capsys.readouterr().err)
+
+
+def test_a_generator_behind_a_decorator_or_a_helper_is_run_as_one():
+    """A steps wrapped by functools.wraps, or returning a helper's generator, looked like a metric that asks nothing,
+    and failed as 'must return a MetricResult; it returned generator' (a review)."""
+    import functools
+
+    def logged(function):
+        @functools.wraps(function)
+        def wrapper(*args, **kwargs):
+            return function(*args, **kwargs)
+        return wrapper
+
+    def asking(self, sample, language):
+        (answer,) = yield [JudgeRequest.build("s", "u", VERDICT, 8)]
+        return MetricResult(float(answer.data["v"]))
+
+    for steps, name in [(logged(asking), "decorated"), (lambda self, sample, language: asking(self, sample, language),
+                                                        "by_a_helper")]:
+        localeval.register_metric(_metric(name=name, steps=steps))
+        result = localeval.evaluate([SAMPLE], metrics=[name], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None)
+        assert result[name] == [1.0]
+    assert METRICS["decorated"].asks_a_model()
+
+
+def test_each_source_is_credited_its_own_metrics_and_a_shared_helper_is_in_both_digests_whichever_runs_first(
+        tmp_path, monkeypatch):
+    """A package whose __init__ imports its modules credited both metrics to the first named, then refused the
+    second as a clash; a helper two files share was in the digest of the first to run only (a review)."""
+    package = tmp_path / "twopkg_for_test"
+    package.mkdir()
+    (package / "__init__.py").write_text("from . import first, second\n", encoding="utf-8")
+    for module in ("first", "second"):
+        (package / f"{module}.py").write_text(EXAMPLE.read_text(encoding="utf-8").replace(
+            '"answers_directly"', f'"{module}_metric"'), encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sources = load_metric_sources(["twopkg_for_test.first", "twopkg_for_test.second"])
+    assert [source.metrics for source in sources] == [("first_metric",), ("second_metric",)]
+
+    def both(order: list[str]) -> dict[str, str]:
+        for name in [name for name in sys.modules if name == "shared_for_test" or name.startswith("localeval_metrics_from_")]:
+            del sys.modules[name]
+        return {source.given: source.sha256 for source in load_metric_sources(order)}
+
+    files = tmp_path / "files"
+    files.mkdir()
+    (files / "shared_for_test.py").write_text("LIMIT = 60\n", encoding="utf-8")
+    for name in ("a", "b"):
+        (files / f"{name}.py").write_text("import shared_for_test\n" + EXAMPLE.read_text(encoding="utf-8").replace(
+            '"answers_directly"', f'"{name}_metric"'), encoding="utf-8")
+    a, b = str(files / "a.py"), str(files / "b.py")
+    assert both([a, b]) == both([b, a])
+    assert both([a, b])[b] != hashlib.sha256((files / "b.py").read_bytes()).hexdigest()  # the helper is in it
+
+
+def test_bench_stops_at_a_metric_that_fails_and_refuses_to_calibrate_metrics_of_ones_own_alone(tmp_path, tiny_judge,
+                                                                                                capsys):
+    """A metric's bug failed every judge in turn, each after loading, then 'no judge finished', exit 1 (a bug of
+    localeval's); --calibrate of metrics of one's own alone said no threshold had passed (a review)."""
+    labeled, mine = _labeled_for_mine({}), tmp_path / "mine.py"
+    mine.write_text("import localeval\nfrom localeval import Metric, MetricResult\n\n\n@localeval.register_metric\n"
+                    "class Mine(Metric):\n    name = 'mine'\n    description = 'd'\n    requires = ('response',)\n\n"
+                    "    def steps(self, sample, language):\n        return MetricResult(1 / 0)\n", encoding="utf-8")
+    command = ["bench", str(labeled), "--judges", f"{tiny_judge},smollm2-135m-instruct", "--metrics-from", str(mine),
+               "--metrics", "mine", "--out", str(tmp_path / "bench")]
+    assert main(command) == EXIT_USER
+    error = capsys.readouterr().err
+    assert f"localeval: error: metric 'mine' on sample dev-020 failed: {mine}, line 12: ZeroDivisionError: " \
+           "division by zero; the bench stopped at judge 1/2" in error
+    assert "judge 1/2" in error.splitlines()[0] and "judge 2/2" not in error
+    assert main([*command, "--calibrate"]) == EXIT_USER
+    assert "--calibrate fits thresholds on the built-in metrics' verdicts" in capsys.readouterr().err

@@ -17,11 +17,11 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import LocalevalWarning, UserError, for_terminal, said_and_kept, warn, warned
+from ..errors import LocalevalWarning, MetricFailed, UserError, for_terminal, said_and_kept, warn, warned
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
-from ..metrics import resolve_metrics
-from ..metrics.sources import files_scoring, load_metric_sources, unscored
+from ..metrics import BUILT_IN, resolve_metrics
+from ..metrics.sources import code_of, load_metric_sources, unscored
 from ..options import check_counts, check_paths, limit_beyond
 from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
                           scored_rows)
@@ -44,6 +44,9 @@ def bench_command(args) -> int:
     check_paths({"data": args.data, "out": args.out})
     metric_sources = load_metric_sources(args.metrics_from)  # before the metrics are named: it registers its own
     chosen = resolve_metrics(args.metrics)
+    if args.calibrate and not any(metric.name in BUILT_IN for metric in chosen):  # else "no threshold passed"
+        raise UserError("--calibrate fits thresholds on the built-in metrics' verdicts, and a metric of your own has "
+                        "none: add a built-in metric to --metrics, or leave --calibrate out")
     unscored_said = warned([unscored(metric_sources, chosen)], LocalevalWarning)  # before what the labels lack
     metrics = [m.name for m in chosen]
     judges = parse_judges(args.judges)
@@ -294,6 +297,8 @@ def run_judges(jobs: Sequence[JudgeJob], log: Log, isolate: bool = True, into: l
         run.measures["load_average"] = load_average()
         run.measures["cores"] = allowed_cores()  # what the load is read against, kept for a report made elsewhere
         runs.append(run)  # before it is said: an interrupt in between keeps it
+        if run.metric_failed:  # every judge would fail on it in turn, each after loading (a review)
+            raise MetricFailed(f"{run.error}; the bench stopped at {tag}: mend the metric and bench again")
         log(f"{tag}: {_outcome(run)}")
     return runs
 
@@ -359,8 +364,7 @@ def bench_settings(job: JudgeJob, reasons: str, example: str, scoring: str, cali
             "questions": job.settings[metrics[0]].questions,
             "batch_size": job.limits.batch_size, "max_batch_tokens": job.limits.max_batch_tokens,
             "dtype": job.dtype, "cache": job.cache, "embedder": _embedder_name(job.embedder), "calibrate": calibrate,
-            # a metric's code by its file's bytes, recorded only for such metrics, as run.json has it
-            **({"metrics_from": scoring} if (scoring := files_scoring(list(job.metric_sources), metrics)) else {})}
+            **code_of(list(job.metric_sources), metrics)}
 
 
 def _busy(runs: list[JudgeRun]) -> list[str]:

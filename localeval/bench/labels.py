@@ -314,8 +314,8 @@ def _own_score(metric: str, labels: dict, fail) -> float | None:
     """People's score of the sample for a metric of one's own: labels[metric], a number from 0 to 1 (true and
     false for 1 and 0), or null where it was not labeled."""
     if metric not in labels:
-        raise fail(_missing(metric, metric, labels).replace("missing (", "missing: a metric of your own is labeled "
-                                                                        "with its name, a score from 0 to 1 (", 1))
+        raise fail(_missing(metric, metric, labels, ": a metric of your own is labeled with its name, a score from 0 "
+                                                    "to 1"))
     value = labels[metric]
     if value is None or isinstance(value, bool):
         return None if value is None else float(value)
@@ -324,16 +324,16 @@ def _own_score(metric: str, labels: dict, fail) -> float | None:
     return float(value)
 
 
-def _missing(key: str, metric: str, labels: dict) -> str:
-    """A needed label that is absent: the metric that needs it, and a key of the labeler's that looks
-    like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
+def _missing(key: str, metric: str, labels: dict, what: str = "") -> str:
+    """A needed label that is absent: the metric that needs it (`what` the label is, where that needs saying), and
+    a key of the labeler's that looks like a typo of it (other keys, an annotator's notes, are the labeler's own)."""
     theirs = [name for name in labels if name not in LABEL_KEYS and name not in METRICS]  # a metric of one's own: read
     close = closest(key, theirs, 0.85)
     if close:
         typo = f"; '{close}' is there: did you mean '{key}'?"
     else:
         typo = f"; localeval reads none of {first_few([repr(name) for name in theirs], 3)}" if theirs else ""
-    return f"missing (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"
+    return f"missing{what} (needed for {metric}; {option('metrics')} chooses the metrics that need labels){typo}"
 
 
 def _nothing_to_label(spec: SentenceLabels, sample: Sample) -> str:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.limits import BatchLimits
 from ..evaluation import BENCH_WINDOW
-from ..errors import EnvironmentFailure, UserError
+from ..errors import EnvironmentFailure, MetricFailed, UserError
 from ..metrics import JudgeSettings, resolve_metrics
 from ..metrics.sources import MetricSource, load_metric_sources
 from ..progress import NoProgress, progress_for, to_stderr
@@ -62,6 +62,7 @@ class JudgeRun:
     measures: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
     traceback: str | None = None  # for a failure that is not a user error, to debug it later
+    metric_failed: bool = False  # a metric of one's own failed, not the judge: the same for every judge
 
     @property
     def ok(self) -> bool:
@@ -111,6 +112,8 @@ def run_judge(job: JudgeJob) -> JudgeRun:
     """Evaluate every sample with one judge, in this process; any failure comes back as the run's error."""
     try:
         return _evaluate(job)
+    except MetricFailed as error:
+        return JudgeRun(job.name, error=str(error), metric_failed=True)
     except (UserError, EnvironmentFailure) as error:  # one line of its own: a store it cannot read, NaN outputs
         return JudgeRun(job.name, error=str(error))
     except MemoryError:

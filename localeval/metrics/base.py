@@ -107,7 +107,7 @@ class Metric:
     def asks_a_model(cls) -> bool:
         """Whether its steps may ask the judge or the embedder: a generator does; a metric of one's own whose
         steps is a plain function (a length check, a pattern) returns its result without asking anything."""
-        return inspect.isgeneratorfunction(cls.steps)
+        return inspect.isgeneratorfunction(inspect.unwrap(cls.steps))  # a decorated generator is one too
 
     def decided_by_rule(self, sample: Sample) -> bool:
         """Whether the metric's verdicts on this sample are set by a rule, not asked of the judge (nothing

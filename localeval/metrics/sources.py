@@ -40,33 +40,44 @@ class MetricSource:
         return {"source": self.given, "file": self.file, "sha256": self.sha256, "metrics": list(self.metrics)}
 
 
-def files_scoring(sources: list[MetricSource], metrics: list[str]) -> dict[str, str]:
-    """{metric: its code's sha256} for the metrics of `sources` a run scores: part of what makes its scores
-    these scores, wherever the files are read from."""
-    return {name: source.sha256 for source in sources for name in source.metrics if name in metrics}
+def code_of(sources: list[MetricSource], metrics: list[str]) -> dict[str, dict[str, str]]:
+    """{"metrics_from": {metric: its code's sha256}} for the metrics of `sources` that a run or bench scores, part
+    of what makes its scores these scores wherever the files are read from; {} where none is (recorded only
+    then, so that a run.json written before reads as what it was)."""
+    digests = {name: source.sha256 for source in sources for name in source.metrics if name in metrics}
+    return {"metrics_from": digests} if digests else {}
 
 
 def load_metric_sources(given: list[str]) -> list[MetricSource]:
-    """Run each source in turn; every one must register a metric, and no two the same name."""
+    """Run each source in turn; every one must register a metric, and no two the same name. Each is recorded
+    with its code's digest once all have run: a helper two files share is in both digests, whichever ran first."""
     from . import METRICS
 
-    sources: list[MetricSource] = []
+    loaded: list[tuple[str, _Loaded, tuple[str, ...]]] = []
     for source in given:
         before = dict(METRICS)
         with _running(source):
-            loaded = _run(source)
-        if twice := next((earlier.given for earlier in sources if earlier.file == str(loaded.file)), None):
+            this = _run(source)
+        if twice := next((earlier for earlier, that, _ in loaded if that.file == this.file), None):
             raise UserError(f"--metrics-from {source}: given twice (as {twice} too); give each source once")
-        added = tuple(name for name, cls in METRICS.items()
-                      if before.get(name) is not cls or (loaded.cached and cls.__module__ in loaded.modules))
+        added = _registered_by(this, before, METRICS)
         if not added:
             raise UserError(f"--metrics-from {source}: it registered no metric; decorate each of its Metric classes "
                             "with @localeval.register_metric (`localeval docs custom-metrics`)")
-        if twice := next((name for name in added for earlier in sources if name in earlier.metrics), None):
-            raise UserError(f"--metrics-from {source}: metric {twice!r} was registered by {_earlier(sources, twice)} "
-                            "too; give each metric one name")
-        sources.append(MetricSource(source, str(loaded.file), loaded.sha256, added))
-    return sources
+        if clash := next(((name, earlier) for earlier, _, names in loaded for name in added if name in names), None):
+            raise UserError(f"--metrics-from {source}: metric {clash[0]!r} was registered by {clash[1]} too; give each "
+                            "metric one name")
+        loaded.append((source, this, added))
+    return [MetricSource(source, str(this.file), _code_digest(this.code()), added) for source, this, added in loaded]
+
+
+def _registered_by(loaded: _Loaded, before: dict, metrics: dict) -> tuple[str, ...]:
+    """The metrics a source registered: those its module defines, where it is an installed module (its package may
+    have registered its siblings' too, or registered them before); else those new since it ran."""
+    if loaded.module is not None and (own := tuple(name for name, cls in metrics.items()
+                                                   if cls.__module__ == loaded.module)):
+        return own
+    return tuple(name for name, cls in metrics.items() if before.get(name) is not cls)
 
 
 def unscored(sources: list[MetricSource], metrics: list) -> str | None:
@@ -88,9 +99,23 @@ def own_modules() -> list:
 @dataclass(frozen=True)
 class _Loaded:
     file: Path  # resolved
-    sha256: str  # of its code: the file and the modules of its own it imported as it loaded
-    modules: frozenset[str]  # those modules' names
-    cached: bool = False  # an installed module imported before: not run again, its metrics already registered
+    module: str | None = None  # an installed module's name; None for a file run
+
+    def code(self) -> dict[str, Path]:
+        """Its code's files by module name: a file run and the modules beside it the files run imported (under a
+        name of no place: its module's name holds its path's hash); an installed module's package, every module of
+        it imported by now."""
+        if self.module is None:
+            return {"": self.file, **_files({name for name in _own_modules if not name.startswith(FILE_MODULES)})}
+        top = self.module.split(".")[0]
+        return _files({name for name in sys.modules if name == top or name.startswith(top + ".")})
+
+
+FILE_MODULES = "localeval_metrics_from_"  # the prefix of the module name a file run is given
+
+
+def _files(names: set[str]) -> dict[str, Path]:
+    return {name: file for name in names if name in sys.modules and (file := _file_of(sys.modules[name])) is not None}
 
 
 def _code_digest(files: dict[str, Path]) -> str:
@@ -150,7 +175,7 @@ def _not_a_file(source: str, path: Path) -> str:
 def _run_file(source: str, path: Path) -> _Loaded:
     path = path.resolve()
     # a name of its own, so that two files called metrics.py do not replace each other in sys.modules
-    name = "localeval_metrics_from_" + re.sub(r"\W", "_", path.stem) + "_" + hashlib.sha1(str(path).encode()).hexdigest()[:8]
+    name = FILE_MODULES + re.sub(r"\W", "_", path.stem) + "_" + hashlib.sha1(str(path).encode()).hexdigest()[:8]
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise UserError(f"--metrics-from {source}: Python cannot load it as a module; give a .py file")
@@ -171,8 +196,7 @@ def _run_file(source: str, path: Path) -> _Loaded:
     beside = {new: file for new in set(sys.modules) - before
               if (file := _file_of(sys.modules[new])) is not None and _found_through(file) in _folders}
     _own_modules.update({name, *beside})
-    # the file under a name of no place (its module's name holds its path's hash), the modules beside it by theirs
-    return _Loaded(path, _code_digest({"": path, **beside}), frozenset({name, *beside}))
+    return _Loaded(path)
 
 
 def _found_through(file: Path) -> str | None:
@@ -199,8 +223,6 @@ def _names_a_module(source: str) -> bool:
 
 
 def _import_module(source: str) -> _Loaded:
-    top = source.split(".")[0]
-    before, cached = set(sys.modules), source in sys.modules
     try:
         module = importlib.import_module(source)
     except BaseException as error:
@@ -209,10 +231,7 @@ def _import_module(source: str) -> _Loaded:
     if file is None:
         raise UserError(f"--metrics-from {source}: the module has no Python file to run (a namespace package?); give "
                         "a module of the package, or its .py file")
-    # its code: the package's modules imported by now (those this import brought, or all, when it was imported before)
-    ours = {name: found for name in (set(sys.modules) if cached else set(sys.modules) - before | {source})
-            if (name == top or name.startswith(top + ".")) and (found := _file_of(sys.modules[name])) is not None}
-    return _Loaded(file, _code_digest(ours), frozenset(ours), cached)
+    return _Loaded(file, source)
 
 
 def _raise_failure(source: str, path: Path | None, error: BaseException):
@@ -222,9 +241,3 @@ def _raise_failure(source: str, path: Path | None, error: BaseException):
     if isinstance(error, UserError):  # register_metric's refusal, or evaluate()'s of being called here
         raise UserError(f"--metrics-from {source}: {error}") from error
     raise UserError(f"--metrics-from {source}: {where_raised(error, path)}") from error
-
-
-def _earlier(sources: list[MetricSource], name: str) -> str:
-    return next(source.given for source in sources if name in source.metrics)
-
-
