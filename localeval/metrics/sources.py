@@ -193,7 +193,7 @@ def _run_file(source: str, path: Path) -> _Loaded:
         del sys.modules[name]
         _raise_failure(source, path, error)
     _folders.add(folder)
-    beside = {new: file for new in set(sys.modules) - before
+    beside = {new for new in set(sys.modules) - before
               if (file := _file_of(sys.modules[new])) is not None and _found_through(file) in _folders}
     _own_modules.update({name, *beside})
     return _Loaded(path)
