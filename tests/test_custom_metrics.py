@@ -617,6 +617,21 @@ def test_each_source_is_credited_its_own_metrics_and_a_shared_helper_is_in_both_
     assert both([a, b])[b] != hashlib.sha256((files / "b.py").read_bytes()).hexdigest()  # the helper is in it
 
 
+def test_a_judges_process_refuses_a_metric_file_edited_since_bench_started(tmp_path):
+    """Each judge's process runs the file again: one edited while earlier judges ran scored the later judges with
+    other code than bench.json's digest records, unsaid (a leftover of the last stop)."""
+    from localeval.bench.worker import JudgeJob, run_judge
+
+    mine = tmp_path / "mine.py"
+    mine.write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
+    sources = tuple(load_metric_sources([str(mine)]))
+    mine.write_text(mine.read_text(encoding="utf-8").replace("a short reason", "one short reason"), encoding="utf-8")
+    job = JudgeJob(ScriptedJudge(lambda request: {}), samples=(), metrics=("answers_directly",), settings={}, metric_sources=sources)
+    run = run_judge(job)
+    assert run.metric_failed and run.error.startswith(
+        f"--metrics-from {mine}: its code changed while bench ran (sha256 {sources[0].sha256[:12]} when bench started")
+
+
 def test_bench_stops_at_a_metric_that_fails_and_refuses_to_calibrate_metrics_of_ones_own_alone(tmp_path, tiny_judge,
                                                                                                 capsys):
     """A metric's bug failed every judge in turn, each after loading, then 'no judge finished', exit 1 (a bug of

@@ -129,7 +129,7 @@ def _evaluate(job: JudgeJob) -> JudgeRun:
     from ..pipeline import build_pipeline
 
     _reset_peak_memory(job.device)
-    load_metric_sources([source.given for source in job.metric_sources])
+    _load_same_sources(job.metric_sources)
     pipeline = build_pipeline(resolve_metrics(job.metrics, job.settings), job.judge, job.embedder, device=job.device,
                               dtype=job.dtype, limits=job.limits, cache=job.cache, window=BENCH_WINDOW, log=to_stderr)
     pipeline.load()  # now, so that load time is not counted as judging time
@@ -141,6 +141,15 @@ def _evaluate(job: JudgeJob) -> JudgeRun:
         bar.close()
     seconds = time.perf_counter() - started
     return JudgeRun(job.name, rows, _measures(job, pipeline, seconds))
+
+
+def _load_same_sources(sources: tuple[MetricSource, ...]) -> None:
+    """Run the --metrics-from sources again in this process, and refuse them where their code is not the code
+    the parent loaded and bench.json records: a file edited while judges run would score them differently."""
+    for was, now in zip(sources, load_metric_sources([source.given for source in sources])):
+        if now.sha256 != was.sha256:
+            raise MetricFailed(f"--metrics-from {was.given}: its code changed while bench ran (sha256 {was.sha256[:12]} "
+                               f"when bench started, {now.sha256[:12]} now); run bench again once it is as it should be")
 
 
 def _measures(job: JudgeJob, pipeline: Pipeline, seconds: float) -> dict:
