@@ -99,13 +99,16 @@ def embedder_language_warning(embedder: Any, samples: list[Sample], language: st
     """One line where a metric embeds samples in languages the registered embedder was not trained on: there
     all-MiniLM-L6-v2 barely told a question of the same meaning from an unrelated one (docs/judges.md), so
     response_relevancy's scores say little, unsaid until a probe found off-topic answers scoring higher."""
-    embedding = [metric.name for metric in metrics if metric.uses_embedder]
+    embedders = [metric for metric in metrics if metric.uses_embedder]
+    embedding = [metric.name for metric in embedders]
     # a name, or a loaded embedder by the name it was loaded under (load_embedder)
     name = models.default_model("embedder") if embedder is None else getattr(embedder, "identity", embedder)
     spec = models.registry().get(name) if isinstance(name, str) else None
     if not embedding or spec is None or not spec.languages:
         return None
-    others = Counter(code for sample in samples if (code := sample.language or language) not in spec.languages)
+    # a sample no embedding metric scores (its response missing) is null there, whatever its language
+    embedded = [sample for sample in samples if any(not sample.missing(metric.requires) for metric in embedders)]
+    others = Counter(code for sample in embedded if (code := sample.language or language) not in spec.languages)
     if not others:
         return None
     names = [LANGUAGE_NAMES.get(code, code) for code, _ in others.most_common()]

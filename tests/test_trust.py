@@ -794,6 +794,11 @@ def test_samples_in_languages_the_embedder_was_not_trained_on_are_warned_of():
     assert embedder_language_warning(None, _in("en", None), "en", metrics) is None
     assert embedder_language_warning(None, _in("de"), "en", resolve_metrics(["context_recall"])) is None  # embeds nothing
     assert embedder_language_warning("/my/multilingual-model", _in("de"), "en", metrics) is None  # not known to be limited
+    # a sample without a response is not embedded: counting it said every sample was German where none was scored
+    unanswered = [Sample(id="9", user_input="q", language="de"), *_in("en")]
+    assert embedder_language_warning(None, unanswered, "en", metrics) is None
+    assert ": 1 of the 3 samples is in German;" in embedder_language_warning(None, [*unanswered, *_in("de")], "en",
+                                                                              metrics)
 
 
 def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
