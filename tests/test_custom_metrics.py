@@ -310,8 +310,11 @@ BROKEN = {
     "nothing.py": ("x = 1\n", "it registered no metric; decorate each of its Metric classes with "
                               "@localeval.register_metric"),
     "unguarded.py": ('import localeval\nlocaleval.evaluate([{"id": "1", "user_input": "q?"}])\n',
-                     "it calls localeval.evaluate() as it is loaded: put that call under `if __name__ == "),
-    "builtin.py": (None, "register_metric: 'faithfulness' is a built-in metric's name; give AnswersDirectly another"),
+                     "unguarded.py, line 2: it calls localeval.evaluate() as it is loaded: put that call under "
+                     "`if __name__ == "),
+    # the line that register_metric refused, beside its reason (it was the reason alone)
+    "builtin.py": (None, "builtin.py, line {decorated}: register_metric: 'faithfulness' is a built-in metric's name; "
+                         "give AnswersDirectly another"),
 }
 
 
@@ -323,7 +326,9 @@ def test_a_metric_file_that_fails_as_it_loads_is_one_line_naming_it_before_any_m
                     encoding="utf-8")
     assert main(["run", str(EXAMPLES), "--metrics-from", str(path), "--out", str(out)]) == EXIT_USER
     error = capsys.readouterr().err
-    assert error.startswith(f"localeval: error: --metrics-from {path}: ") and said in error
+    lines = path.read_text(encoding="utf-8").splitlines()
+    decorated = lines.index("@localeval.register_metric") + 1 if "@localeval.register_metric" in lines else None
+    assert error.startswith(f"localeval: error: --metrics-from {path}: ") and said.format(decorated=decorated) in error
     assert error.count("\n") == 1 and "Traceback" not in error and not out.exists()
 
 

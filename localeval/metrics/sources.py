@@ -14,6 +14,8 @@ import importlib
 import importlib.util
 import re
 import sys
+import sysconfig
+import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -234,10 +236,20 @@ def _import_module(source: str) -> _Loaded:
     return _Loaded(file, source)
 
 
+def _line_of_own_code(error: BaseException) -> str:
+    """'FILE, line N: ' of the user's deepest line that led to a refusal of localeval's (a decorator, a call to
+    evaluate()): in neither localeval nor Python's own library and import machinery; '' if there is none."""
+    ours = [Path(__file__).resolve().parents[1], *(Path(sysconfig.get_path(name)).resolve()
+                                                   for name in ("stdlib", "platstdlib"))]
+    frames = [frame for frame in traceback.extract_tb(error.__traceback__) if not frame.filename.startswith("<")
+              and not any(Path(frame.filename).resolve().is_relative_to(folder) for folder in ours)]
+    return f"{frames[-1].filename}, line {frames[-1].lineno}: " if frames else ""
+
+
 def _raise_failure(source: str, path: Path | None, error: BaseException):
     """One line for what stopped the source while it ran; a Ctrl-C stays a Ctrl-C."""
     if isinstance(error, KeyboardInterrupt):
         raise error
     if isinstance(error, UserError):  # register_metric's refusal, or evaluate()'s of being called here
-        raise UserError(f"--metrics-from {source}: {error}") from error
+        raise UserError(f"--metrics-from {source}: {_line_of_own_code(error)}{error}") from error
     raise UserError(f"--metrics-from {source}: {where_raised(error, path)}") from error
