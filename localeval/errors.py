@@ -177,6 +177,11 @@ def first_few(items: list[str], shown: int = 5) -> str:
     return ", ".join(items[:shown]) + (" ..." if len(items) > shown else "")
 
 
+def one_line(text: str) -> str:
+    """A message as one line, its runs of whitespace one space: a validator's or pickler's runs over several."""
+    return " ".join(text.split())
+
+
 def where_raised(error: BaseException, path: str | os.PathLike | None = None) -> str:
     """'FILE, line N: Kind: message', at the deepest line of `path` (else of any file) the error passed: a
     user's own code's mistake said where it is, in one line."""
@@ -185,7 +190,7 @@ def where_raised(error: BaseException, path: str | os.PathLike | None = None) ->
     frames = traceback.extract_tb(error.__traceback__)
     ours = [frame for frame in frames if path is not None and _same_file(frame.filename, path)] or frames
     where = f"{ours[-1].filename}, line {ours[-1].lineno}: " if ours else ""
-    said = " ".join(str(error).split())  # one line: a validator's message runs over several
+    said = one_line(str(error))
     return where + (f"{type(error).__name__}: {said}" if said else type(error).__name__)
 
 

@@ -37,7 +37,7 @@ from typing import Any
 import torch
 
 from .cluster import Cluster, check_address, host_and_port, through_client
-from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, warn
+from .errors import EnvironmentFailure, LocalevalWarning, ScoringStopped, UserError, one_line, warn
 from .evaluation import SampleResult, Timings, window_for
 from .interrupts import held
 from .options import given, keyword_arguments, keywords_in_use, option
@@ -394,7 +394,7 @@ def _check_sendable(metrics) -> None:
         try:
             cloudpickle.dumps(metric)
         except Exception as error:  # noqa: BLE001  (pickling fails as TypeError, PicklingError, or the object's own)
-            raise UserError(f"metric {metric.name!r} cannot be sent to the Ray workers ({' '.join(str(error).split())}): "
+            raise UserError(f"metric {metric.name!r} cannot be sent to the Ray workers ({one_line(str(error))}): "
                             "its code refers to an object no other process can receive (a lock, a loaded model, a "
                             "connection); make it inside steps(), or once per process on first use") from None
 
