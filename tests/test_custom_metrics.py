@@ -387,8 +387,9 @@ def test_labels_give_a_metric_of_ones_own_a_score_from_0_to_1_and_correct_its_me
         return {"verdicts": [{"sentence": n, "attributed": 1}
                              for n in range(1, len(schema["properties"]["verdicts"]["prefixItems"]) + 1)]}
 
-    result = localeval.evaluate(labeled, metrics=["mine", "context_recall"], judge=ScriptedJudge(script), embedder=None,
-                                labels=labeled)
+    with pytest.warns(localeval.FewLabelsWarning, match=r"fewer than ten labeled samples correct mine \(3\)"):
+        result = localeval.evaluate(labeled, metrics=["mine", "context_recall"], judge=ScriptedJudge(script),
+                                    embedder=None, labels=labeled)
     summary = result.summary()
     assert summary["mine"]["mean"] == 1.0 and summary["mine"]["corrected"]["labeled"] == 3  # the null left out
     assert summary["mine"]["corrected"]["bias"] == pytest.approx(1 - (0.0 + 1.0 + 0.25) / 3)
