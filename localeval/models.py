@@ -806,8 +806,9 @@ def _convert(gguf: Path, target: Path, shown_as: Any = None) -> None:
     model.hf_quantizer = None
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
-    _saved(model, target)
-    tokenizer.save_pretrained(target)
+    with hf.quiet():  # transformers' "Writing model shards" bar: carriage-return frames in a CI log, across --quiet
+        _saved(model, target)
+        tokenizer.save_pretrained(target)
 
 
 def _saved(model: Any, target: Path) -> None:
