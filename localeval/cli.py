@@ -782,4 +782,5 @@ def _list_models() -> int:
     print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
           f"dev set (bench); below {WEAK} its scores say little")
     print(f"model store: {store} ({chosen})")
+    print("status reads each file's header and size; `python -m localeval models verify` reads every byte")
     return EXIT_OK

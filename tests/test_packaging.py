@@ -610,6 +610,7 @@ def test_a_model_installed_but_not_prepared_names_the_command_that_prepares_it(c
     assert "installed, not prepared" in out and "install: " not in out
     assert "prepare: python -m localeval models prepare smollm2-135m-instruct (or on first use)" in out
     assert f"model store: {tmp_path / 'store'} (set by LOCALEVAL_MODEL_STORE)" in out
+    assert out.endswith("`python -m localeval models verify` reads every byte\n")  # what status cannot see
 
 
 def test_a_prepared_model_whose_weights_were_cut_short_is_listed_as_damaged_and_prepared_again(
