@@ -1588,6 +1588,16 @@ def test_a_bench_of_enough_samples_says_how_sure_its_ranking_is(tmp_path):
     assert headline(bench).endswith(f"(next: contrarian, {bench['judges'][1]['summary']['mean_spearman']:.3f}, "
                                     f"which does better in 0% of 1,000 resamplings of the samples; the lead's 95% "
                                     f"interval {low:+.2f} to {high:+.2f})")
+    # and per metric: "is this judge good enough for context_recall?" (the mean's interval alone could not say)
+    for judge in bench["judges"]:
+        for metric, compared in judge["metrics"].items():
+            low, high = compared["scores"]["spearman_interval"]
+            assert -1 <= low <= compared["scores"]["spearman"] <= high <= 1, (judge["name"], metric)
+    contrarian = bench["judges"][1]["metrics"]["context_relevance"]["scores"]
+    sure = next(table for table in tables(bench) if table.title.startswith("How sure each ρ is"))
+    assert sure.rows[1][sure.headers.index("context_relevance")] == (
+        f"{contrarian['spearman']:.3f} [{contrarian['spearman_interval'][0]:.2f}, "
+        f"{contrarian['spearman_interval'][1]:.2f}]", False)
 
 
 def test_every_labeled_records_problem_is_said_at_once(tmp_path):

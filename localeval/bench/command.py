@@ -28,7 +28,7 @@ from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_wit
 from ..progress import to_stderr
 from ..tuning import metric_settings, settings_used
 from .cpu_share import allowed_cores, crowded, load_average, read_clock, sharing
-from .compare import compare, mean_spearman_interval, ranking_certainty, verdict_probabilities
+from .compare import compare, mean_spearman_interval, ranking_certainty, spearman_interval, verdict_probabilities
 from .labels import LabeledSample, read_labeled, warn_of_samples_left_out
 from .resume import Asked, EarlierJudges, bench_identity, kept_judges, read_bench
 from .report import (BENCH_TITLE, FEW_TO_RANK, HTML_FILE, JSON_FILE, MARKDOWN_FILE, RESULTS_DIR, failure_of, failures,
@@ -425,6 +425,9 @@ def _judge_entry(labeled: list[LabeledSample], run: JudgeRun, job: JudgeJob, cal
              **compare(labeled, run, list(job.metrics))}
     if len(labeled) >= FEW_TO_RANK and entry["summary"]["mean_spearman"] is not None:  # on fewer: looks surer
         entry["summary"]["mean_spearman_interval"] = mean_spearman_interval(labeled, run, list(job.metrics))
+        for metric, compared in entry["metrics"].items():  # "is this judge good enough for this metric?"
+            if compared["scores"]["spearman"] is not None:
+                compared["scores"]["spearman_interval"] = spearman_interval(labeled, run, metric)
     if calibrate_judge:
         entry["calibration"] = calibrate({m: verdict_probabilities(labeled, run.rows, m) for m in job.metrics})
     return entry

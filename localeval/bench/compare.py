@@ -184,6 +184,11 @@ def mean_spearman_interval(labeled: list[LabeledSample], run: JudgeRun, metrics:
     return agreement.resampled_interval(_pairs(labeled, run, metrics))
 
 
+def spearman_interval(labeled: list[LabeledSample], run: JudgeRun, metric: str) -> list[float]:
+    """The 95% interval of the judge's Spearman on one metric, over the same resamplings as its mean's."""
+    return agreement.resampled_interval(_pairs(labeled, run, [metric]))
+
+
 def _pairs(labeled: list[LabeledSample], run: JudgeRun, metrics: list[str]) -> list[tuple[list, list]]:
     """Per metric, the judge's scores and people's, as its agreement compares them."""
     return [compared_scores(labeled, [row[metric] for row in run.rows], metric) for metric in metrics]

@@ -20,6 +20,7 @@ from ..report import breakable
 from ..results import count_of, write_atomically
 from ..trust import WEAK
 from . import svg
+from .agreement import RESAMPLES
 from .compare import SUPPORT_METRICS
 from .cpu_share import allowed_cores, crowded
 from .labels import RESPONSE_RELEVANCY, SENTENCE_LABELS
@@ -137,6 +138,8 @@ def tables(bench: dict[str, Any]) -> list[Table]:
     errors = [Column(m, _get("metrics", m, "scores", "mae"), better=LOWER) for m in metrics if m != RESPONSE_RELEVANCY]
     leniency = [Column(m, _leniency(m), lambda v: f"{v:+.2f}", better=None, note=_means_note(m))
                 for m in metrics if m != RESPONSE_RELEVANCY]
+    sureness = [Column(m, _get("metrics", m, "scores", "spearman"), better=None, note=_interval_note(m))
+                for m in metrics]
     scorings = [Column(m, _get("metrics", m, "scorings", "soft", "spearman"),
                        note=_hard_note(_get("metrics", m, "scorings", "hard", "spearman")), chance=0.0)
                 for m in metrics if m in BUILT_IN]  # a metric of one's own is scored its own way alone
@@ -155,6 +158,11 @@ def tables(bench: dict[str, Any]) -> list[Table]:
                "load time; tokens/s are per second of generation; peak memory is "
                f"{_memory_kind(judges)}.{_cache_caveat(judges)}{_crowded_caveat(judges)}"
                f"{_few_untied_caveat(metrics, judges)}"),
+        *([_table("How sure each ρ is: in brackets, its 95% interval when the samples are drawn again", sureness,
+                  judges, f"{RESAMPLES:,} resamplings of the samples, each judge's with the same "
+                  "draws; an undefined ρ in a draw counts as 0, as in the mean. An interval that reaches below "
+                  f"{WEAK} is no promise that the judge reads that metric as people do.")]
+          if any(_interval_note(m)(j) for m in metrics for j in judges) else []),
         *([_table("Per sentence: balanced accuracy of the judge's verdicts (0.5 = chance)", per_sentence, judges,
                   _per_sentence_note(metrics, judges))]
           if per_sentence else []),  # the peers' metrics are compared per sample only (docs/labeled-data.md)
@@ -263,6 +271,15 @@ def _defined_share(entry: dict) -> str:
     """' (3 of 5)' when some rho is undefined and counted as 0, so the mean is not read as more than it is."""
     defined, total = entry["summary"]["spearman_defined"], len(entry["metrics"])
     return "" if defined == total else f" ({defined} of {total})"
+
+
+def _interval_note(metric: str) -> Callable[[dict], str]:
+    """' [0.31, 0.88]': the ρ's 95% interval, where the bench measured one (ten samples or more)."""
+    def note(entry: dict) -> str:
+        interval = _scores(entry, metric).get("spearman_interval")
+        return "" if interval is None else f" [{interval[0]:.2f}, {interval[1]:.2f}]"
+
+    return note
 
 
 FEW_UNTIED = 2  # people's scores that differ from their commonest one, at most, for a ρ to be marked
