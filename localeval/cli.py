@@ -88,7 +88,7 @@ prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`l
 recorded when it was prepared (the embedder's: when pip installed it).
 exit status: {EXIT_OK} done (verify: every model whole), {EXIT_USER} an unknown model (or a file that is no GGUF
 of an instruct model a transformers release reads; verify: a model not ready, or prepared without digests),
-{EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read (verify: a file changed),
+{EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read (verify: a file changed or unreadable),
 {EXIT_INTERRUPTED} interrupted,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
@@ -340,8 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def check_model_name(parser: argparse.ArgumentParser, args) -> None:
-    """`models install NAME` and `models prepare NAME` need a name; `models list` takes none; only install
-    fetches packages."""
+    """`models install NAME` and `models prepare NAME` need a name; `models list` takes none, `models verify` one
+    or none (every model here); only install fetches packages."""
     if args.action == "list" and args.name is not None:
         parser.error(f"models list takes no model name; did you mean `localeval models install {args.name}`?")
     if args.action == "convert" and (args.name is None or args.folder is None):
@@ -749,16 +749,17 @@ def _verify_models(name: str | None) -> int:
     from . import model_check
 
     specs = [models.registered(name, "models verify")] if name else [
-        spec for spec in models.registry().values() if spec.status() not in ("not installed", "installed, not prepared")]
+        spec for spec in models.registry().values() if spec.has_copy()]
     if not specs:
-        raise UserError("no registered model is ready here, so there is nothing to verify; `localeval models` lists them")
-    checked = []
+        raise UserError("no registered model is here, so there is nothing to verify; `localeval models` lists them")
+    states = set()
     for spec in specs:
-        checked.append(model_check.verify(spec))
-        print(f"{spec.name:<30} {checked[-1].state}: {checked[-1].said}", flush=True)  # each as read: gigabytes
-    if any(one.state == model_check.CHANGED for one in checked):
+        checked = model_check.verify(spec)
+        states.add(checked.state)
+        print(f"{spec.name:<30} {checked.state}: {checked.said}", flush=True)  # each as it is read: gigabytes
+    if states & {model_check.CHANGED, model_check.UNREADABLE}:
         return EXIT_ENVIRONMENT
-    return EXIT_USER if any(one.state == model_check.UNVERIFIABLE for one in checked) else EXIT_OK
+    return EXIT_USER if model_check.UNVERIFIABLE in states else EXIT_OK
 
 
 def _list_models() -> int:

@@ -4,8 +4,8 @@ A prepared copy in the model store is checked against the sha256 of each of its 
 provenance note when it was prepared (models.file_digests); a model that ships as a folder inside its
 package, against the sha256 that pip recorded for each file as it installed it (the package's RECORD).
 `models` alone reads only headers and sizes, in milliseconds: a copy cut short is found there; a byte
-changed inside a file (a faulty disk or medium, a copy carried to a machine without network, an edit) is
-found only here, by reading gigabytes.
+changed inside a file (a faulty disk or medium, a copy carried to a machine without network) is found only
+here, by reading gigabytes. It finds accidents, not tampering: the digests travel in the same folder.
 """
 
 from __future__ import annotations
@@ -18,15 +18,16 @@ from importlib import metadata
 from pathlib import Path
 
 from . import models
-from .errors import EnvironmentFailure, UserError
+from .errors import UserError
 from .shell import quoted
 
-WHOLE, CHANGED, UNVERIFIABLE = "whole", "changed", "cannot be verified"
+WHOLE, CHANGED, UNVERIFIABLE, UNREADABLE = "whole", "changed", "cannot be verified", "unreadable"
 
 
 @dataclass(frozen=True)
 class Checked:
-    """One model's verdict: whole, changed (files differ, are missing or were added) or cannot be verified."""
+    """One model's verdict: whole; changed (files differ, are missing or were added); cannot be verified (no
+    digests to check against); unreadable (by this user, or the disk failed a read)."""
 
     name: str
     state: str
@@ -34,49 +35,71 @@ class Checked:
 
 
 def verify(spec: models.ModelSpec) -> Checked:
-    """Read every file of a ready model and compare it with the digests recorded when it came; a UserError where
-    it is not ready, an EnvironmentFailure where this user cannot read it."""
+    """Read every file of a model that is here and compare it with the digests recorded when it came; a
+    UserError where nothing of it is here."""
+    if not spec.has_copy():
+        raise UserError(f"{spec.name} is {spec.status()} here: there is nothing of it to verify; `localeval models` "
+                        "says how to get it")
     if (why := spec.unreadable()) is not None:
-        raise EnvironmentFailure(f"{spec.name}: {why}")
-    if (status := spec.status()) in ("not installed", "installed, not prepared"):
-        raise UserError(f"{spec.name} is {status} here: there is nothing of it to verify; `localeval models` says "
-                        "how to get it")
+        return Checked(spec.name, UNREADABLE, why)
     folder = spec.local_path() if spec.directory else spec.stored_path  # a damaged copy too: what is damaged
     try:
         return _against_record(spec, folder) if spec.directory else _against_provenance(spec, folder)
     except OSError as error:  # a read error of the disk itself, halfway through gigabytes
-        raise EnvironmentFailure(f"{spec.name}: reading {error.filename or folder}: {error.strerror or error}") from None
+        return Checked(spec.name, UNREADABLE, f"reading {error.filename or folder}: {error.strerror or error}")
 
 
 def _against_provenance(spec: models.ModelSpec, folder: Path) -> Checked:
+    note = folder / models.PROVENANCE_FILE
+    again = _prepare_again(spec, folder)
+    if not note.is_file():
+        return Checked(spec.name, UNVERIFIABLE, f"it has no {models.PROVENANCE_FILE} (a copy made without it): "
+                                                f"nothing to check it against; to have it checked, {again}")
     try:
-        recorded = json.loads((folder / models.PROVENANCE_FILE).read_text(encoding="utf-8")).get("files")
-    except (OSError, ValueError, AttributeError):
-        recorded = None
+        provenance = json.loads(note.read_bytes())
+    except ValueError:  # not JSON, or not UTF-8: the note itself is damaged, which a whole copy is not
+        return Checked(spec.name, CHANGED, f"its {models.PROVENANCE_FILE} is damaged (not JSON); {again}")
+    recorded = provenance.get("files") if isinstance(provenance, dict) else None
     if not isinstance(recorded, dict):
-        return Checked(spec.name, UNVERIFIABLE,
-                       f"no sha256 of its files was recorded when it was prepared (an earlier localeval, or a copy "
-                       f"without its {models.PROVENANCE_FILE}); to have it checked, {_prepare_again(spec, folder)}")
-    return _compared(spec, recorded, models.file_digests(folder), "as prepared", _prepare_again(spec, folder))
+        return Checked(spec.name, UNVERIFIABLE, "no sha256 of its files was recorded when it was prepared (by an "
+                                                f"earlier localeval); to have it checked, {again}")
+    if (provenance.get("name"), provenance.get("gguf_sha256")) != (spec.name, spec.gguf["sha256"]):
+        return Checked(spec.name, CHANGED, f"it was prepared from another model ({provenance.get('name')}, GGUF "
+                                           f"sha256 {str(provenance.get('gguf_sha256'))[:12]}); {again}")
+    return _compared(spec, recorded, models.file_digests(folder), "as prepared", again)
 
 
 def _against_record(spec: models.ModelSpec, folder: Path) -> Checked:
     """A packaged folder against its package's RECORD: `sha256=<urlsafe base64, unpadded>` per file."""
-    distribution = metadata.distribution(spec.packages[0].split("==")[0])
-    recorded, now = {}, {}
-    for file in distribution.files or ():
+    package = spec.packages[0].split("==")[0]
+    reinstall = (f"install it again: python -m pip install --force-reinstall --no-deps {' '.join(spec.packages)} "
+                 "(without network, add --find-links DIR, a folder holding its wheel)")
+    try:
+        files = metadata.distribution(package).files or []
+    except metadata.PackageNotFoundError:  # the package's folder carried without its .dist-info
+        return Checked(spec.name, UNVERIFIABLE, f"{folder} is not in a package pip installed (no {package} is "
+                                                f"installed): nothing to check it against; {reinstall}")
+    recorded = {}
+    for file in files:
         path = Path(file.locate()).resolve()
-        if file.hash is None or file.hash.mode != "sha256" or not path.is_relative_to(folder.resolve()):
-            continue
-        name = path.relative_to(folder.resolve()).as_posix()
-        recorded[name] = base64.urlsafe_b64decode(file.hash.value + "=" * (-len(file.hash.value) % 4)).hex()
-        if path.is_file():
-            with path.open("rb") as data:
-                now[name] = hashlib.file_digest(data, "sha256").hexdigest()
+        if file.hash is not None and file.hash.mode == "sha256" and path.is_relative_to(folder.resolve()):
+            value = file.hash.value
+            recorded[path.relative_to(folder.resolve()).as_posix()] = base64.urlsafe_b64decode(
+                value + "=" * (-len(value) % 4)).hex()
     if not recorded:
-        return Checked(spec.name, UNVERIFIABLE, f"its package {spec.packages[0]} recorded no sha256 of its files")
-    again = f"install it again: python -m pip install --force-reinstall --no-deps {' '.join(spec.packages)}"
-    return _compared(spec, recorded, now, "as pip installed them", again)
+        return Checked(spec.name, UNVERIFIABLE, f"{folder} is not the folder pip installed for {package}: nothing "
+                                                f"to check it against; {reinstall}")
+    return _compared(spec, recorded, _digests_under(folder), "as pip installed them", reinstall)
+
+
+def _digests_under(folder: Path) -> dict[str, str]:
+    """{path under `folder`: sha256} of every file in it, Python's bytecode caches aside (written on import)."""
+    digests = {}
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and "__pycache__" not in path.parts:
+            with path.open("rb") as data:
+                digests[path.relative_to(folder).as_posix()] = hashlib.file_digest(data, "sha256").hexdigest()
+    return digests
 
 
 def _compared(spec: models.ModelSpec, recorded: dict, now: dict, since: str, remedy: str) -> Checked:
@@ -90,7 +113,9 @@ def _compared(spec: models.ModelSpec, recorded: dict, now: dict, since: str, rem
 
 
 def _prepare_again(spec: models.ModelSpec, folder: Path) -> str:
-    """How to get a whole copy: prepared again from its packages where they are here, else copied again."""
+    """How to get a whole copy: prepared again from its packages where they are here, else copied again. The
+    folder goes first: a copy that reads as ready is never prepared or installed over."""
+    remove = f"remove {quoted(str(folder))}, then"
     if spec.installed():
-        return f"remove {quoted(str(folder))} and prepare it again: python -m localeval models prepare {spec.name}"
-    return f"copy its folder again from a whole store, or install it: {spec.install}"
+        return f"{remove} prepare it again: python -m localeval models prepare {spec.name}"
+    return f"{remove} copy it again from a whole store, or install it: {spec.install}"

@@ -120,6 +120,10 @@ class ModelSpec:
         """Whether the packages that carry its GGUF are here, to prepare it from."""
         return bool(self.gguf) and all(_package_dir(module) for module, _ in self.gguf["parts"])
 
+    def has_copy(self) -> bool:
+        """Whether a copy of it is here, to load or to verify: ready, damaged or unreadable."""
+        return self.status() not in ("not installed", "installed, not prepared")
+
     def status(self) -> str:
         if self.unreadable() is not None:
             return "unreadable"

@@ -636,6 +636,10 @@ def test_a_judges_process_refuses_a_metric_file_edited_since_bench_started(tmp_p
     run = run_judge(job)
     assert run.metric_failed and run.error.startswith(
         f"--metrics-from {mine}: its code changed while bench ran (sha256 {sources[0].sha256[:12]} when bench started")
+    mine.write_text("x = (\n", encoding="utf-8")  # an edit that no longer loads: every judge would fail on it
+    run = run_judge(job)
+    assert run.metric_failed and run.error.startswith(f"--metrics-from {mine}: {mine}, line 1: SyntaxError")
+    assert run.error.endswith("(it loaded when bench started: did it change while bench ran?)")
 
 
 def test_bench_stops_at_a_metric_that_fails_and_refuses_to_calibrate_metrics_of_ones_own_alone(tmp_path, tiny_judge,

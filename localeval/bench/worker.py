@@ -146,7 +146,11 @@ def _evaluate(job: JudgeJob) -> JudgeRun:
 def _load_same_sources(sources: tuple[MetricSource, ...]) -> None:
     """Run the --metrics-from sources again in this process, and refuse them where their code is not the code
     the parent loaded and bench.json records: a file edited while judges run would score them differently."""
-    for was, now in zip(sources, load_metric_sources([source.given for source in sources])):
+    try:
+        loaded = load_metric_sources([source.given for source in sources])
+    except UserError as error:  # it loaded in the parent: the same for every judge, so the bench stops
+        raise MetricFailed(f"{error} (it loaded when bench started: did it change while bench ran?)") from None
+    for was, now in zip(sources, loaded):
         if now.sha256 != was.sha256:
             raise MetricFailed(f"--metrics-from {was.given}: its code changed while bench ran (sha256 {was.sha256[:12]} "
                                f"when bench started, {now.sha256[:12]} now); run bench again once it is as it should be")
