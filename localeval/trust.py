@@ -114,9 +114,10 @@ def embedder_language_warning(embedder: Any, samples: list[Sample], language: st
     names = [LANGUAGE_NAMES.get(code, code) for code, _ in others.most_common()]
     named = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
     knows = " and ".join(LANGUAGE_NAMES.get(code, code) for code in spec.languages)
-    count, scored = sum(others.values()), len(embedded)  # of the samples it scores: the others are null there
-    which = ("the sample is" if scored == 1 else "every sample is" if count == scored
-             else f"{count} of the {scored} samples it scores {'is' if count == 1 else 'are'}")
+    count, scored = sum(others.values()), len(embedded)
+    of = "" if scored == len(samples) else " it scores"  # the others are null there, whatever their language
+    which = (f"the sample{of} is" if scored == 1 else f"every sample{of} is" if count == scored
+             else f"{count} of the {scored} samples{of} {'is' if count == 1 else 'are'}")
     return (f"{', '.join(embedding)}: {which} in {named}; the "
             f"embedder {name} was trained on {knows} alone: in other languages it barely tells a question of the "
             f"same meaning from an unrelated one ({manual.see('judges')}, B3), so these scores say little there; "

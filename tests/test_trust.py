@@ -786,11 +786,11 @@ def test_samples_in_languages_the_embedder_was_not_trained_on_are_warned_of():
 
     metrics = resolve_metrics(["response_relevancy", "context_recall"])
     said = embedder_language_warning(None, _in("de", None, "ar", "de"), "en", metrics)
-    assert said.startswith("response_relevancy: 3 of the 4 samples it scores are in German and Arabic; the embedder "
+    assert said.startswith("response_relevancy: 3 of the 4 samples are in German and Arabic; the embedder "
                            "all-minilm-l6-v2 was trained on English alone")
     assert "--embedder" in said and "localeval docs judges, B3" in said
     assert "every sample is in Chinese" in embedder_language_warning("all-minilm-l6-v2", _in(None, "zh"), "zh", metrics)
-    assert ": 1 of the 2 samples it scores is in Chinese;" in embedder_language_warning(None, _in(None, "zh"), "en", metrics)
+    assert ": 1 of the 2 samples is in Chinese;" in embedder_language_warning(None, _in(None, "zh"), "en", metrics)
     assert embedder_language_warning(None, _in("en", None), "en", metrics) is None
     assert embedder_language_warning(None, _in("de"), "en", resolve_metrics(["context_recall"])) is None  # embeds nothing
     assert embedder_language_warning("/my/multilingual-model", _in("de"), "en", metrics) is None  # not known to be limited
