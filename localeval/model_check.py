@@ -53,24 +53,19 @@ def _against_provenance(spec: models.ModelSpec, folder: Path) -> Checked:
     again, damage = _prepare_again(spec, folder), spec.damage()
     if not folder.is_dir():  # a link to nowhere, a file under the model's name
         return Checked(spec.name, CHANGED, f"{damage or 'not a folder'}; {again}")
-    try:
-        provenance = json.loads((folder / models.PROVENANCE_FILE).read_bytes())
-    except FileNotFoundError:
-        if damage:
-            return Checked(spec.name, CHANGED, f"{damage}; {again}")
+    if (wrong := spec.provenance_damage()) is not None:  # a note that is no object, or another model's
+        return Checked(spec.name, CHANGED, f"{wrong}; {again}")
+    note = folder / models.PROVENANCE_FILE
+    recorded = json.loads(note.read_bytes()).get("files") if note.is_file() else None
+    if isinstance(recorded, dict):
+        return _compared(spec, recorded, models.file_digests(folder), "as prepared", again)
+    if damage:
+        return Checked(spec.name, CHANGED, f"{damage}; {again}")
+    if not note.is_file():
         return Checked(spec.name, UNVERIFIABLE, f"it has no {models.PROVENANCE_FILE} (a copy made without it): "
                                                 f"nothing to check it against; to have it checked, {again}")
-    except ValueError:  # not JSON, or not UTF-8: the note itself is damaged, which a whole copy is not
-        return Checked(spec.name, CHANGED, f"its {models.PROVENANCE_FILE} is damaged (not JSON); {again}")
-    if (other := spec.foreign()) is not None:
-        return Checked(spec.name, CHANGED, f"{other}; {again}")
-    recorded = provenance.get("files") if isinstance(provenance, dict) else None
-    if not isinstance(recorded, dict):
-        if damage:
-            return Checked(spec.name, CHANGED, f"{damage}; {again}")
-        return Checked(spec.name, UNVERIFIABLE, "no sha256 of its files was recorded when it was prepared (by an "
-                                                f"earlier localeval); to have it checked, {again}")
-    return _compared(spec, recorded, models.file_digests(folder), "as prepared", again)
+    return Checked(spec.name, UNVERIFIABLE, "no sha256 of its files was recorded when it was prepared (by an "
+                                            f"earlier localeval); to have it checked, {again}")
 
 
 def _against_record(spec: models.ModelSpec, folder: Path) -> Checked:

@@ -118,20 +118,24 @@ class ModelSpec:
         missing = [name for name in PREPARED_FILES if not (self.stored_path / name).is_file()]
         if not missing and not _has_chat_template(self.stored_path):
             missing = ["chat_template.jinja"]
-        return f"{', '.join(missing)} missing" if missing else self.foreign() or damaged_weights(self.stored_path)
+        return f"{', '.join(missing)} missing" if missing else self.provenance_damage() or damaged_weights(self.stored_path)
 
-    def foreign(self) -> str | None:
-        """Another model under its name, by its provenance note (a folder copied or linked in under the wrong
-        name ran as this judge, its scores and warnings this judge's); None where the note says it is this one,
-        or there is no note to say (a copy without it loads as before)."""
+    def provenance_damage(self) -> str | None:
+        """What is wrong with its store copy's provenance note: not a JSON object (a run read its GGUF's digest
+        from it, a traceback), or naming another model (a folder copied or linked in under the wrong name ran
+        as this judge, its scores and warnings this judge's). None where it names this model, or where there
+        is no note to read (a copy made without it loads as before)."""
         try:
             note = json.loads((self.stored_path / PROVENANCE_FILE).read_bytes())
-        except (OSError, ValueError):
+        except OSError:
             return None
-        named = (note.get("name"), note.get("gguf_sha256")) if isinstance(note, dict) else (None, None)
-        if named == (self.name, (self.gguf or {}).get("sha256")):
+        except ValueError:
+            note = None
+        if not isinstance(note, dict) or not isinstance(note.get("gguf_sha256"), str):
+            return f"its {PROVENANCE_FILE} is damaged (not the JSON object preparing writes)"
+        if (note.get("name"), note["gguf_sha256"]) == (self.name, (self.gguf or {}).get("sha256")):
             return None
-        return f"it holds another model ({named[0]}, GGUF sha256 {str(named[1])[:12]}), by its {PROVENANCE_FILE}"
+        return f"it holds another model ({note.get('name')}, GGUF sha256 {note['gguf_sha256'][:12]}), by its {PROVENANCE_FILE}"
 
     def unreadable(self) -> str | None:
         """What of its prepared copy this user cannot read, if anything (a store prepared by another user with

@@ -305,7 +305,8 @@ def test_models_verify_reads_every_byte_of_a_prepared_copy_against_what_preparin
                                             "localeval); to have it checked, remove "),
     (None, "cannot be verified", "it has no localeval-model.json (a copy made without it): nothing to check it "
                                  "against"),
-    ("{not json", "changed", "its localeval-model.json is damaged (not JSON); remove "),
+    ("{not json", "changed", "its localeval-model.json is damaged (not the JSON object preparing writes); remove "),
+    ("[]", "changed", "its localeval-model.json is damaged (not the JSON object preparing writes); remove "),
     ({"name": "another-model"}, "changed", "it holds another model (another-model, GGUF sha256 "),
 ])
 def test_models_verify_says_what_its_provenance_note_lacks(note, state, said, tmp_path, monkeypatch, capsys):
@@ -319,6 +320,8 @@ def test_models_verify_says_what_its_provenance_note_lacks(note, state, said, tm
         path.write_text(json.dumps({**json.loads(path.read_text(encoding="utf-8")), **note}), encoding="utf-8")
     assert main(["models", "verify", spec.name]) == (EXIT_USER if state == "cannot be verified" else EXIT_ENVIRONMENT)
     assert capsys.readouterr().out.startswith(f"{spec.name:<30} {state}: {said}")
+    # a run reads the GGUF's digest from the note: one it cannot read is a copy to prepare again, not a traceback
+    assert (spec.status() == "damaged") == (state == "changed")
 
 
 def test_another_models_folder_or_a_link_to_nowhere_under_a_judges_name_is_damaged_and_prepared_over(
