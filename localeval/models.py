@@ -113,6 +113,8 @@ class ModelSpec:
             return None
         if self.stored_path.is_symlink() and not self.stored_path.exists():
             return f"a link to {os.readlink(self.stored_path)}, which is not there"
+        if self.stored_path.exists() and not self.stored_path.is_dir():
+            return "not a folder"  # a file under its name: moved aside when it is prepared
         if not self.stored_path.is_dir():
             return None
         missing = [name for name in PREPARED_FILES if not (self.stored_path / name).is_file()]

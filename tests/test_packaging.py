@@ -349,6 +349,12 @@ def test_another_models_folder_or_a_link_to_nowhere_under_a_judges_name_is_damag
     models._assemble_and_convert(spec, [tmp_path / "model.gguf"])  # prepared over the link
     assert spec.stored_path.is_dir() and not spec.stored_path.is_symlink() and spec.status() == "ready"
 
+    shutil.rmtree(spec.stored_path)
+    spec.stored_path.write_text("a file under the judge's name", encoding="utf-8")
+    assert spec.damage() == "not a folder"  # was "installed, not prepared": verify had nothing of it to check
+    assert main(["models", "verify", spec.name]) == EXIT_ENVIRONMENT
+    assert f"changed: not a folder; remove {spec.stored_path}" in capsys.readouterr().out
+
 
 def test_models_verify_with_no_name_checks_every_model_here_and_goes_on_past_one_it_cannot_read(
         tmp_path, monkeypatch, capsys):
