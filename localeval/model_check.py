@@ -11,7 +11,6 @@ here, by reading gigabytes. It finds accidents, not tampering: the digests trave
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
 from dataclasses import dataclass
 from importlib import metadata
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from . import models
 from .errors import UserError
+from .results import file_digest
 from .shell import quoted
 
 WHOLE, CHANGED, UNVERIFIABLE, UNREADABLE = "whole", "changed", "cannot be verified", "unreadable"
@@ -96,8 +96,7 @@ def _digests_under(folder: Path) -> dict[str, str]:
     digests = {}
     for path in sorted(folder.rglob("*")):
         if path.is_file() and "__pycache__" not in path.parts:
-            with path.open("rb") as data:
-                digests[path.relative_to(folder).as_posix()] = hashlib.file_digest(data, "sha256").hexdigest()
+            digests[path.relative_to(folder).as_posix()] = file_digest(path)
     return digests
 
 

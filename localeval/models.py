@@ -550,11 +550,9 @@ def folder_weights(folder: str | Path) -> str:
 def file_digests(folder: str | Path) -> dict[str, str]:
     """{file name: sha256} of a model folder's own files, each read in full: recorded as a model is prepared, so
     that `models verify` (model_check.py) finds a byte changed inside a copy, which damage() cannot."""
-    digests = {}
-    for file in _model_files(Path(folder)):
-        with file.open("rb") as data:
-            digests[file.name] = hashlib.file_digest(data, "sha256").hexdigest()
-    return digests
+    from .results import file_digest  # results imports the metrics, which a model's resolution does not need
+
+    return {file.name: file_digest(file) for file in _model_files(Path(folder))}
 
 
 # The files of a transformers model folder that make its answers: weights, config, tokenizer, template
