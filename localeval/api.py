@@ -115,7 +115,16 @@ class EvaluationResult:
 CALLER = 4
 
 
-@known_keywords
+# ragas.evaluate()'s keywords, as a ragas user writes them, -> what to write here
+RAGAS_KEYWORDS = {
+    "dataset": "ragas's dataset= is samples= here, the first argument",
+    "llm": "ragas's llm= is judge= here: a registered judge's name or a model folder",
+    "embeddings": "ragas's embeddings= is embedder= here",
+    "column_map": "no column map here: rename the columns; ragas's own names are read as they are",
+}
+
+
+@known_keywords(elsewhere=RAGAS_KEYWORDS)
 @keyword_arguments()  # its messages name options as this function's keywords, not the CLI's flags
 def evaluate(
     samples: Iterable[Sample | dict[str, Any]] | str | Path | Any,

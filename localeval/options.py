@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -78,9 +78,13 @@ def check_paths(paths: dict[str, Any]) -> None:
             raise UserError(f"{option(name)}: it is empty")
 
 
-def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:
+def known_keywords(function: Callable[..., Result] | None = None, *, elsewhere: Mapping[str, str] = {}):
     """`function` refusing a keyword it does not take with the one it likely meant: Python's own
-    TypeError names neither, and came from inside contextlib's frame (a notebook probe's `langauge=`)."""
+    TypeError names neither, and came from inside contextlib's frame (a notebook probe's `langauge=`).
+    `elsewhere`: another library's keywords for the same call (ragas's `dataset=`, `llm=`), each with what
+    to write here instead; a spelling match missed them or offered the wrong one."""
+    if function is None:
+        return functools.partial(known_keywords, elsewhere=elsewhere)
     taken = [name for name, parameter in inspect.signature(function).parameters.items()
              if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
 
@@ -89,7 +93,7 @@ def known_keywords(function: Callable[..., Result]) -> Callable[..., Result]:
         for name in kwargs:
             if name not in taken:
                 close = closest(name, taken, 0.6)
-                meant = f" (did you mean {close}=?)" if close else ""
+                meant = f" ({elsewhere[name]})" if name in elsewhere else f" (did you mean {close}=?)" if close else ""
                 raise UnknownKeyword(f"{function.__name__}() takes no keyword {name}={meant}; its keywords: "
                                      f"{', '.join(taken)}") from None
         return function(*args, **kwargs)

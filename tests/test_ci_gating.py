@@ -189,6 +189,8 @@ def test_null_reasons_are_counted_and_the_rarest_folded():
     ("context_recal=0.5", "context_recal is no metric's score; did you mean 'context_recall'? this run's scores: "
                           "context_recall"),
     ("answer_relevancy=0.5", "answer_relevancy is no metric's score; did you mean 'response_relevancy', the "),
+    ("answer_similarity=0.5", "answer_similarity is no metric's score; ragas's answer_similarity has no counterpart "
+                              "in localeval: it is the embedding similarity of the response and the reference; this "),
     # a list per chunk: it said "no metric's score" (a CI probe)
     ("context_supported_precision_per_chunk=0.5", "context_supported_precision_per_chunk is a list, a number per "
                                                   "chunk, not a score a gate can compare; gate on "

@@ -379,6 +379,19 @@ def test_ragas_metric_objects_and_class_names_are_answered_with_the_names_to_giv
     assert "did you mean" not in str(raised.value)
 
 
+def test_ragas_metrics_without_a_counterpart_say_so_instead_of_offering_a_look_alike():
+    """context_entity_recall was answered "did you mean 'context_recall'?", a spelling match to another question,
+    and answer_correctness or FactualCorrectness with nothing but the list (a ragas probe)."""
+    cases = {"context_entity_recall": "ragas's context_entity_recall has no counterpart in localeval: it counts the "
+                                      "reference's named entities found in the context; choose from: ",
+             "FactualCorrectness": "ragas's factual_correctness has no counterpart in localeval: it compares",
+             "answer_correctness": "ragas's answer_correctness has no counterpart in localeval: it compares"}
+    for name, expected in cases.items():
+        with pytest.raises(UserError) as raised:
+            scripted_evaluate([RAGAS_02], [name])
+        assert expected in str(raised.value) and "did you mean" not in str(raised.value), str(raised.value)
+
+
 def test_context_precision_over_samples_with_and_without_a_reference_says_it_mixes_two_metrics(tmp_path, capsys,
                                                                                                tiny_judge):
     """Rows with a reference are judged against it, rows without against the response: one mean of two of
@@ -545,6 +558,17 @@ def test_a_mistyped_keyword_names_the_one_meant():
     with pytest.raises(UserError, match=r"load_embedder\(\) takes no keyword colour=; its keywords: embedder, device$"):
         localeval.load_embedder(colour="blue")
     assert list(inspect.signature(localeval.evaluate).parameters)[:2] == ["samples", "metrics"]  # help() still says them
+
+
+def test_ragas_keywords_are_answered_with_localevals():
+    """ragas's evaluate(dataset=..., llm=..., column_map=...) got "takes no keyword" and the list alone: no
+    spelling is near enough to say samples=, judge= or that columns are renamed (a ragas probe)."""
+    for keyword, expected in {"dataset": "(ragas's dataset= is samples= here, the first argument)",
+                              "llm": "(ragas's llm= is judge= here: a registered judge's name or a model folder)",
+                              "column_map": "(no column map here: rename the columns; ragas's own names are read"}.items():
+        with pytest.raises(TypeError) as raised:
+            localeval.evaluate([RAGAS_02], **{keyword: None})
+        assert str(raised.value).startswith(f"evaluate() takes no keyword {keyword}= {expected}"), str(raised.value)
 
 
 def test_after_evaluate_the_same_checks_name_the_command_lines_options_again():

@@ -31,6 +31,18 @@ RAGAS_EQUIVALENTS = {
     "answer_relevancy": "response_relevancy",  # the same: questions generated from the response vs the input
     "context_utilization": "context_supported_precision",  # chunks used by the response / sentences it expresses
 }
+# ragas metrics (names and classes) that ask a question no metric here asks -> what they do. Said as such:
+# "did you mean" offered context_recall for context_entity_recall, a spelling match to another question.
+RAGAS_WITHOUT_COUNTERPART = {
+    "answer_correctness": "compares the response's facts with the reference's, and their embeddings",
+    "answer_similarity": "is the embedding similarity of the response and the reference",
+    "semantic_similarity": "is the embedding similarity of the response and the reference",
+    "factual_correctness": "compares the response's claims with the reference's",
+    "context_entity_recall": "counts the reference's named entities found in the context",
+    "noise_sensitivity": "counts the response's claims that irrelevant retrieved chunks led to",
+    "summarization_score": "scores a summary's coverage of key phrases",
+    "aspect_critique": "asks a yes/no question of your own about the response",
+}
 # ragas 0.2's metric classes, as a ragas user writes them, -> the metric of the same question here
 RAGAS_CLASSES = {
     "LLMContextRecall": "context_recall", "NonLLMContextRecall": "context_recall",
@@ -102,6 +114,9 @@ def did_you_mean(name: str, for_gates: bool = False) -> str:
     `for_gates`: a gate's name, which may be a sub-score's, and never "all" (a metric name only)."""
     if not for_gates and _plain(name) == "all":  # exactly: at three letters "ball" and "call" are close
         return " did you mean 'all'?"
+    missing = next((ragas for ragas in RAGAS_WITHOUT_COUNTERPART if _plain(ragas) == _plain(name)), None)
+    if missing is not None:  # exactly too: FactualCorrectness, answer_correctness, AnswerCorrectness
+        return f" ragas's {missing} has no counterpart in localeval: it {RAGAS_WITHOUT_COUNTERPART[missing]};"
     ours = [part for metric in METRICS.values() for part in (metric.name, *metric.part_names,
                                                               *metric.list_part_names)] if for_gates else list(METRICS)
     found = closest(name, [*ours, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES], 0.75, normal=_plain)
