@@ -24,6 +24,7 @@ import json
 import os
 import re
 import sys
+import tokenize
 from collections import Counter
 from collections.abc import Mapping
 from pathlib import Path
@@ -448,41 +449,72 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, TOO_LONG_A_NUMBER, line=line) from None
 
 
-def _not_json_because(cell: str) -> str:
-    """What a list cell that is not JSON most likely is, as the tools that write CSV write one."""
-    if _python_list_of_strings(cell):
-        return ("; this is a Python list, as pandas' to_csv writes one: write that column as JSON, "
-                "e.g. frame[column].map(json.dumps) before to_csv")
-    if any(quote in cell for quote in "\u201c\u201d"):
+def _no_list_because(text: str) -> str:
+    """What the text of a list field that holds no list localeval reads (_written_list) most likely is, as
+    the tools that write CSV write one."""
+    if _numpy_array_text(text):
+        return NUMPY_ARRAY_HINT
+    if any(quote in text for quote in "\u201c\u201d"):
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
-    if not cell.lstrip().startswith("["):  # plain text: one chunk, or several run together
+    if not text.lstrip().startswith("["):  # plain text: one chunk, or several run together
         return '; a single chunk is written ["the chunk"]'
     return ""
 
 
-def _string_of_a_list(text: str) -> str:
-    """The hint for a string where a list belongs: a list written out as text (json.dumps or str of a
-    list, as a frame's column turned to text gives) is decoded first; plain text is one chunk."""
-    if _python_list_of_strings(text):
-        return "; it holds a list written as Python writes one: give the list itself (ast.literal_eval decodes it)"
-    try:
-        decoded = json.loads(text)
-    except ValueError:
-        decoded = None
-    if isinstance(decoded, list):
-        return "; it holds a JSON list written as a string: give the list itself (json.loads decodes it)"
-    return '; a single chunk is written ["the chunk"]'
+# numpy's text of an array, which pandas' to_csv writes for a column read from Parquet: Python reads its
+# items, with no commas between them, as one string joined ('a' 'b' is 'ab'), and drops a long one's middle;
+# or of a list of numpy's strings (list(array)), np.str_('a'), which is no Python literal
+NUMPY_ARRAY_HINT = ("; this is numpy's text of its strings, as pandas' to_csv writes a column of numpy arrays (an "
+                    "array's items have no commas between them, and a long one's middle is left out as ...): write "
+                    "that column as JSON before to_csv, frame[column].map(lambda chunks: json.dumps(list(chunks)))")
 
 
-def _python_list_of_strings(cell: str) -> bool:
-    """As Python writes one (str(list)): its strings quoted with ' unless they hold one."""
-    if "'" not in cell:
-        return False
+def _written_list(text: str) -> Any:
+    """The list a list field's text holds, written as JSON or as Python writes a list of strings (its str:
+    what pandas' to_csv writes of a list column, and what pd.read_csv gives back): the text of a list is
+    no chunk. None where the text holds neither (plain text: one chunk, or several run together)."""
     try:
-        value = ast.literal_eval(cell.strip())
+        decoded = json.loads(text, strict=False)
+    except (ValueError, RecursionError):
+        decoded = _python_list_of_strings(text)
+    return decoded if isinstance(decoded, list) else None
+
+
+def _python_list_of_strings(text: str) -> list[str] | None:
+    """The strings of a list as Python writes one, each written apart: numpy's ['a' 'b'], which Python
+    would read as ['ab'], is not one (_numpy_array_text)."""
+    tokens = _tokens(text)
+    if not tokens or tokens[0].string != "[" or "'" not in text:
+        return None
+    try:
+        value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return None
+    written_apart = sum(token.type == tokenize.STRING for token in tokens) == len(value) if isinstance(value, list) else False
+    return value if written_apart and all(isinstance(item, str) for item in value) else None
+
+
+def _numpy_array_text(text: str) -> bool:
+    """Whether the text is numpy's str of an array of strings ([, quoted strings with no commas between
+    them, a long array's middle left out as ..., ]) or of a list of numpy strings."""
+    if text.lstrip().startswith("[np.str_("):
+        return True
+    tokens = _tokens(text) if "'" in text else None  # numpy quotes as repr does; ["a" "b"] is JSON mistyped
+    if not tokens or tokens[0].string != "[" or tokens[-1].string != "]":
         return False
-    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    inside = tokens[1:-1]
+    strings = sum(token.type == tokenize.STRING for token in inside)
+    return (all(token.type == tokenize.STRING or token.string == "..." for token in inside)
+            and (strings > 1 or strings < len(inside)))
+
+
+def _tokens(text: str) -> list[tokenize.TokenInfo] | None:
+    """The text's Python tokens, line breaks left out; None where it is no Python."""
+    layout = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER)
+    try:
+        return [token for token in tokenize.generate_tokens(io.StringIO(text.strip()).readline) if token.type not in layout]
+    except (tokenize.TokenError, SyntaxError):
+        return None
 
 
 CSV_SEPARATORS = ",;\t|"
@@ -541,8 +573,11 @@ def _csv_record(path: Path, row: dict[str, str], where: _Where) -> dict[str, Any
             try:  # strict=False: a chunk may hold a line break as typed in a spreadsheet cell (Alt+Enter)
                 cell = json.loads(cell, strict=False)
             except json.JSONDecodeError as exc:
-                raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
-                                  f'character {exc.pos + 1} of the cell){_not_json_because(cell)}', name) from None
+                listed = _python_list_of_strings(cell)  # pandas' to_csv of a list column
+                if listed is None:
+                    raise where.error(path, f'expected a JSON array of strings, e.g. ["first", "second"] ({exc.msg}, '
+                                      f'character {exc.pos + 1} of the cell){_no_list_because(cell)}', name) from None
+                cell = listed
             except RecursionError:
                 raise where.error(path, TOO_DEEP, name) from None
             except ValueError:  # a number of more digits than Python converts
@@ -643,7 +678,7 @@ def _whole_characters(path: Path, text: str, where: _Where, field: str, item: in
 def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
     """ragas 0.1's `ground_truths` as one reference: the strings joined by spaces, each ended with a
     full stop if it has no sentence end, so that sentence splitting keeps them apart."""
-    if isinstance(value, str):
+    if isinstance(value, str) and _written_list(value) is None:  # a written list: read as one (_contexts)
         raise where.error(path, "expected a list of strings, got a string; a single reference is written "
                                 "'reference' (or 'ground_truth')", JOINED_ALIAS)
     texts = [text.strip() for text in _contexts(path, value, where, JOINED_ALIAS) or () if text.strip()]
@@ -653,8 +688,10 @@ def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
 def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, ...] | None:
     if value is None:
         return None
-    if isinstance(value, str):  # one chunk or many run together? Only the user knows
-        raise where.error(path, f"expected a list of strings, got a string{_string_of_a_list(value)}", field)
+    if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
+        text, value = value, _written_list(value)
+        if value is None:  # one chunk or many run together? Only the user knows
+            raise where.error(path, f"expected a list of strings, got a string{_no_list_because(text)}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):

@@ -207,18 +207,28 @@ def test_a_file_whose_fields_are_all_unknown_is_refused_naming_them(tmp_path):
         assert load_samples(write_csv(tmp_path, "q,user_input\nwhat,why\n"))[0].user_input == "why"
 
 
+@pytest.mark.parametrize("contexts", ['["Paris is the capital.", "France is in Europe."]',
+                                      "['Paris is the capital.', 'France is in Europe.']"])
+def test_a_list_written_as_text_where_the_contexts_list_belongs_is_read_as_that_list(tmp_path, contexts):
+    """A list turned to text, by json.dumps or as pandas' read_csv gives back its to_csv of a list column, is
+    that list: a ragas probe's files and frames were refused with a hint to decode them first."""
+    sample = load_samples(write_jsonl(tmp_path, {**FULL, "retrieved_contexts": contexts}))[0]
+    assert sample.retrieved_contexts == ("Paris is the capital.", "France is in Europe.")
+
+
 @pytest.mark.parametrize("contexts, hint", [
-    ('["Paris is the capital.", "France is in Europe."]', "it holds a JSON list written as a string: give the list "
-                                                           "itself (json.loads decodes it)"),
-    ("['Paris is the capital.', 'France is in Europe.']", "it holds a list written as Python writes one: give the "
-                                                           "list itself (ast.literal_eval decodes it)"),
+    ("['Paris is the capital.' 'France is in Europe.']", "this is numpy's text of its strings, as pandas' to_csv "
+                                                          "writes a column of numpy arrays"),
+    ("[np.str_('Paris is the capital.')]", "this is numpy's text of its strings"),
+    ("['Paris is the capital.', 'France is' 'in Europe.']", "expected a list of strings, got a string"),
     ("Paris is the capital.", 'a single chunk is written ["the chunk"]'),
 ])
 def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_holds(tmp_path, contexts, hint):
-    """A list turned to text (a frame's column after json.dumps, or read back from CSV by pandas) was told
-    to write one chunk as ["the chunk"]: advice for plain text, wrong for a list."""
+    """Text of a list that is not read as one: numpy's (Python would join its items, with no commas between
+    them, into one chunk: ast.literal_eval, which this hint once offered, did so for a ragas probe), or
+    plain text (one chunk or many run together: only the user knows)."""
     message = load_error(write_jsonl(tmp_path, {**FULL, "retrieved_contexts": contexts}))
-    assert message.endswith(f"field 'retrieved_contexts': expected a list of strings, got a string; {hint}")
+    assert hint in message and "field 'retrieved_contexts': expected a list of strings, got a string" in message
 
 
 def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_path):
@@ -291,8 +301,11 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
                                          "it reads , ; tab and |"),
     ("sep=;;\nuser_input;response\nq;a\n", "line 1: the first line, 'sep=;;', names no separator"),
     ("sep=\nuser_input,response\nq,a\n", "line 1: the first line, 'sep=', names no separator"),
-    ("user_input,retrieved_contexts\nq,\"['a', 'b']\"\n", "this is a Python list, as pandas' to_csv writes one"),
-    ("user_input,retrieved_contexts\nq,\"[\"\"it's\"\", 'b']\"\n", "this is a Python list"),
+    ("user_input,retrieved_contexts\nq,\"['a' 'b']\"\n", "this is numpy's text of its strings, as pandas' to_csv "
+                                                         "writes a column of numpy arrays"),
+    ("user_input,retrieved_contexts\nq,\"['a' 'b'\n 'c']\"\n", "write that column as JSON before to_csv, "
+                                                             "frame[column].map(lambda chunks: json.dumps(list(chunks)))"),
+    ("user_input,retrieved_contexts\nq,\"['a' ... 'z']\"\n", "this is numpy's text of its strings"),
     ("user_input,retrieved_contexts\nq,[\u201ca\u201d]\n", "its quotes are typographic"),
     ("user_input,retrieved_contexts\nq,The tower is tall.\n", "character 1 of the cell); a single chunk is "
                                                               'written ["the chunk"]'),
@@ -301,6 +314,23 @@ def test_a_csv_clash_with_a_default_id_names_the_id_it_took_not_its_line_number(
 ])
 def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explained(tmp_path, text, expected):
     assert expected in load_error(write_csv(tmp_path, text))
+
+
+def test_pandas_to_csv_of_list_columns_is_read_as_the_lists_it_wrote(tmp_path):
+    """pandas writes a list column as Python writes a list ('it''s' in double quotes): every ragas export saved
+    with to_csv was refused, each user told to rewrite the file (a ragas probe). The lists come back as they
+    were, ground_truths joined as from JSON; read_csv's frame of the same file gives the same samples."""
+    pandas = pytest.importorskip("pandas")
+    contexts = ["The game was played on January 15, 1967.", "It's at the Coliseum, \"the\" stadium."]
+    path = tmp_path / "ragas.csv"
+    pandas.DataFrame([{"question": "When?", "contexts": contexts, "answer": "In 1967.",
+                       "ground_truths": ["January 15, 1967", "At the Coliseum"]}]).to_csv(path, index=False)
+    sample = load_samples(path)[0]
+    assert sample.retrieved_contexts == tuple(contexts)
+    assert sample.reference == "January 15, 1967. At the Coliseum."
+    from localeval.api import as_samples
+
+    assert as_samples(pandas.read_csv(path)) == [sample]
 
 
 def test_json_lines_saved_as_json_and_other_shapes_are_told_apart(tmp_path):
