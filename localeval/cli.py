@@ -16,6 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from . import __version__, manual, models, offline
@@ -280,7 +281,8 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print summary.json's content on stdout (the table and "
                      "messages go to stderr), for a pipeline to read")
     run.add_argument("--with-inputs", action="store_true", help="also write each sample's user_input, "
-                     "retrieved_contexts, response and reference into its results line (default: the id only)")
+                     "retrieved_contexts, response and reference into its results line (default: the id and each metric's "
+                     "evidence, which quotes the sentences judged)")
     run.add_argument("--quiet", action="store_true", help="no progress")
     add_ray_options(run)
     run.set_defaults(complete=partial(ray_settings, run))
@@ -684,21 +686,50 @@ def _labeled_file(args) -> str:
 
 
 def cache_command(args) -> int:
-    from .engine.cache import contents, default_cache_file, emptied
+    from .engine.cache import default_cache_file, set_aside_copies
 
     path = default_cache_file()
     chosen = "set by LOCALEVAL_CACHE_DIR" if os.environ.get("LOCALEVAL_CACHE_DIR") else "set LOCALEVAL_CACHE_DIR to choose another"
     if path.exists() and not path.is_file():  # as a run refuses it (engine/cache.py: check_writable)
         raise EnvironmentFailure(f"the judge-answer cache {path} is a folder, where its file belongs: remove it, "
                                  f"or {chosen.replace('set by', 'change')}")
-    if not path.exists():
-        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
-        return EXIT_OK
+    aside = set_aside_copies(path)
     if args.action == "clear":
-        gone, shrunk = emptied(path)
-        print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted; a run asks the judge again"
-              + ("" if shrunk else " (a run is reading it: the file keeps its size until the next clear)"))
+        return _cleared(path, aside, chosen)
+    if path.exists():
+        _describe_cache(path, chosen)
+    else:
+        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
+    if aside:  # earlier answers too: said, where a reader of this listing would think them gone
+        size = sum(copy.stat().st_size for copy in aside)
+        print(f"a damaged copy of it, set aside by a run that found it damaged: {for_terminal(str(aside[0]))} "
+              f"({_size(size)}); no run reads it, and cache clear deletes it")
+    return EXIT_OK
+
+
+def _cleared(path: Path, aside: list[Path], chosen: str) -> int:
+    """Every answer deleted, the damaged copies set aside included (a security review: they outlived a clear)."""
+    from .engine.cache import emptied
+
+    try:
+        for copy in aside:
+            copy.unlink(missing_ok=True)
+    except OSError as error:
+        raise EnvironmentFailure(f"the judge-answer cache's damaged copy {error.filename} cannot be deleted "
+                                 f"({error.strerror}); delete it yourself") from None
+    copy = f"; its damaged copy set aside, {for_terminal(str(aside[0]))}, deleted" if aside else ""
+    if not path.exists():
+        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it{copy}")
         return EXIT_OK
+    gone, shrunk = emptied(path)
+    print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted{copy}; a run asks the judge "
+          "again" + ("" if shrunk else " (a run is reading it: the file keeps its size until the next clear)"))
+    return EXIT_OK
+
+
+def _describe_cache(path: Path, chosen: str) -> None:
+    from .engine.cache import contents
+
     kept = contents(path)
     print(f"judge-answer cache: {path} ({_size(path.stat().st_size)}; {chosen})")
     if kept.by_model:
@@ -711,7 +742,6 @@ def cache_command(args) -> int:
         print(f"{kept.older:>9,}  answers of an older localeval, which no run reads")
     if kept.by_model or kept.older:
         print("clear it: python -m localeval cache clear (it holds nothing else; a run asks the judge again)")
-    return EXIT_OK
 
 
 def _size(size: float) -> str:

@@ -541,6 +541,55 @@ def test_cache_shows_where_it_is_what_it_keeps_per_judge_and_clears(tmp_path, mo
     assert main(["cache"]) == EXIT_OK and capsys.readouterr().out.endswith(")\nit keeps no answers\n")
 
 
+def test_a_damaged_cache_set_aside_is_listed_and_deleted_by_cache_clear(tmp_path, monkeypatch, capsys):
+    """A run sets a damaged cache aside beside the new one: its answers outlived `cache clear`, while `cache`
+    said "it keeps no answers" (a security review: erasure rules)."""
+    from localeval.engine.cache import AnswerCache, DamagedCacheWarning
+
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(tmp_path))
+    path = tmp_path / "judge-answers.sqlite"
+    path.write_bytes(b"not a database" * 100)
+    cache = AnswerCache(path)
+    with pytest.warns(DamagedCacheWarning, match="set aside as"):
+        cache.put_many("judge", {})  # as a run's first write finds it
+    cache.close()
+    aside = tmp_path / "judge-answers.sqlite.damaged"
+    assert aside.read_bytes() == b"not a database" * 100
+    assert main(["cache"]) == EXIT_OK
+    assert capsys.readouterr().out.endswith(f"it keeps no answers\na damaged copy of it, set aside by a run that found "
+                                            f"it damaged: {aside} (1.4 KB); no run reads it, and cache clear deletes it\n")
+    assert main(["cache", "clear"]) == EXIT_OK
+    assert capsys.readouterr().out == (f"cleared the judge-answer cache {path}: 0 answers deleted; its damaged copy set "
+                                       f"aside, {aside}, deleted; a run asks the judge again\n")
+    assert not aside.exists() and path.exists()
+    assert main(["cache"]) == EXIT_OK and "set aside" not in capsys.readouterr().out
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
+def test_the_answer_cache_is_made_readable_by_its_owner_alone(tmp_path):
+    """Its answers restate the samples (claims, questions, reasons quote them), and under umask 022 sqlite made
+    the file readable by every user of the machine (a security review). A folder already there keeps its mode."""
+    import stat
+
+    from localeval.engine.cache import AnswerCache
+
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o755)
+    mask = os.umask(0o022)
+    try:
+        for folder in (tmp_path / "new", shared):
+            cache = AnswerCache(folder / "judge-answers.sqlite")
+            cache.put_many("judge", {})
+            cache.close()
+    finally:
+        os.umask(mask)
+    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
+    assert [stat.S_IMODE((folder / "judge-answers.sqlite").stat().st_mode) for folder in (tmp_path / "new", shared)] \
+        == [0o600, 0o600]
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # a folder already there: left as it was
+
+
 def test_cache_says_what_stops_it_a_run_holding_it_a_damaged_file_or_a_folder(tmp_path, monkeypatch, capsys):
     """Each was "cannot be read ... or delete it", a file in use included; a folder where the file belongs was
     "none yet", exit 0 (a review)."""

@@ -161,7 +161,7 @@ class AnswerCache:
             warn(CacheOffWarning(said))
 
     def _opened(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        _made_private(self.path)
         # used under self._lock; waits up to 30 s for another process's write (`localeval cache clear`, a
         # run beside it) before its cache is turned off
         connection = sqlite3.connect(self.path, timeout=30, check_same_thread=False)
@@ -320,6 +320,25 @@ def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
         return (f"the judge-answer cache {path} is damaged ({error}): the next run that uses it sets it aside and "
                 "starts a new one; or delete it, which loses nothing but the answers")
     return f"the judge-answer cache {path} cannot be {'read' if code == sqlite3.SQLITE_CANTOPEN else 'written'} ({error})"
+
+
+def _made_private(path: Path) -> None:
+    """The cache file made where none is, readable by its owner alone (0600, in a folder made 0700): its
+    answers restate the samples (claims, questions, reasons quote them), and under the usual umask (022)
+    sqlite made it readable by every user of the machine (a security review). sqlite gives its journals
+    the file's mode. A folder or file already there keeps its mode: a team may share one on purpose."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the mode is the last folder's, umask applied
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # an empty file: sqlite's empty database
+    except FileExistsError:
+        pass
+
+
+def set_aside_copies(path: Path) -> list[Path]:
+    """The damaged cache file set aside beside `path` and its journals (_set_aside): answers too, which
+    `cache clear` deletes with the rest (a security review: they outlived a clear)."""
+    aside = path.with_name(path.name + SET_ASIDE)
+    return [Path(f"{aside}{end}") for end in ("", "-journal", "-wal", "-shm") if Path(f"{aside}{end}").is_file()]
 
 
 def _code(error: sqlite3.Error) -> int:
