@@ -158,6 +158,8 @@ def claim_folder(folder: Path) -> Iterator[None]:
                         "another folder") from None
     except OSError as error:
         _remove_made(folder, made)
+        if (folder / LOCK_FILE).is_symlink():  # put there, as a link in results.jsonl's place is: exit 2 as that one
+            raise UserError(_no_lock(folder, error)) from None
         raise EnvironmentFailure(_no_lock(folder, error)) from None
     try:
         yield

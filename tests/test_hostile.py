@@ -1953,12 +1953,13 @@ def test_resuming_after_the_judge_folder_changed_says_so(tmp_path, capsys, tiny_
 
 
 def test_a_lock_file_that_is_a_link_is_said_as_such(tmp_path, capsys, tiny_judge):
-    """"its lock file ... is not writable and cannot be opened (Too many levels of symbolic links)" (a review)."""
+    """"its lock file ... is not writable and cannot be opened (Too many levels of symbolic links)" (a review);
+    exit 2, as for a link in results.jsonl's place, not 3 (a security review)."""
     victim = tmp_path / "victim"
     victim.write_text("precious\n")
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / ".localeval.lock").symlink_to(victim)
-    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_ENVIRONMENT,
+    fails(capsys, one_sample_run(tmp_path, tiny_judge), EXIT_USER,
           f"its lock file {tmp_path / 'out' / '.localeval.lock'} is a link; remove it, or choose another --out")
     assert victim.read_text() == "precious\n"
 
