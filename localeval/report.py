@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import math
 from collections.abc import Iterable
@@ -108,6 +110,15 @@ SCRIPT = """
 
 
 
+def content_policy(script: str = "") -> str:
+    """The page's Content-Security-Policy: nothing loaded from anywhere, no script but its own (by its
+    digest). Every text from the samples is escaped; this is the second wall, should one ever not be
+    (a security review), and it keeps a page opened from a share from reaching out."""
+    allowed = f"'sha256-{base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()}'" if script else "'none'"
+    return (f"<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+            f"img-src data:; script-src {allowed}; form-action 'none'; base-uri 'none'\">")
+
+
 def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any],
                  samples: Iterable[Sample] = ()) -> Path:
     """The page for `rows` (results.jsonl); `samples` are the run's inputs, shown with each sample's
@@ -119,8 +130,8 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
     scored_as = _scored_as(summary, details, thresholds)
     run_language = details.get("settings", {}).get("language", DEFAULT_LANGUAGE)
     parts = [
-        f"<!doctype html><html lang='en'><meta charset='utf-8'><meta name='viewport' content='width=device-width, initial-scale=1'>"
-        f"<title>{REPORT_TITLE}</title><style>{STYLE}</style>",
+        f"<!doctype html><html lang='en'><meta charset='utf-8'>{content_policy(SCRIPT)}"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<main><h1>{REPORT_TITLE}</h1>",
         f"<p>{escape(for_terminal(str(details.get('data', ''))))}{_digest(details)}: {count_of(len(rows), 'sample')}"
         f"{_limited(details)}"

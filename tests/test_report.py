@@ -7,6 +7,8 @@ calls every sentence of a request wrong when the request mentions Mars, and flat
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import shutil
@@ -106,14 +108,25 @@ def render(page: Path, probe: str, tmp_path: Path) -> dict:
     probed = tmp_path / f"probed-{page.name}"
     recorder = ("const out = document.createElement('pre'); out.id = 'probe';"
                 f"out.textContent = JSON.stringify((() => {{ {probe} }})()); document.body.append(out);")
-    probed.write_text(page.read_text(encoding="utf-8") + f"<script>{recorder}</script>", encoding="utf-8")
-    # --no-sandbox: Chromium refuses to run as root with its sandbox; the page is our own local file.
-    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
-               f"--window-size={WIDTH},1000", "--dump-dom", probed.as_uri()]
-    dom = subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
+    # the probe allowed by its digest beside the page's own script, which runs only if the page's policy names it
+    html = page.read_text(encoding="utf-8").replace("script-src ", f"script-src {script_digest(recorder)} ", 1)
+    probed.write_text(html + f"<script>{recorder}</script>", encoding="utf-8")
+    dom = dumped_dom(probed, tmp_path, f"--window-size={WIDTH},1000")
     found = re.search(r'<pre id="probe">(.*?)</pre>', dom, re.S)
     assert found, f"no probe result in Chromium's DOM: {dom[:500]!r}"
     return json.loads(unescape(found.group(1)))
+
+
+def script_digest(script: str) -> str:
+    return f"'sha256-{base64.b64encode(hashlib.sha256(script.encode()).digest()).decode()}'"
+
+
+def dumped_dom(page: Path, tmp_path: Path, *options: str) -> str:
+    """The page's DOM after its scripts ran, from headless Chromium. --no-sandbox: Chromium refuses to run as
+    root with its sandbox; the page is our own local file."""
+    command = [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+               *options, "--dump-dom", page.as_uri()]
+    return subprocess.run(command, capture_output=True, text=True, timeout=120).stdout
 
 
 def needs_chromium():
@@ -539,6 +552,21 @@ def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report
     assert seen["by_score"] == []  # it filters by id or question, as it says: "42" found a score of 0.426
     # each header a button that a keyboard and a screen reader know; the count read out as it changes
     assert set(seen["buttons"]) == {"BUTTON"} and seen["status"] == "status"
+
+
+def test_the_pages_policy_runs_its_own_script_and_no_other(report, tmp_path):
+    """Every sample text is escaped; the Content-Security-Policy is the second wall (a security review): a
+    script the page does not name by its digest does not run, and nothing is loaded from anywhere."""
+    needs_chromium()
+    html = report.read_text(encoding="utf-8")
+    assert "default-src 'none'" in html and "script-src 'sha256-" in html
+    injected = tmp_path / "injected.html"
+    injected.write_text(html + "<script>document.body.dataset.injected = 'ran'</script>"
+                        "<img src='https://example.invalid/x.png'>", encoding="utf-8")
+    dom = dumped_dom(injected, tmp_path)
+    assert "class=\"filters\"" in dom and "filters\" hidden" not in dom  # the page's own script ran
+    assert "data-injected" not in dom
+    assert "<meta http-equiv='Content-Security-Policy'" in html_page(json.loads(DEV_BENCH.read_text(encoding="utf-8")))
 
 
 def test_sorting_back_by_the_lowest_score_restores_the_pages_order(tmp_path):

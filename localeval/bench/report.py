@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import manual
+from ..report import content_policy
 from ..metrics import BUILT_IN
 from ..report import breakable
 from ..results import count_of, write_atomically
@@ -601,7 +602,7 @@ th{vertical-align:bottom;text-align:right}td:first-child{white-space:nowrap}.wid
 def html_page(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     parts = [
-        f"<!doctype html><meta charset='utf-8'><title>{BENCH_TITLE}</title><style>{STYLE}</style>",
+        f"<!doctype html><meta charset='utf-8'>{content_policy()}<title>{BENCH_TITLE}</title><style>{STYLE}</style>",
         "<h1>localeval bench</h1>",
         f"<div class='winner'>{escape(headline(bench))}</div>",
         *(f"<div>{escape(line)}</div>" for line in context_lines(bench)),
