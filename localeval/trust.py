@@ -18,8 +18,8 @@ from collections import Counter
 from typing import Any
 
 from . import manual, models
-from .errors import LocalevalWarning, warned
-from .metrics.base import Metric
+from .errors import LocalevalWarning, first_few, warned
+from .metrics.base import Metric, retrieved_nothing
 from .metrics.context_precision import mixed_targets
 from .options import given, option
 from .samples import Sample
@@ -125,12 +125,33 @@ def embedder_language_warning(embedder: Any, samples: list[Sample], language: st
             f"as {option('embedder')}, or leave {' and '.join(embedding)} out ({option('metrics')})")
 
 
+class RetrievedNothingWarning(LocalevalWarning):
+    """Samples whose retrieval found nothing, scored 0 by rule (retrieved_nothing_warning)."""
+
+
+def retrieved_nothing_warning(samples: list[Sample], metrics: list[Metric]) -> str | None:
+    """One line where samples retrieved nothing (their contexts given, every one empty): the metrics that
+    read the context score them 0 by rule, as they should, but a retriever that began returning nothing
+    only lowered the means, unsaid (a ragas probe); a sample without the field is null, and said."""
+    by_rule = [metric.name for metric in metrics if metric.scores_empty_retrieval_by_rule]
+    empty = [sample.id for sample in samples if retrieved_nothing(sample)]
+    if not by_rule or not empty:
+        return None
+    which = f"the sample {empty[0]}" if len(samples) == 1 else f"{len(empty)} of the {len(samples)} samples ({first_few(empty)})"
+    one_metric, one_sample = len(by_rule) == 1, len(empty) == 1
+    return (f"{which} retrieved nothing (retrieved_contexts given, every chunk empty): {', '.join(by_rule)} "
+            f"{'scores' if one_metric else 'score'} {'it' if one_sample else 'them'} 0, as nothing retrieved "
+            f"supports nothing, and {'its mean counts' if one_metric else 'their means count'} "
+            f"{'that 0' if one_sample else 'those 0s'}")
+
+
 def samples_warned(samples: list[Sample], metrics: list[Metric], language: str, embedder: Any,
                    caller_level: int | None = None) -> list[str]:
     """What the samples warn of before anything loads, for a run and evaluate() alike, each warned and kept:
-    context_precision's targets mixed, text in another script than its language's, languages the
+    samples that retrieved nothing, context_precision's targets mixed, text in another script than its language's, languages the
     embedder was not trained on. `caller_level` as errors.warned's, from the function that calls this one."""
     level = None if caller_level is None else caller_level + 1
-    return [*warned([mixed_targets(samples, metrics)], LocalevalWarning, level),
+    return [*warned([retrieved_nothing_warning(samples, metrics)], RetrievedNothingWarning, level),
+            *warned([mixed_targets(samples, metrics)], LocalevalWarning, level),
             *warned([language_misfits(samples, language)], LanguageMisfitWarning, level),
             *warned([embedder_language_warning(embedder, samples, language, metrics)], EmbedderLanguageWarning, level)]

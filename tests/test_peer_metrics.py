@@ -133,9 +133,13 @@ def test_the_claims_are_a_bounded_list_of_bounded_strings():
 
 
 def test_faithfulness_against_an_empty_context_is_zero_without_a_second_call():
+    from localeval.trust import RetrievedNothingWarning
+
     asked = []
-    (row,) = run([{**EIFFEL, "retrieved_contexts": [""]}], ["faithfulness"],
-                 claims_then_verdicts(["The tower is in Paris."], [1], asked))
+    with pytest.warns(RetrievedNothingWarning, match="the sample eiffel retrieved nothing .*: faithfulness scores it 0, "
+                                                     "as nothing retrieved supports nothing, and its mean counts that 0"):
+        (row,) = run([{**EIFFEL, "retrieved_contexts": [""]}], ["faithfulness"],
+                     claims_then_verdicts(["The tower is in Paris."], [1], asked))
     assert row["faithfulness"] == 0.0 and len(asked) == 1
 
 

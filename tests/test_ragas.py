@@ -419,6 +419,26 @@ def test_context_precision_over_samples_with_and_without_a_reference_says_it_mix
     assert f"warning: {said}" in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"]
 
 
+def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
+    """contexts [] or all blank scored 0 on every metric reading the context, unsaid: a retriever that began
+    returning nothing only lowered the means (a ragas probe). A sample without contexts is null, said apart."""
+    from localeval.trust import RetrievedNothingWarning
+
+    rows = [{**RAGAS_02, "id": "a", "retrieved_contexts": []}, {**RAGAS_02, "id": "b", "retrieved_contexts": [" ", ""]},
+            {**RAGAS_02, "id": "c"}]
+    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty): context_recall, "
+            "answer_supported_precision score them 0, as nothing retrieved supports nothing, and their means count "
+            "those 0s")
+    with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
+        result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision", "context_supported_precision"])
+    assert f"warning: {said}" in result.details["warnings"]
+    assert [row["context_recall"] for row in result.rows()][:2] == [0.0, 0.0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no metric reading the context, or contexts not given: nothing to say
+        scripted_evaluate(rows[:2], ["context_supported_precision"])
+        scripted_evaluate([{"user_input": "q?", "response": "r."}], ["context_recall"])
+
+
 def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():
     """Ids 1, 2, 3 in a column of a frame on 0, 1, 2: to_pandas() was indexed by the ids, and the join a ragas
     user types, on the frame's index, put each score a row off without a word (a ragas probe)."""
