@@ -29,8 +29,8 @@ from .progress import NoProgress, progress_for, to_stderr
 from .results import count_of, sample_inputs, summarize
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
-from .trust import (FewLabelsWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels, samples_warned,
-                    unmeasured_judge_note, weak_judge_warning)
+from .trust import (FewLabelsWarning, NothingScoredWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels,
+                    nothing_scored, samples_warned, unmeasured_judge_note, weak_judge_warning)
 from .tuning import check_choice, metric_settings, settings_used
 
 
@@ -243,6 +243,9 @@ def evaluate(
     if human is not None and (few := few_labels(result.summary())):  # counted on what the labels corrected
         warn(FewLabelsWarning(few), stacklevel=CALLER)  # at the caller's line
         details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
+    if unscored := nothing_scored(result.summary()):
+        warn(NothingScoredWarning(unscored), stacklevel=CALLER)
+        details["warnings"].append(f"note: {unscored}")
     return result
 
 

@@ -50,7 +50,8 @@ from .results import (
     write_atomically,
 )
 from .text import check_language
-from .trust import WeakJudgeWarning, few_labels, samples_warned, unmeasured_judge_note, weak_judge_warning
+from .trust import (WeakJudgeWarning, few_labels, nothing_scored, samples_warned, unmeasured_judge_note,
+                    weak_judge_warning)
 from .tuning import metric_settings, settings_used
 
 
@@ -174,13 +175,13 @@ def _plan(args) -> RunPlan:
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
     """summary.json's "warnings": every warning of the run, said before the scoring or not."""
-    few = few_labels(summary)
+    few, unscored = few_labels(summary), nothing_scored(summary)
     unmeasured = unmeasured_judge_note(args.judge, args.labels is not None or bool(plan.thresholds))
     return [w for w in [
         *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
         _unused_calibration(plan.calibration, plan.thresholds),
         *plan.calibration_warnings, *misfits, _warning(scoring_overridden(plan.calibration, args.scoring)),
-        unmeasured and f"note: {unmeasured}", few and f"note: {few}"] if w]
+        unmeasured and f"note: {unmeasured}", few and f"note: {few}", unscored and f"note: {unscored}"] if w]
 
 
 def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, report: Path, said: set[str]) -> None:

@@ -19,6 +19,7 @@ from typing import Any
 
 from . import manual, models
 from .errors import LocalevalWarning, first_few, warned
+from .metrics import metric_of
 from .metrics.base import Metric, retrieved_nothing
 from .metrics.context_precision import mixed_targets
 from .options import given, option
@@ -89,6 +90,21 @@ def few_labels(summary: dict[str, dict[str, Any]]) -> str | None:
     return (f"fewer than ten labeled samples correct {', '.join(f'{name} ({n})' for name, n in few.items())}: "
             "with so few, the corrected 95% intervals covered people's mean less often on the dev set "
             f"({manual.see('labeled-data')}); label at least ten")
+
+
+class NothingScoredWarning(LocalevalWarning):
+    """A metric scored none of the samples (nothing_scored)."""
+
+
+def nothing_scored(summary: dict[str, dict[str, Any]]) -> str | None:
+    """One line where a metric scored no sample: a run whose every sample lacked what it needs (a column
+    misnamed) exited 0 with its mean null, said only in the null counts (a ragas probe)."""
+    empty = [name for name, row in summary.items()
+             if metric_of(name) == name and row.get("scored") == 0 and row.get("null", 0) > 0]
+    if not empty:
+        return None
+    return (f"{', '.join(empty)} scored no sample: {'its mean is' if len(empty) == 1 else 'their means are'} null "
+            "(the null scores' reasons say why)")
 
 
 class EmbedderLanguageWarning(LocalevalWarning):

@@ -439,6 +439,34 @@ def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
         scripted_evaluate([{"user_input": "q?", "response": "r."}], ["context_recall"])
 
 
+def test_a_metric_that_scored_no_sample_is_said_not_only_counted(tmp_path, capsys, tiny_judge):
+    """Misnamed columns: every sample null on both metrics, exit 0 and means of null, said only in the null
+    counts (a ragas probe). A note now says it, in Python and in summary.json."""
+    from localeval.cli import main
+    from localeval.trust import NothingScoredWarning
+
+    rows = [{"user_input": "When?", "context": ["It was in 1967."], "answers": "In 1967.", "id": "a"}]
+    said = ("context_recall, answer_supported_precision scored no sample: their means are null (the null scores' "
+            "reasons say why)")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IgnoredFieldsWarning)
+        with pytest.warns(NothingScoredWarning, match=re.escape(said)):
+            result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision"])
+    assert f"note: {said}" in result.details["warnings"]
+    data = tmp_path / "typo.jsonl"
+    data.write_text(json.dumps(rows[0]) + "\n")
+    run = ["run", str(data), "--metrics", "context_recall", "--out", str(tmp_path / "out"), "--quiet", "--no-cache",
+           "--judge", str(tiny_judge)]
+    assert main(run) == 0
+    note = "note: context_recall scored no sample: its mean is null (the null scores' reasons say why)"
+    assert f"localeval: {note}" in capsys.readouterr().out
+    assert note in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", IgnoredFieldsWarning)
+        warnings.simplefilter("error", NothingScoredWarning)  # one sample scored: nothing to say
+        scripted_evaluate([*rows, {**RAGAS_02, "id": "b"}], ["context_recall"])
+
+
 def test_a_frames_ids_that_look_like_its_index_do_not_shift_a_join():
     """Ids 1, 2, 3 in a column of a frame on 0, 1, 2: to_pandas() was indexed by the ids, and the join a ragas
     user types, on the frame's index, put each score a row off without a word (a ragas probe)."""
