@@ -210,6 +210,16 @@ def add_metrics_from_option(command: argparse.ArgumentParser, labels: str = "") 
                          f"Loading it runs it ({manual.see('custom-metrics')})")
 
 
+def metrics_help() -> str:
+    """run's and bench's --metrics: the default metrics named, not "the five seed metrics", the project's word
+    (a probe)."""
+    from .metrics import DEFAULT_METRICS, METRICS
+
+    others = [name for name in METRICS if name not in DEFAULT_METRICS]
+    return (f"comma-separated metric names, or all (default: {', '.join(DEFAULT_METRICS)}; {' and '.join(others)} "
+            "by name or with all)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from .engine.limits import DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS
     from .evaluation import DEFAULT_WINDOW
@@ -233,8 +243,9 @@ def build_parser() -> argparse.ArgumentParser:
                "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
                "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n" + EXIT_CODES,
     )
-    run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv or .parquet')
-    run.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
+    run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv, .tsv '
+                     'or .parquet')
+    run.add_argument("--metrics", default=None, help=metrics_help())
     add_metrics_from_option(run)
     run.add_argument("--judge", default=None, help="registered judge name or local model directory "
                      f"(default: {models.default_model('judge')})")
@@ -427,7 +438,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--out", default="localeval-bench", type=os.path.expanduser, help="output directory for bench.json, bench.md, "
                        "bench.html, each judge's results in results/ and, with --calibrate, calibration.json; "
                        "a later bench into it replaces them all (default: %(default)s)")
-    bench.add_argument("--metrics", default=None, help="comma-separated metric names, or all (default: the five seed metrics; context_precision and faithfulness by name or with all)")
+    bench.add_argument("--metrics", default=None, help=metrics_help())
     add_metrics_from_option(bench, " (people's score of a sample for one is labels.NAME, from 0 to 1)")
     bench.add_argument("--limit", type=int, default=None, help="use only the first N samples")
     bench.add_argument("--embedder", default=None, help="registered embedder name or local sentence-transformers "

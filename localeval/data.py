@@ -321,10 +321,22 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     if not isinstance(data, list):
         got = f"its 'samples' is {_kind(data)}" if wrapped else f"got {_kind(data)}"  # a summary.json has a count there
         if isinstance(data, dict) and data:  # another wrapping ({"data": ...}): its keys say where the list is
-            got += f" with the keys {first_few([repr(key) for key in data])}"
+            got += f" with the keys {first_few([repr(key) for key in data])}{_wrapping_hint(data)}"
         raise DataError(path, f"expected a list of samples or an object with a 'samples' list; {got}")
     for number, record in enumerate(data, start=1):
         yield _Where(number, "record", str(number)), record
+
+
+def _wrapping_hint(data: dict) -> str:
+    """What to do with a JSON object that is not localeval's wrapping: a list under another key, or pandas'
+    to_json of a frame by columns (its default), each column an object by row (a ragas probe)."""
+    listed = next((key for key, value in data.items() if isinstance(value, list)), None)
+    if listed is not None:
+        return f"; its {listed!r} is a list: name that key 'samples'"
+    if all(isinstance(value, dict) for value in data.values()):
+        return ("; each key holds an object, as pandas' to_json writes a frame by columns: write it with "
+                "to_json(path, orient='records'), a list of samples")
+    return ""
 
 
 def _json_lines(text: str) -> bool:
@@ -657,7 +669,16 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
     if value is None or isinstance(value, str):
         return value if value is None else _whole_characters(path, value, where, field)
-    raise where.error(path, f"expected a string, got {_kind(value)}", field)
+    raise where.error(path, f"expected a string, got {_kind(value)}{_conversation_hint(value)}", field)
+
+
+def _conversation_hint(value: Any) -> str:
+    """ragas's multi-turn samples give user_input as a list of messages: said as such (a ragas probe)."""
+    if isinstance(value, (list, tuple)) and value and all(isinstance(m, Mapping) and "content" in m for m in value):
+        return ("; a conversation (a list of messages, as in ragas's multi-turn samples) is not scored: give its "
+                "last question as user_input, and the turns before it among the retrieved contexts if the answer "
+                "draws on them")
+    return ""
 
 
 _HALF_A_PAIR = re.compile("[\ud800-\udfff]")

@@ -316,6 +316,17 @@ def test_what_spreadsheets_and_pandas_write_instead_of_localevals_csv_is_explain
     assert expected in load_error(write_csv(tmp_path, text))
 
 
+def test_a_conversation_where_the_question_belongs_is_said_to_be_one(tmp_path):
+    """ragas's multi-turn samples give user_input as a list of messages: "expected a string, got a list" said
+    nothing of what to do (a ragas probe)."""
+    turns = [{"content": "Which tower?", "type": "human"}, {"content": "The Eiffel tower.", "type": "ai"}]
+    message = load_error(write_jsonl(tmp_path, {**FULL, "user_input": turns}))
+    assert message.endswith("field 'user_input': expected a string, got a list; a conversation (a list of messages, as "
+                            "in ragas's multi-turn samples) is not scored: give its last question as user_input, and "
+                            "the turns before it among the retrieved contexts if the answer draws on them")
+    assert load_error(write_jsonl(tmp_path, {**FULL, "user_input": ["a", "b"]})).endswith("expected a string, got a list")
+
+
 def test_pandas_to_csv_of_list_columns_is_read_as_the_lists_it_wrote(tmp_path):
     """pandas writes a list column as Python writes a list ('it''s' in double quotes): every ragas export saved
     with to_csv was refused, each user told to rewrite the file (a ragas probe). The lists come back as they
@@ -346,6 +357,13 @@ def test_json_lines_saved_as_json_and_other_shapes_are_told_apart(tmp_path):
     wrapped.write_text(json.dumps({"data": {"samples": [FULL]}, "version": 2}), encoding="utf-8")
     assert load_error(wrapped).endswith("expected a list of samples or an object with a 'samples' list; got an "
                                         "object with the keys 'data', 'version'")
+    # the list under another key; pandas' to_json by columns, its default (a ragas probe): each said what to do
+    wrapped.write_text(json.dumps({"data": [FULL]}), encoding="utf-8")
+    assert load_error(wrapped).endswith("got an object with the keys 'data'; its 'data' is a list: name that key "
+                                        "'samples'")
+    wrapped.write_text(json.dumps({"user_input": {"0": "q"}, "response": {"0": "r"}}), encoding="utf-8")
+    assert load_error(wrapped).endswith("; each key holds an object, as pandas' to_json writes a frame by columns: "
+                                        "write it with to_json(path, orient='records'), a list of samples")
     broken = tmp_path / "broken.json"
     broken.write_text('[{"user_input": "q",}]', encoding="utf-8")
     assert "JSON Lines" not in load_error(broken)  # a plain mistake in a JSON file gets no such hint
