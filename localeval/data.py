@@ -495,15 +495,17 @@ def _written_list(text: str) -> Any:
 def _python_list_of_strings(text: str) -> list[str] | None:
     """The strings of a list as Python writes one, each written apart: numpy's ['a' 'b'], which Python
     would read as ['ab'], is not one (_numpy_array_text)."""
-    tokens = _tokens(text)
-    if not tokens or tokens[0].string != "[" or "'" not in text:
+    tokens = _tokens(text) if "'" in text else None  # Python quotes with ' unless a string holds one
+    if not tokens or tokens[0].string != "[":
         return None
     try:
         value = ast.literal_eval(text.strip())
     except (ValueError, SyntaxError, MemoryError, RecursionError):
         return None
-    written_apart = sum(token.type == tokenize.STRING for token in tokens) == len(value) if isinstance(value, list) else False
-    return value if written_apart and all(isinstance(item, str) for item in value) else None
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        return None
+    written_apart = sum(token.type == tokenize.STRING for token in tokens) == len(value)
+    return value if written_apart else None
 
 
 def _numpy_array_text(text: str) -> bool:
@@ -516,8 +518,8 @@ def _numpy_array_text(text: str) -> bool:
         return False
     inside = tokens[1:-1]
     strings = sum(token.type == tokenize.STRING for token in inside)
-    return (all(token.type == tokenize.STRING or token.string == "..." for token in inside)
-            and (strings > 1 or strings < len(inside)))
+    elided = any(token.string == "..." for token in inside)
+    return all(token.type == tokenize.STRING or token.string == "..." for token in inside) and (strings > 1 or elided)
 
 
 def _tokens(text: str) -> list[tokenize.TokenInfo] | None:
