@@ -148,17 +148,22 @@ class RetrievedNothingWarning(LocalevalWarning):
 def retrieved_nothing_warning(samples: list[Sample], metrics: list[Metric]) -> str | None:
     """One line where samples retrieved nothing (their contexts given, every one empty): the metrics that
     read the context score them 0 by rule, as they should, but a retriever that began returning nothing
-    only lowered the means, unsaid (a ragas probe); a sample without the field is null, and said."""
-    by_rule = [metric.name for metric in metrics if metric.scores_empty_retrieval_by_rule]
-    empty = [sample.id for sample in samples if retrieved_nothing(sample)]
-    if not by_rule or not empty:
+    only lowered the means, unsaid (a ragas probe). Each metric counts only the samples it scores: one
+    without a reference is null for context_recall, whatever it retrieved (a review)."""
+    zeroed = {metric.name: [sample.id for sample in samples if retrieved_nothing(sample)
+                            and not sample.missing(metric.requires)]
+              for metric in metrics if metric.scores_empty_retrieval_by_rule}
+    zeroed = {name: ids for name, ids in zeroed.items() if ids}
+    empty = [sample.id for sample in samples if any(sample.id in ids for ids in zeroed.values())]
+    if not empty:
         return None
     which = f"the sample {empty[0]}" if len(samples) == 1 else f"{len(empty)} of the {len(samples)} samples ({first_few(empty)})"
-    one_metric, one_sample = len(by_rule) == 1, len(empty) == 1
-    return (f"{which} retrieved nothing (retrieved_contexts given, every chunk empty): {', '.join(by_rule)} "
-            f"{'scores' if one_metric else 'score'} {'it' if one_sample else 'them'} 0, as nothing retrieved "
-            f"supports nothing, and {'its mean counts' if one_metric else 'their means count'} "
-            f"{'that 0' if one_sample else 'those 0s'}")
+    alike = all(ids == empty for ids in zeroed.values())
+    scores = ", ".join(name if alike else f"{name} ({first_few(ids)})" for name, ids in zeroed.items())
+    return (f"{which} retrieved nothing (retrieved_contexts given, every chunk empty), so {scores} "
+            f"{'scores' if len(zeroed) == 1 else 'score'} {'it' if len(empty) == 1 else 'them'} 0, as nothing "
+            f"retrieved supports nothing, and {'its mean counts' if len(zeroed) == 1 else 'their means count'} "
+            f"{'that 0' if len(empty) == 1 else 'those 0s'}")
 
 
 def samples_warned(samples: list[Sample], metrics: list[Metric], language: str, embedder: Any,

@@ -136,7 +136,7 @@ def test_faithfulness_against_an_empty_context_is_zero_without_a_second_call():
     from localeval.trust import RetrievedNothingWarning
 
     asked = []
-    with pytest.warns(RetrievedNothingWarning, match="the sample eiffel retrieved nothing .*: faithfulness scores it 0, "
+    with pytest.warns(RetrievedNothingWarning, match="the sample eiffel retrieved nothing .*, so faithfulness scores it 0, "
                                                      "as nothing retrieved supports nothing, and its mean counts that 0"):
         (row,) = run([{**EIFFEL, "retrieved_contexts": [""]}], ["faithfulness"],
                      claims_then_verdicts(["The tower is in Paris."], [1], asked))

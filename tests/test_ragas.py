@@ -422,20 +422,29 @@ def test_context_precision_over_samples_with_and_without_a_reference_says_it_mix
 def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
     """contexts [] or all blank scored 0 on every metric reading the context, unsaid: a retriever that began
     returning nothing only lowered the means (a ragas probe). A sample without contexts is null, said apart."""
-    from localeval.trust import RetrievedNothingWarning
+    from localeval.trust import NothingScoredWarning, RetrievedNothingWarning
 
     rows = [{**RAGAS_02, "id": "a", "retrieved_contexts": []}, {**RAGAS_02, "id": "b", "retrieved_contexts": [" ", ""]},
             {**RAGAS_02, "id": "c"}]
-    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty): context_recall, "
-            "answer_supported_precision score them 0, as nothing retrieved supports nothing, and their means count "
-            "those 0s")
+    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty), so "
+            "context_recall, answer_supported_precision score them 0, as nothing retrieved supports nothing, and their "
+            "means count those 0s")
     with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
         result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision", "context_supported_precision"])
     assert f"warning: {said}" in result.details["warnings"]
     assert [row["context_recall"] for row in result.rows()][:2] == [0.0, 0.0]
+    # a sample without a reference is null for context_recall, whatever it retrieved: not counted as its 0 (a review)
+    rows[0] = {**rows[0], "reference": None}
+    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty), so "
+            "context_recall (b), answer_supported_precision (a, b) score them 0,")
+    with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
+        result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision"])
+    assert [row["context_recall"] for row in result.rows()][:2] == [None, 0.0]
     with warnings.catch_warnings():
-        warnings.simplefilter("error")  # no metric reading the context, or contexts not given: nothing to say
-        scripted_evaluate(rows[:2], ["context_supported_precision"])
+        # no metric reading the context, or contexts not given: nothing to say
+        warnings.simplefilter("ignore", NothingScoredWarning)  # the sample without contexts: null, said apart
+        warnings.simplefilter("error", RetrievedNothingWarning)
+        scripted_evaluate(rows, ["context_supported_precision"])
         scripted_evaluate([{"user_input": "q?", "response": "r."}], ["context_recall"])
 
 
