@@ -566,28 +566,32 @@ def test_a_damaged_cache_set_aside_is_listed_and_deleted_by_cache_clear(tmp_path
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX modes")
-def test_the_answer_cache_is_made_readable_by_its_owner_alone(tmp_path):
+def test_the_answer_cache_is_made_readable_by_its_owner_alone(tmp_path, monkeypatch):
     """Its answers restate the samples (claims, questions, reasons quote them), and under umask 022 sqlite made
-    the file readable by every user of the machine (a security review). A folder already there keeps its mode."""
+    the file readable by every user of the machine (a security review). The file takes its folder's modes: the
+    folder made here is 0700, the user's own cache folder is closed where an older localeval left it 0755,
+    and a team's folder given as LOCALEVAL_CACHE_DIR keeps its sharing, so every member can write (a review)."""
     import stat
 
-    from localeval.engine.cache import AnswerCache
+    from localeval.engine import cache as cache_module
 
-    shared = tmp_path / "shared"
-    shared.mkdir()
-    shared.chmod(0o755)
-    mask = os.umask(0o022)
-    try:
-        for folder in (tmp_path / "new", shared):
-            cache = AnswerCache(folder / "judge-answers.sqlite")
+    own, shared = tmp_path / "own", tmp_path / "shared"
+    for folder, mode in ((own, 0o755), (shared, 0o2775)):
+        folder.mkdir()
+        folder.chmod(mode)
+    monkeypatch.setattr(cache_module.platformdirs, "user_cache_path", lambda name: own)
+    mode_of = lambda path: stat.S_IMODE(path.stat().st_mode)  # noqa: E731
+    for folder, umask in ((tmp_path / "new", 0o022), (own, 0o022), (shared, 0o002)):
+        mask = os.umask(umask)
+        try:
+            cache = cache_module.AnswerCache(folder / "judge-answers.sqlite")
             cache.put_many("judge", {})
             cache.close()
-    finally:
-        os.umask(mask)
-    assert stat.S_IMODE((tmp_path / "new").stat().st_mode) == 0o700
-    assert [stat.S_IMODE((folder / "judge-answers.sqlite").stat().st_mode) for folder in (tmp_path / "new", shared)] \
-        == [0o600, 0o600]
-    assert stat.S_IMODE(shared.stat().st_mode) == 0o755  # a folder already there: left as it was
+        finally:
+            os.umask(mask)
+    assert [mode_of(folder) for folder in (tmp_path / "new", own, shared)] == [0o700, 0o700, 0o2775]
+    files = [mode_of(folder / "judge-answers.sqlite") for folder in (tmp_path / "new", own, shared)]
+    assert files == [0o600, 0o600, 0o664]
 
 
 def test_cache_says_what_stops_it_a_run_holding_it_a_damaged_file_or_a_folder(tmp_path, monkeypatch, capsys):

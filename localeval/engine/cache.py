@@ -323,15 +323,32 @@ def _cannot_use(path: Path, error: sqlite3.DatabaseError) -> str:
 
 
 def _made_private(path: Path) -> None:
-    """The cache file made where none is, readable by its owner alone (0600, in a folder made 0700): its
-    answers restate the samples (claims, questions, reasons quote them), and under the usual umask (022)
-    sqlite made it readable by every user of the machine (a security review). sqlite gives its journals
-    the file's mode. A folder or file already there keeps its mode: a team may share one on purpose."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the mode is the last folder's, umask applied
-    try:
-        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))  # an empty file: sqlite's empty database
+    """The cache file made where none is, with its folder's permissions: readable by its owner alone in
+    the folder made here (0700) and in the user's own cache folder (an older localeval made it 0755:
+    closed now), shared as a folder given as LOCALEVAL_CACHE_DIR is (a team's, 2775: its file 0664, so
+    every member's run can write it). Its answers restate the samples (claims, questions and reasons
+    quote them), and sqlite made the file 0644 under the usual umask, readable by every user of the
+    machine (a security review). sqlite gives its journals the file's mode."""
+    folder = path.parent
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # the mode is the last folder's, umask applied
+    if _users_own_and_open(folder):
+        folder.chmod(0o700)
+    try:  # an empty file: sqlite's empty database
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 & folder.stat().st_mode))
     except FileExistsError:
         pass
+
+
+def _users_own_and_open(folder: Path) -> bool:
+    """Whether `folder` is the user's cache folder for localeval (platformdirs'), which localeval alone
+    writes, this user's, and open to others (no such modes on Windows)."""
+    try:
+        if not hasattr(os, "getuid") or folder != platformdirs.user_cache_path("localeval"):
+            return False
+    except RuntimeError:  # no home folder (paths.users_folder): the cache is where LOCALEVAL_CACHE_DIR says
+        return False
+    found = folder.stat()
+    return found.st_uid == os.getuid() and bool(found.st_mode & 0o077)
 
 
 def set_aside_copies(path: Path) -> list[Path]:
