@@ -321,7 +321,7 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
     if not isinstance(data, list):
         got = f"its 'samples' is {_kind(data)}" if wrapped else f"got {_kind(data)}"  # a summary.json has a count there
         if isinstance(data, dict) and data:  # another wrapping ({"data": ...}): its keys say where the list is
-            got += f" with the keys {first_few([repr(key) for key in data])}{_wrapping_hint(data)}"
+            got += f" with the keys {first_few([repr(key) for key in data])}{'' if wrapped else _wrapping_hint(data)}"
         raise DataError(path, f"expected a list of samples or an object with a 'samples' list; {got}")
     for number, record in enumerate(data, start=1):
         yield _Where(number, "record", str(number)), record
@@ -330,7 +330,8 @@ def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:
 def _wrapping_hint(data: dict) -> str:
     """What to do with a JSON object that is not localeval's wrapping: a list under another key, or pandas'
     to_json of a frame by columns (its default), each column an object by row (a ragas probe)."""
-    listed = next((key for key, value in data.items() if isinstance(value, list)), None)
+    listed = next((key for key, value in data.items() if isinstance(value, list) and value
+                   and all(isinstance(item, dict) for item in value)), None)
     if listed is not None:
         return f"; its {listed!r} is a list: name that key 'samples'"
     if all(isinstance(value, dict) for value in data.values()):
@@ -470,6 +471,8 @@ def _no_list_because(text: str) -> str:
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
     if not text.lstrip().startswith("["):  # plain text: one chunk, or several run together
         return '; a single chunk is written ["the chunk"]'
+    if _python_list_of_strings(text, apart=False):
+        return "; two of its items have no comma between them, which Python would read as one"
     return ""
 
 
@@ -492,9 +495,9 @@ def _written_list(text: str) -> Any:
     return decoded if isinstance(decoded, list) else None
 
 
-def _python_list_of_strings(text: str) -> list[str] | None:
-    """The strings of a list as Python writes one, each written apart: numpy's ['a' 'b'], which Python
-    would read as ['ab'], is not one (_numpy_array_text)."""
+def _python_list_of_strings(text: str, apart: bool = True) -> list[str] | None:
+    """The strings of a list as Python writes one, each written apart (`apart`): numpy's ['a' 'b'], which
+    Python would read as ['ab'], is not one (_numpy_array_text)."""
     tokens = _tokens(text) if "'" in text else None  # Python quotes with ' unless a string holds one
     if not tokens or tokens[0].string != "[":
         return None
@@ -505,7 +508,7 @@ def _python_list_of_strings(text: str) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
         return None
     written_apart = sum(token.type == tokenize.STRING for token in tokens) == len(value)
-    return value if written_apart else None
+    return value if written_apart or not apart else None
 
 
 def _numpy_array_text(text: str) -> bool:
@@ -671,12 +674,14 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
     if value is None or isinstance(value, str):
         return value if value is None else _whole_characters(path, value, where, field)
-    raise where.error(path, f"expected a string, got {_kind(value)}{_conversation_hint(value)}", field)
+    raise where.error(path, f"expected a string, got {_kind(value)}{_conversation_hint(value, field)}", field)
 
 
-def _conversation_hint(value: Any) -> str:
+def _conversation_hint(value: Any, field: str) -> str:
     """ragas's multi-turn samples give user_input as a list of messages: said as such (a ragas probe)."""
-    if isinstance(value, (list, tuple)) and value and all(isinstance(m, Mapping) and "content" in m for m in value):
+    conversation = isinstance(value, (list, tuple)) and value and all(isinstance(m, Mapping) and "content" in m
+                                                                      for m in value)
+    if conversation and FIELD_ALIASES.get(field, field) == "user_input":
         return ("; a conversation (a list of messages, as in ragas's multi-turn samples) is not scored: give its "
                 "last question as user_input, and the turns before it among the retrieved contexts if the answer "
                 "draws on them")
@@ -701,9 +706,12 @@ def _whole_characters(path: Path, text: str, where: _Where, field: str, item: in
 def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
     """ragas 0.1's `ground_truths` as one reference: the strings joined by spaces, each ended with a
     full stop if it has no sentence end, so that sentence splitting keeps them apart."""
-    if isinstance(value, str) and _written_list(value) is None:  # a written list: read as one (_contexts)
-        raise where.error(path, "expected a list of strings, got a string; a single reference is written "
-                                "'reference' (or 'ground_truth')", JOINED_ALIAS)
+    if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
+        text, value = value, _written_list(value)
+        if value is None:
+            hint = _no_list_because(text) if text.lstrip().startswith("[") else \
+                "; a single reference is written 'reference' (or 'ground_truth')"
+            raise where.error(path, f"expected a list of strings, got a string{hint}", JOINED_ALIAS)
     texts = [text.strip() for text in _contexts(path, value, where, JOINED_ALIAS) or () if text.strip()]
     return " ".join(text if _SENTENCE_END.search(text) else text + "." for text in texts) or None
 

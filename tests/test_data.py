@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from localeval.bench.labels import read_labeled
-from localeval.data import PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples
+from localeval.data import NUMPY_ARRAY_HINT, PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples
 from localeval.errors import DataError, UserError
 from localeval.samples import Sample
 
@@ -217,10 +217,10 @@ def test_a_list_written_as_text_where_the_contexts_list_belongs_is_read_as_that_
 
 
 @pytest.mark.parametrize("contexts, hint", [
-    ("['Paris is the capital.' 'France is in Europe.']", "this is numpy's text of its strings, as pandas' to_csv "
-                                                          "writes a column of numpy arrays"),
-    ("[np.str_('Paris is the capital.')]", "this is numpy's text of its strings"),
-    ("['Paris is the capital.', 'France is' 'in Europe.']", "expected a list of strings, got a string"),
+    ("['Paris is the capital.' 'France is in Europe.']", NUMPY_ARRAY_HINT.removeprefix("; ")),
+    ("[np.str_('Paris is the capital.')]", NUMPY_ARRAY_HINT.removeprefix("; ")),
+    ("['Paris is the capital.', 'France is' 'in Europe.']", "two of its items have no comma between them, which "
+                                                            "Python would read as one"),
     ("Paris is the capital.", 'a single chunk is written ["the chunk"]'),
 ])
 def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_holds(tmp_path, contexts, hint):
@@ -228,7 +228,7 @@ def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_hold
     them, into one chunk: ast.literal_eval, which this hint once offered, did so for a ragas probe), or
     plain text (one chunk or many run together: only the user knows)."""
     message = load_error(write_jsonl(tmp_path, {**FULL, "retrieved_contexts": contexts}))
-    assert hint in message and "field 'retrieved_contexts': expected a list of strings, got a string" in message
+    assert message.endswith(f"field 'retrieved_contexts': expected a list of strings, got a string; {hint}"), message
 
 
 def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_path):
@@ -325,6 +325,8 @@ def test_a_conversation_where_the_question_belongs_is_said_to_be_one(tmp_path):
                             "in ragas's multi-turn samples) is not scored: give its last question as user_input, and "
                             "the turns before it among the retrieved contexts if the answer draws on them")
     assert load_error(write_jsonl(tmp_path, {**FULL, "user_input": ["a", "b"]})).endswith("expected a string, got a list")
+    # a conversation where the response belongs is no question to move (a review)
+    assert load_error(write_jsonl(tmp_path, {**FULL, "response": turns})).endswith("expected a string, got a list")
 
 
 def test_pandas_to_csv_of_list_columns_is_read_as_the_lists_it_wrote(tmp_path):
@@ -361,6 +363,10 @@ def test_json_lines_saved_as_json_and_other_shapes_are_told_apart(tmp_path):
     wrapped.write_text(json.dumps({"data": [FULL]}), encoding="utf-8")
     assert load_error(wrapped).endswith("got an object with the keys 'data'; its 'data' is a list: name that key "
                                         "'samples'")
+    # no such hint inside 'samples', nor for a list of other things (bench.json's judges' names) (a review)
+    for other in ({"samples": {"data": [FULL]}}, {"judges": ["a", "b"], "metrics": {}}):
+        wrapped.write_text(json.dumps(other), encoding="utf-8")
+        assert "name that key" not in load_error(wrapped)
     wrapped.write_text(json.dumps({"user_input": {"0": "q"}, "response": {"0": "r"}}), encoding="utf-8")
     assert load_error(wrapped).endswith("; each key holds an object, as pandas' to_json writes a frame by columns: "
                                         "write it with to_json(path, orient='records'), a list of samples")
