@@ -728,12 +728,12 @@ def _cleared(path: Path, aside: list[Path], chosen: str) -> int:
     except OSError as error:
         raise EnvironmentFailure(f"the judge-answer cache's damaged copy {error.filename} cannot be deleted "
                                  f"({error.strerror}); delete it yourself") from None
-    copy = f"; its damaged copy set aside, {for_terminal(str(aside[0]))}, deleted" if aside else ""
+    deleted = f"; its damaged copy set aside, {for_terminal(str(aside[0]))}, deleted" if aside else ""
     if not path.exists():
-        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it{copy}")
+        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it{deleted}")
         return EXIT_OK
     gone, shrunk = emptied(path)
-    print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted{copy}; a run asks the judge "
+    print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted{deleted}; a run asks the judge "
           "again" + ("" if shrunk else " (a run is reading it: the file keeps its size until the next clear)"))
     return EXIT_OK
 

@@ -78,13 +78,15 @@ def check_paths(paths: dict[str, Any]) -> None:
             raise UserError(f"{option(name)}: it is empty")
 
 
-def known_keywords(function: Callable[..., Result] | None = None, *, elsewhere: Mapping[str, str] = {}):
+def known_keywords(function: Callable[..., Result] | None = None, *, elsewhere: Mapping[str, str] | None = None
+                   ) -> Callable[..., Result] | Callable[[Callable[..., Result]], Callable[..., Result]]:
     """`function` refusing a keyword it does not take with the one it likely meant: Python's own
     TypeError names neither, and came from inside contextlib's frame (a notebook probe's `langauge=`).
     `elsewhere`: another library's keywords for the same call (ragas's `dataset=`, `llm=`), each with what
     to write here instead; a spelling match missed them or offered the wrong one."""
     if function is None:
         return functools.partial(known_keywords, elsewhere=elsewhere)
+    elsewhere = elsewhere or {}
     taken = [name for name, parameter in inspect.signature(function).parameters.items()
              if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
 

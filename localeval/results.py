@@ -158,9 +158,7 @@ def claim_folder(folder: Path) -> Iterator[None]:
                         "another folder") from None
     except OSError as error:
         _remove_made(folder, made)
-        if (folder / LOCK_FILE).is_symlink():  # put there, as a link in results.jsonl's place is: exit 2 as that one
-            raise UserError(_no_lock(folder, error)) from None
-        raise EnvironmentFailure(_no_lock(folder, error)) from None
+        raise _no_lock(folder, error) from None
     try:
         yield
     finally:
@@ -192,19 +190,20 @@ def folder_in_use(folder: Path) -> bool:
     return False
 
 
-def _no_lock(folder: Path, error: OSError) -> str:
+def _no_lock(folder: Path, error: OSError) -> UserError | EnvironmentFailure:
     """Why the folder's lock file could not be opened: one another user's run left (a lock holds nothing, and
     the system releases it with its process) was said as "cannot make its lock file" (an ops probe)."""
     lock = folder / LOCK_FILE
     if lock.is_symlink():  # the lock opens no link (O_NOFOLLOW): its target is safe, and the link in the way
-        return f"{given('out', folder)}: its lock file {lock} is a link; remove it, or choose another --out"
+        # put there, as a link in results.jsonl's place is: exit 2 as that one (a security review)
+        return UserError(f"{given('out', folder)}: its lock file {lock} is a link; remove it, or choose another --out")
     try:
         owner = lock.stat().st_uid
     except OSError:  # not there: it could not be made
-        return f"{given('out', folder)}: cannot make its lock file ({_reason(error)})"
+        return EnvironmentFailure(f"{given('out', folder)}: cannot make its lock file ({_reason(error)})")
     whose = "another user's" if owner != getattr(os, "getuid", lambda: owner)() else "not writable"  # no uid on Windows
-    return (f"{given('out', folder)}: its lock file {lock} is {whose} and cannot be opened ({_reason(error)}); it "
-            "holds nothing, so where no run is writing in the folder, remove it")
+    return EnvironmentFailure(f"{given('out', folder)}: its lock file {lock} is {whose} and cannot be opened "
+                              f"({_reason(error)}); it holds nothing, so where no run is writing in the folder, remove it")
 
 
 def check_appendable(results: Path) -> None:

@@ -175,13 +175,13 @@ def _plan(args) -> RunPlan:
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
     """summary.json's "warnings": every warning of the run, said before the scoring or not."""
-    few, unscored = few_labels(summary), nothing_scored(summary)
+    few, none_scored = few_labels(summary), nothing_scored(summary)
     unmeasured = unmeasured_judge_note(args.judge, args.labels is not None or bool(plan.thresholds))
     return [w for w in [
         *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
         _unused_calibration(plan.calibration, plan.thresholds),
         *plan.calibration_warnings, *misfits, _warning(scoring_overridden(plan.calibration, args.scoring)),
-        unmeasured and f"note: {unmeasured}", few and f"note: {few}", unscored and f"note: {unscored}"] if w]
+        unmeasured and f"note: {unmeasured}", few and f"note: {few}", none_scored and f"note: {none_scored}"] if w]
 
 
 def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, report: Path, said: set[str]) -> None:

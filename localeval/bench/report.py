@@ -15,9 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import manual
-from ..report import content_policy
 from ..metrics import BUILT_IN
-from ..report import breakable
+from ..report import breakable, content_policy
 from ..results import count_of, write_atomically
 from ..trust import WEAK
 from . import svg

@@ -41,7 +41,9 @@ RAGAS_WITHOUT_COUNTERPART = {
     "context_entity_recall": "counts the reference's named entities found in the context",
     "noise_sensitivity": "counts the response's claims that irrelevant retrieved chunks led to",
     "summarization_score": "scores a summary's coverage of key phrases",
+    "summary_score": "scores a summary's coverage of key phrases",  # SummarizationScore's name
     "aspect_critique": "asks a yes/no question of your own about the response",
+    "aspect_critic": "asks a yes/no question of your own about the response",  # ragas 0.2's AspectCritic
 }
 # ragas 0.2's metric classes, as a ragas user writes them, -> the metric of the same question here
 RAGAS_CLASSES = {
@@ -109,8 +111,8 @@ def metric_of(result_name: str) -> str:
 
 
 def did_you_mean(name: str, for_gates: bool = False) -> str:
-    """' did you mean ...?' for a ragas name or class or a typo of one (or of a metric, in any case);
-    empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall.
+    """' did you mean ...?' for a ragas name or class or a typo of one (or of a metric, in any case), or
+    what a ragas metric with no counterpart here does; empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall.
     `for_gates`: a gate's name, which may be a sub-score's, and never "all" (a metric name only)."""
     if not for_gates and _plain(name) == "all":  # exactly: at three letters "ball" and "call" are close
         return " did you mean 'all'?"
