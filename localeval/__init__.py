@@ -34,6 +34,8 @@ _EXPORTS = {
     "WeakJudgeWarning": "trust",
     "FewLabelsWarning": "trust",
     "UnmeasuredJudgeWarning": "trust",
+    "RetrievedNothingWarning": "trust",
+    "NothingScoredWarning": "trust",
     "ForkedWarning": "pipeline",
     "CalibrationWarning": "calibration",
 }
