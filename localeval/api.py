@@ -26,7 +26,7 @@ from .metrics.sources import loading
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
-from .results import count_of, sample_inputs, summarize
+from .results import count_of, is_number, sample_inputs, summarize
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (FewLabelsWarning, NothingScoredWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels,
@@ -243,7 +243,8 @@ def evaluate(
     if human is not None and (few := few_labels(result.summary())):  # counted on what the labels corrected
         warn(FewLabelsWarning(few), stacklevel=CALLER)  # at the caller's line
         details["warnings"].append(f"note: {few}")  # as summary.json keeps run's
-    if unscored := nothing_scored(result.summary()):
+    scored = {metric.name: sum(is_number(sample.score(metric.name)) for sample in results) for metric in chosen}
+    if unscored := nothing_scored(scored, len(results)):
         warn(NothingScoredWarning(unscored), stacklevel=CALLER)
         details["warnings"].append(f"note: {unscored}")
     return result

@@ -175,7 +175,8 @@ def _plan(args) -> RunPlan:
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:
     """summary.json's "warnings": every warning of the run, said before the scoring or not."""
-    few, none_scored = few_labels(summary), nothing_scored(summary)
+    few = few_labels(summary)
+    none_scored = nothing_scored({name: row["scored"] for name, row in summary.items()}, len(plan.samples))
     unmeasured = unmeasured_judge_note(args.judge, args.labels is not None or bool(plan.thresholds))
     return [w for w in [
         *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),

@@ -112,7 +112,8 @@ def metric_of(result_name: str) -> str:
 
 def did_you_mean(name: str, for_gates: bool = False) -> str:
     """' did you mean ...?' for a ragas name or class or a typo of one (or of a metric, in any case), or
-    what a ragas metric with no counterpart here does; empty when nothing is close. Compared as letters and digits only: FAITHFULNESS, ContextRecall.
+    what a ragas metric with no counterpart here does; empty when nothing is close. Compared as letters
+    and digits only: FAITHFULNESS, ContextRecall.
     `for_gates`: a gate's name, which may be a sub-score's, and never "all" (a metric name only)."""
     if not for_gates and _plain(name) == "all":  # exactly: at three letters "ball" and "call" are close
         return " did you mean 'all'?"
