@@ -151,11 +151,12 @@ def retrieved_nothing_warning(samples: list[Sample], metrics: list[Metric]) -> s
     read the context score them 0 by rule, as they should, but a retriever that began returning nothing
     only lowered the means, unsaid (a ragas probe). Each metric counts only the samples it scores: one
     without a reference is null for context_recall, whatever it retrieved (a review)."""
-    zeroed = {metric.name: [sample.id for sample in samples if retrieved_nothing(sample)
-                            and not sample.missing(metric.requires)]
+    nothing = [sample for sample in samples if retrieved_nothing(sample)]
+    zeroed = {metric.name: [sample.id for sample in nothing if not sample.missing(metric.requires)]
               for metric in metrics if metric.scores_empty_retrieval_by_rule}
     zeroed = {name: ids for name, ids in zeroed.items() if ids}
-    empty = [sample.id for sample in samples if any(sample.id in ids for ids in zeroed.values())]
+    counted = {sample_id for ids in zeroed.values() for sample_id in ids}  # a set: a list's `in` was quadratic
+    empty = [sample.id for sample in nothing if sample.id in counted]
     if not empty:
         return None
     which = (f"the sample {empty[0]}" if len(samples) == 1 else
