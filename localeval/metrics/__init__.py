@@ -36,14 +36,16 @@ RAGAS_EQUIVALENTS = {
 RAGAS_WITHOUT_COUNTERPART = {
     "answer_correctness": "compares the response's facts with the reference's, and their embeddings",
     "answer_similarity": "is the embedding similarity of the response and the reference",
-    "semantic_similarity": "is the embedding similarity of the response and the reference",
     "factual_correctness": "compares the response's claims with the reference's",
     "context_entity_recall": "counts the reference's named entities found in the context",
     "noise_sensitivity": "counts the response's claims that irrelevant retrieved chunks led to",
     "summarization_score": "scores a summary's coverage of key phrases",
-    "summary_score": "scores a summary's coverage of key phrases",  # SummarizationScore's name
     "aspect_critique": "asks a yes/no question of your own about the response",
-    "aspect_critic": "asks a yes/no question of your own about the response",  # ragas 0.2's AspectCritic
+}
+# the same ragas metrics under their other names (0.2's classes, their `name` attributes)
+RAGAS_WITHOUT_COUNTERPART_ALIASES = {
+    "semantic_similarity": "answer_similarity", "summary_score": "summarization_score",
+    "aspect_critic": "aspect_critique",
 }
 # ragas 0.2's metric classes, as a ragas user writes them, -> the metric of the same question here
 RAGAS_CLASSES = {
@@ -117,9 +119,11 @@ def did_you_mean(name: str, for_gates: bool = False) -> str:
     `for_gates`: a gate's name, which may be a sub-score's, and never "all" (a metric name only)."""
     if not for_gates and _plain(name) == "all":  # exactly: at three letters "ball" and "call" are close
         return " did you mean 'all'?"
-    missing = next((ragas for ragas in RAGAS_WITHOUT_COUNTERPART if _plain(ragas) == _plain(name)), None)
+    missing = next((ragas for ragas in [*RAGAS_WITHOUT_COUNTERPART, *RAGAS_WITHOUT_COUNTERPART_ALIASES]
+                    if _plain(ragas) == _plain(name)), None)
     if missing is not None:  # exactly too: FactualCorrectness, answer_correctness, AnswerCorrectness
-        return f" ragas's {missing} has no counterpart in localeval: it {RAGAS_WITHOUT_COUNTERPART[missing]};"
+        what = RAGAS_WITHOUT_COUNTERPART[RAGAS_WITHOUT_COUNTERPART_ALIASES.get(missing, missing)]
+        return f" ragas's {missing} has no counterpart in localeval: it {what};"
     ours = [part for metric in METRICS.values() for part in (metric.name, *metric.part_names,
                                                               *metric.list_part_names)] if for_gates else list(METRICS)
     found = closest(name, [*ours, *RAGAS_EQUIVALENTS, *RAGAS_CLASSES], 0.75, normal=_plain)
