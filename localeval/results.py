@@ -32,7 +32,7 @@ from typing import Any, Iterable, NamedTuple
 from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError, shortened
-from .estimates import LEVEL, bootstrap_interval, corrected_mean
+from .estimates import LEVEL, bootstrap_interval, corrected_mean, mean
 from .metrics import metric_of
 from .options import given
 from .paths import LINK_LOOP, broken_link, umask
@@ -513,7 +513,7 @@ def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
         scored = [s for s in scores if is_number(s)]
         interval = bootstrap_interval(scored)
         table[name] = {
-            "mean": sum(scored) / len(scored) if scored else None,
+            "mean": mean(scored) if scored else None,
             "interval": list(interval) if interval else None,
             "scored": len(scored),
             "null": len(scores) - len(scored),
