@@ -636,10 +636,13 @@ def test_an_empty_retrieval_is_scored_without_asking_the_judge(contexts):
     assert relevance.null_reason is None
     assert relevance.evidence["sentences"] == []
 
-    # context_supported_precision: no context sentence to check, so nothing to take a share of
+    # context_supported_precision: seed 004's calculate_precision gives 0 where there is no verdict (it was
+    # null, so a retriever that found nothing left this mean as it was while the others' fell)
     supported = results["context_supported_precision"]
-    assert supported.score is None
-    assert supported.null_reason == "the context has no sentences"
+    assert supported.score == 0.0 and supported.null_reason is None
+    assert supported.evidence["sentences"] == [] and supported.evidence["rank_weighted"] == 0.0
+    assert supported.parts["context_supported_precision_rank_weighted"] == 0.0
+    assert supported.parts["context_supported_precision_per_chunk"] == [None] * len(contexts)
 
     # context_recall and answer_supported_precision: nothing can be attributed to or supported by nothing
     for name, key, text in [("context_recall", "attributed", make_sample().reference),
@@ -660,8 +663,8 @@ def test_an_empty_retrieval_in_the_json_of_a_result(contexts):
     (result,), _ = evaluate([make_sample(retrieved_contexts=contexts)], list(CONTEXT_METRICS), Script())
     row = result.to_json()
     assert row["context_relevance"] == row["context_recall"] == row["answer_supported_precision"] == 0.0
-    assert row["context_supported_precision"] is None
-    assert row["evidence"]["context_supported_precision"]["null_reason"] == "the context has no sentences"
+    assert row["context_supported_precision"] == row["context_supported_precision_rank_weighted"] == 0.0
+    assert "null_reason" not in row["evidence"]["context_supported_precision"]
 
 
 def test_absent_retrieved_contexts_is_still_missing():

@@ -427,12 +427,13 @@ def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
     rows = [{**RAGAS_02, "id": "a", "retrieved_contexts": []}, {**RAGAS_02, "id": "b", "retrieved_contexts": [" ", ""]},
             {**RAGAS_02, "id": "c"}]
     said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts empty, or every chunk blank), so "
-            "context_recall, answer_supported_precision score them 0, as nothing retrieved supports nothing, and their "
-            "means count those 0s")
+            "context_recall, answer_supported_precision, context_supported_precision score them 0, as nothing retrieved "
+            "supports nothing, and their means count those 0s")
     with pytest.warns(RetrievedNothingWarning, match=re.escape(said)):
         result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision", "context_supported_precision"])
     assert f"warning: {said}" in result.details["warnings"]
     assert [row["context_recall"] for row in result.rows()][:2] == [0.0, 0.0]
+    assert [row["context_supported_precision"] for row in result.rows()][:2] == [0.0, 0.0]  # seed 004's 0, not null
     # a sample without a reference is null for context_recall, whatever it retrieved: not counted as its 0 (a review)
     rows[0] = {**rows[0], "reference": None}
     said = ("2 of the 3 samples (a, b) retrieved nothing (retrieved_contexts empty, or every chunk blank), so "
@@ -441,10 +442,9 @@ def test_samples_that_retrieved_nothing_are_said_scored_0_by_rule():
         result = scripted_evaluate(rows, ["context_recall", "answer_supported_precision"])
     assert [row["context_recall"] for row in result.rows()][:2] == [None, 0.0]
     with warnings.catch_warnings():
-        # no metric reading the context, or contexts not given: nothing to say
+        # contexts not given: null, not retrieved nothing, so nothing to say
         warnings.simplefilter("ignore", NothingScoredWarning)  # the sample without contexts: null, said apart
         warnings.simplefilter("error", RetrievedNothingWarning)
-        scripted_evaluate(rows, ["context_supported_precision"])
         scripted_evaluate([{"user_input": "q?", "response": "r."}], ["context_recall"])
 
 

@@ -48,12 +48,13 @@ class ContextSupportedPrecision(Metric):
     verdict_key = VERDICT
     part_names = ("context_supported_precision_rank_weighted",)  # seed 004's per-document mean, weights 1, 1/2, ...
     list_part_names = ("context_supported_precision_per_chunk",)
+    scores_empty_retrieval_by_rule = True  # no context sentence: 0, as seed 004's calculate_precision gives
 
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
         judged = [(rank, sentences) for rank, sentences in enumerate(chunks, 1) if sentences]
-        if not judged:
-            return MetricResult.null("the context has no sentences")
+        if not judged:  # nothing retrieved: 0 by rule, as the other metrics that read the context
+            return self._result([], [], len(chunks))
         requests = [self._request(sample.response, rank, sentences) for rank, sentences in judged]
         answers = yield requests
         failed = next((a for a in answers if a.data is None), None)
@@ -63,7 +64,7 @@ class ContextSupportedPrecision(Metric):
         return self._result(judged, per_chunk, len(chunks))
 
     def formula(self, verdicts: list[Verdict]) -> float | None:
-        return self.settings.scoring.share(verdicts)
+        return self.settings.scoring.share(verdicts) if verdicts else 0.0
 
     def parts(self, evidence: dict[str, Any]) -> dict[str, Any]:
         return {"context_supported_precision_rank_weighted": evidence["rank_weighted"],
@@ -83,5 +84,5 @@ class ContextSupportedPrecision(Metric):
         for (rank, _), verdicts in zip(judged, per_chunk):
             chunk_scores[rank - 1] = self.settings.scoring.share(verdicts)
         weights = {rank: rank_weight(rank) for rank, _ in judged}
-        weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values())
+        weighted = sum(weights[r] * chunk_scores[r - 1] for r in weights) / sum(weights.values()) if weights else 0.0
         return self.result(tagged, per_chunk=chunk_scores, rank_weighted=weighted)
