@@ -3,8 +3,10 @@
 Every verdict in the evidence carries the judge's probability that it is 1, where the model
 decoded it. A metric's score is a formula over values in [0, 1], one per verdict:
 - hard: the greedy verdict, 0 or 1 (what the judge wrote);
-- soft: the probability of 1. The score is then the expected value of the hard score if each
-  verdict were drawn from the judge's own probabilities, independently;
+- soft: the probability of 1. For a share of verdicts (and response_relevancy's product) the score
+  is then the expected value of the hard score if each verdict were drawn from the judge's own
+  probabilities, independently; context_precision's average precision, a ratio, is only the same
+  formula fed the probabilities (for [0.5, 0.5] it gives 0.5, the expected hard score is 0.625);
 - calibrated: 1 when the probability reaches a threshold fitted against people
   (`bench --calibrate`), else 0.
 Which is better depends on the judge and the metric, so it is chosen by measurement
