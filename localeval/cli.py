@@ -32,6 +32,8 @@ from .errors import (
     LocalevalWarning,
     UserError,
     for_terminal,
+    out_of_memory,
+    shortened,
 )
 from .interrupts import hung_up
 from .options import check_paths
@@ -544,8 +546,13 @@ def _dispatch(args) -> int:
         # unless the command settled its status first (compare's gates): a failed gate is not lost to `| head`
         decided = getattr(args, "decided_status", None)
         return EXIT_BROKEN_PIPE if decided is None else decided
-    except OSError as error:  # a path typed with a name longer than the file system takes (255 bytes on most)
-        if error.errno == errno.ENAMETOOLONG:
+    except (MemoryError, RuntimeError, OSError) as error:
+        if out_of_memory(error):  # outside scoring, which says what it kept: loading a model, most often
+            print(f"localeval: error: {_out_of_memory(error)}", file=sys.stderr)
+            return EXIT_ENVIRONMENT
+        if not isinstance(error, OSError):
+            raise
+        if error.errno == errno.ENAMETOOLONG:  # a path typed with a name longer than the file system takes
             said = "a name in this path is longer than the file system allows; give a shorter one"
         elif isinstance(error, PermissionError):  # a path under a folder this user cannot enter: Path.exists raises
             said = "permission denied: this user cannot read it, or enter a folder above it"
@@ -553,6 +560,13 @@ def _dispatch(args) -> int:
             raise
         print(f"localeval: error: {for_terminal(str(error.filename))}: {said}", file=sys.stderr)
         return EXIT_USER
+
+
+def _out_of_memory(error: BaseException) -> str:
+    detail = str(error).strip().splitlines()[-1:] if str(error).strip() else []  # torch's last line says how much
+    said = f" ({shortened(detail[0], 160)})" if detail else ""
+    return (f"out of memory{for_terminal(said)}: give the process more memory, or lower --batch-size or "
+            "--max-batch-tokens (README: \"Memory\")")
 
 
 class StdoutFailure(EnvironmentFailure):

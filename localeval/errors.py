@@ -8,6 +8,7 @@ neither shows a traceback. LocalevalWarning: what the user should know that stop
 from __future__ import annotations
 
 import difflib
+import errno
 import os
 import re
 import threading
@@ -61,6 +62,21 @@ class DataError(UserError):
 class EnvironmentFailure(Exception):
     """The machine, not the request, stopped the run: a full disk, a folder that cannot be written,
     too little memory. What was already written is kept; the message says how to go on."""
+
+
+# How running out of memory reads where it is not a MemoryError: torch's CPU allocator ("can't allocate
+# memory"), its mapping of a model file ("unable to mmap ...: Cannot allocate memory (12)"), CUDA's
+# OutOfMemoryError ("CUDA out of memory"), a RuntimeError each
+_OUT_OF_MEMORY = re.compile(r"out of memory|can'?t allocate memory|cannot allocate memory", re.IGNORECASE)
+
+
+def out_of_memory(error: BaseException) -> bool:
+    """Whether `error` says the machine ran out of memory (a run ends exit 3 then, not with a traceback)."""
+    if isinstance(error, MemoryError):
+        return True
+    if isinstance(error, OSError) and error.errno == errno.ENOMEM:
+        return True
+    return isinstance(error, (RuntimeError, OSError)) and bool(_OUT_OF_MEMORY.search(str(error)))
 
 
 class ScoringStopped(EnvironmentFailure):

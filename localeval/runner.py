@@ -22,7 +22,8 @@ from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
-                     MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, said_and_kept, warned)
+                     MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, out_of_memory, said_and_kept,
+                     warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .metrics.sources import MetricSource, code_of, load_metric_sources, unscored
@@ -277,15 +278,12 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
         bar.close()
         log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")
         return None
-    except MemoryError:
-        raise EnvironmentFailure(f"out of memory; {_saved(writer)}. Lower --batch-size or --max-batch-tokens "
-                                 f"and {_rerun(writer)}") from None
     except ScoringStopped as error:
         raise EnvironmentFailure(f"{error}; {_saved(writer)}; {_rerun(writer)}") from None
     except MetricFailed as error:
         raise MetricFailed(f"{error}; {_mend(writer)}") from None
-    except RuntimeError as error:
-        if "out of memory" not in str(error).lower():
+    except (MemoryError, RuntimeError, OSError) as error:
+        if not out_of_memory(error):
             raise
         raise EnvironmentFailure(f"out of memory on {pipeline.device}; {_saved(writer)}. "
                                  f"Lower --batch-size or --max-batch-tokens and {_rerun(writer)}") from None

@@ -975,13 +975,43 @@ def test_an_answer_cache_that_cannot_be_used_is_turned_off_not_the_run(tmp_path,
     assert f"warning: {said}" in summary["warnings"] and summary["metrics"]
 
 
-def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch):
+# how running out of memory reads on a CPU: a MemoryError, torch's allocator, torch's mapping of a model file
+# under a memory limit (a probe's `prlimit --as`: both were tracebacks, exit 1)
+OUT_OF_MEMORY = [MemoryError(),
+                 RuntimeError("[enforce fail at alloc_cpu.cpp:127] data. DefaultCPUAllocator: can't allocate memory: "
+                              "you tried to allocate 268435456 bytes. Error code 12 (Cannot allocate memory)"),
+                 RuntimeError("unable to mmap 269060552 bytes from file </store/model.safetensors>: Cannot allocate "
+                              "memory (12)"),
+                 OSError(errno.ENOMEM, "Cannot allocate memory")]
+
+
+@pytest.mark.parametrize("error", OUT_OF_MEMORY, ids=["MemoryError", "allocator", "mmap", "ENOMEM"])
+def test_running_out_of_memory_is_exit_3_and_keeps_what_was_scored(tmp_path, capsys, tiny_judge, monkeypatch, error):
     from localeval.engine.judge import TransformersJudge
 
     argv = one_sample_run(tmp_path, tiny_judge, "--no-cache")
-    monkeypatch.setattr(TransformersJudge, "generate", raising(MemoryError()))
-    err = fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory; no sample scored yet")
+    monkeypatch.setattr(TransformersJudge, "generate", raising(error))
+    err = fails(capsys, argv, EXIT_ENVIRONMENT, "out of memory on cpu; no sample scored yet")
     assert "and rerun the same command" in err  # nothing of this run to resume
+
+
+@pytest.mark.parametrize("error", OUT_OF_MEMORY[1:], ids=["allocator", "mmap", "ENOMEM"])
+def test_running_out_of_memory_before_scoring_is_exit_3(tmp_path, capsys, tiny_judge, monkeypatch, error):
+    """Outside scoring, which says what it kept (reading a dataset larger than memory, say)."""
+    from localeval import runner
+
+    monkeypatch.setattr(runner, "_load", raising(error))
+    err = fails(capsys, one_sample_run(tmp_path, tiny_judge, "--no-cache"), EXIT_ENVIRONMENT, "out of memory (")
+    assert "give the process more memory, or lower --batch-size or --max-batch-tokens" in err
+    assert str(error).splitlines()[-1][:40] in err  # torch's words say how much it asked for
+
+
+def test_a_runtime_error_that_is_not_memory_stays_a_bug():
+    from localeval.errors import out_of_memory
+
+    assert not out_of_memory(RuntimeError("expected scalar type Float but found BFloat16"))
+    assert not out_of_memory(OSError(errno.ENOSPC, "No space left on device"))
+    assert all(out_of_memory(error) for error in OUT_OF_MEMORY)
 
 
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])

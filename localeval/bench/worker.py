@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..engine.limits import BatchLimits
 from ..evaluation import BENCH_WINDOW
-from ..errors import EnvironmentFailure, MetricFailed, UserError
+from ..errors import EnvironmentFailure, MetricFailed, UserError, out_of_memory
 from ..metrics import JudgeSettings, resolve_metrics
 from ..metrics.sources import MetricSource, load_metric_sources
 from ..progress import NoProgress, progress_for, to_stderr
@@ -116,12 +116,10 @@ def run_judge(job: JudgeJob) -> JudgeRun:
         return JudgeRun(job.name, error=str(error), metric_failed=True)
     except (UserError, EnvironmentFailure) as error:  # one line of its own: a store it cannot read, NaN outputs
         return JudgeRun(job.name, error=str(error))
-    except MemoryError:
-        return JudgeRun(job.name, error="out of memory; try a smaller --batch-size")
     except Exception as error:  # noqa: BLE001  (one judge's failure must not stop the others)
         message = f"{type(error).__name__}: {error}".splitlines()[0]
-        if "out of memory" in message.lower():
-            message = f"out of memory on {job.device}; try a smaller --batch-size ({message})"
+        if out_of_memory(error):
+            return JudgeRun(job.name, error=f"out of memory on {job.device}; try a smaller --batch-size ({message})")
         return JudgeRun(job.name, error=message, traceback=traceback.format_exc())
 
 
