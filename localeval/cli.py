@@ -37,6 +37,7 @@ from .errors import (
 )
 from .interrupts import hung_up
 from .options import check_paths
+from .paths import check_temporary_folder
 from .results import count_of
 from .shell import WINDOWS, quoted
 from .tuning import CHOICES
@@ -676,6 +677,7 @@ def _command(args) -> int:
         from .compare_command import compare_command
 
         return compare_command(args)
+    check_temporary_folder()  # bench and run import torch, which needs one
     if args.command == "bench":
         from .bench.command import bench_command
 

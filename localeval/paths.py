@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import os
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -57,6 +58,18 @@ def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: st
         raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
                                  f"list has no entry for uid {os.getuid()}): set {variable} to a folder it can write"
                                  f"{remedy}") from None
+
+
+def check_temporary_folder() -> None:
+    """Refuse at once where no temporary folder can be written: torch takes one on import, and without
+    it a run was a traceback after seconds (a container whose root file system is read-only and has
+    nothing mounted at /tmp, a probe)."""
+    try:
+        tempfile.gettempdir()
+    except FileNotFoundError as error:  # Python tried TMPDIR, TEMP, TMP, /tmp, /var/tmp, /usr/tmp, the working folder
+        raise EnvironmentFailure(f"no temporary folder this user can write ({error.strerror or error}): torch needs "
+                                 "one; set TMPDIR to a folder it can write (in a container whose root file system is "
+                                 "read-only, mount one at /tmp)") from None
 
 
 def umask() -> int:

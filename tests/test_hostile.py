@@ -2066,3 +2066,17 @@ def _calibration_of(judge: Path, tmp_path: Path) -> Path:
 # maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys
 NAMED_MAPS = frozenset({"metrics", "languages", "null_reasons", "gates", "evidence", "reasons", "example", "scoring",
                         "thresholds", "metrics_from"})
+
+
+def test_no_writable_temporary_folder_is_exit_3_at_once(tmp_path, capsys, tiny_judge, monkeypatch):
+    """A container with a read-only root file system and nothing mounted at /tmp: torch's import found no
+    temporary folder, a traceback and exit 1 after seconds (a probe). Python's own search is run, on
+    folders that are not there (as root every folder can be written)."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # what Python found first is kept: searched again
+    monkeypatch.setattr(tempfile, "_candidate_tempdir_list", lambda: [str(tmp_path / "none"), str(tmp_path / "nor")])
+    err = fails(capsys, one_sample_run(tmp_path, tiny_judge, "--no-cache"), EXIT_ENVIRONMENT,
+                "no temporary folder this user can write (No usable temporary directory found in")
+    assert "set TMPDIR to a folder it can write" in err
+    assert not (tmp_path / "out").exists()
