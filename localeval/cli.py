@@ -244,7 +244,10 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Fields: user_input, retrieved_contexts (list), response, reference, optional id and language\n"
                "(ragas's names question, contexts, answer, ground_truth and ground_truths are accepted).\n\n"
                "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
-               "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n" + EXIT_CODES,
+               "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n"
+               "environment: LOCALEVAL_MODEL_STORE (the prepared models; may be read-only), LOCALEVAL_CACHE_DIR\n"
+               "(the judge-answer cache), TMPDIR (a folder torch can write); a user with no home folder sets\n"
+               "the first two.\n\n" + EXIT_CODES,
     )
     run.add_argument("data", help='dataset file: .jsonl, .json (a list of objects, or {"samples": [...]}), .csv, .tsv '
                      'or .parquet')
@@ -270,7 +273,8 @@ def build_parser() -> argparse.ArgumentParser:
                      "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only "
                      f"({manual.see('benchmarks')})")
     run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
-                     help="most judge requests per batch; 1 = one at a time (default: %(default)s)")
+                     help="most judge requests per batch; 1 = one at a time (default: %(default)s). Fewer rows, less "
+                     "memory: SmolLM2 peaks near 6 GB at 32 rows, 3 GB at 8 (README: Memory)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
                      help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
     add_judge_settings_options(run)

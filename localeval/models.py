@@ -42,7 +42,9 @@ PROVENANCE_FILE = "localeval-model.json"
 def store_dir() -> Path:
     """Where prepared models live: $LOCALEVAL_MODEL_STORE, else the user's data directory
     (~/.local/share/localeval/models on Linux, as XDG_DATA_HOME says)."""
-    return users_folder("LOCALEVAL_MODEL_STORE", lambda: platformdirs.user_data_path("localeval") / "models")
+    return users_folder("LOCALEVAL_MODEL_STORE", lambda: platformdirs.user_data_path("localeval") / "models",
+                        wanted="the folder of prepared models (one it can only read will do; preparing a model "
+                        "writes to it)")
 
 
 @dataclass(frozen=True)

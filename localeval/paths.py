@@ -45,7 +45,8 @@ def broken_link(path: Path) -> str | None:
     return f"a link to {path.parent / os.readlink(path)}, which is not there"  # read from its own folder
 
 
-def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: str = "") -> Path:
+def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: str = "",
+                 wanted: str = "a folder it can write") -> Path:
     """The folder `variable` names, else the user's own that platformdirs gives (`platforms_folder`): for a
     user with no home folder (HOME unset and no entry in the user list, as a container run under a random
     uid is), platformdirs' RuntimeError was a traceback on every command (an ops probe)."""
@@ -56,7 +57,7 @@ def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: st
         return platforms_folder()
     except RuntimeError:
         raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
-                                 f"list has no entry for uid {os.getuid()}): set {variable} to a folder it can write"
+                                 f"list has no entry for uid {os.getuid()}): set {variable} to {wanted}"
                                  f"{remedy}") from None
 
 

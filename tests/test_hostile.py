@@ -1709,12 +1709,13 @@ def test_after_a_hang_up_what_goes_to_the_terminal_goes_nowhere(tmp_path):
             os.close(fd)
 
 
-@pytest.mark.parametrize("command, variable", [
-    (["models"], "LOCALEVAL_MODEL_STORE"),
-    (["run", "DATA", "--metrics", "context_recall"], "LOCALEVAL_CACHE_DIR"),
+@pytest.mark.parametrize("command, variable, wanted", [
+    # a store only read need not be writable (a container's read-only store, a probe: it was "a folder it can write")
+    (["models"], "LOCALEVAL_MODEL_STORE", "the folder of prepared models (one it can only read will do"),
+    (["run", "DATA", "--metrics", "context_recall"], "LOCALEVAL_CACHE_DIR", "a folder it can write"),
 ])
 def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, capsys, monkeypatch, tiny_judge,
-                                                                   command, variable):
+                                                                   command, variable, wanted):
     """A container run under a random uid (no HOME, no entry in the user list) got platformdirs' RuntimeError,
     a traceback on every command (an ops probe)."""
     import platformdirs
@@ -1732,7 +1733,7 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
     assert main(command) == EXIT_ENVIRONMENT
     said = capsys.readouterr().err
     assert f"localeval: error: this user has no home folder (HOME is unset or not an absolute path, and the user list " \
-           f"has no entry for uid {os.getuid()}): set {variable} to a folder it can write" in said
+           f"has no entry for uid {os.getuid()}): set {variable} to {wanted}" in said
     assert "Traceback" not in said
     if command[0] == "run":
         assert said.rstrip().endswith("or turn the cache off (--no-cache)")
