@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from localeval import evaluate
+from localeval import NothingScoredWarning, evaluate
 from localeval.bench.labels import read_labeled
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.metrics import DEFAULT_METRICS, METRICS
@@ -78,7 +78,8 @@ def test_context_precision_without_a_reference_judges_against_the_response():
 
 
 def test_context_precision_needs_a_reference_or_a_response():
-    (row,) = run([{**EIFFEL, "reference": None, "response": None}], ["context_precision"], passages_useful(1, 1))
+    with pytest.warns(NothingScoredWarning, match="context_precision scored no sample"):
+        (row,) = run([{**EIFFEL, "reference": None, "response": None}], ["context_precision"], passages_useful(1, 1))
     assert row["context_precision"] is None
     assert "missing reference and response" in row["evidence"]["context_precision"]["null_reason"]
 
@@ -144,7 +145,8 @@ def test_faithfulness_against_an_empty_context_is_zero_without_a_second_call():
 
 
 def test_a_response_without_sentences_has_no_faithfulness():
-    (row,) = run([{**EIFFEL, "response": " "}], ["faithfulness"], claims_then_verdicts(["x"], [1]))
+    with pytest.warns(NothingScoredWarning, match="faithfulness scored no sample"):
+        (row,) = run([{**EIFFEL, "response": " "}], ["faithfulness"], claims_then_verdicts(["x"], [1]))
     assert row["faithfulness"] is None
 
 

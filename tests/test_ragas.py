@@ -21,6 +21,7 @@ import pydantic
 import pytest
 
 import localeval
+from localeval import NothingScoredWarning
 from localeval.api import _per_metric, as_samples
 from localeval.data import IgnoredFieldsWarning, MissingIdsWarning
 from localeval.engine.limits import BatchLimits
@@ -254,12 +255,14 @@ def test_to_pandas_has_the_inputs_beside_the_scores_indexed_by_id():
 def test_a_score_no_sample_could_give_is_a_float_column_of_nan():
     """It was a column of None (object), beside float64 ones."""
     frame = pd.DataFrame([{**RAGAS_02, "id": "a", "reference": None}])
-    table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
+    with pytest.warns(NothingScoredWarning, match="context_recall scored no sample"):
+        table = scripted_evaluate(frame, ["context_recall", "answer_supported_precision"]).to_pandas()
     assert str(table["context_recall"].dtype) == str(table["answer_supported_precision"].dtype) == "float64"
     assert table["context_recall"].isna().all()
     # a metric with sub-scores that no sample gave: their columns are there, null (a KeyError once)
     unscored = {k: v for k, v in RAGAS_02.items() if k != "retrieved_contexts"}
-    table = scripted_evaluate(pd.DataFrame([unscored]), ["context_relevance"]).to_pandas()
+    with pytest.warns(NothingScoredWarning, match="context_relevance scored no sample"):
+        table = scripted_evaluate(pd.DataFrame([unscored]), ["context_relevance"]).to_pandas()
     assert table["context_relevance"].isna().all() and table["context_relevance_chunks"].isna().all()
     assert str(table["context_relevance_chunks"].dtype) == "float64"
     assert table["context_relevance_per_chunk"].isna().all()
