@@ -169,9 +169,10 @@ def evaluate(
 
     `language`: the sentence splitter's language for samples that name none ("en"; "zh" works). `device`:
     "auto" (a GPU where there is one), "cpu" or "cuda"; `dtype`: "auto" (the judge's measured dtype for the
-    device), "float32", "bfloat16", "float16" or "int8". `limits`: the batch limits (BatchLimits). `cache`:
-    True keeps the judge's answers in the user's answer cache (a call asked again costs nothing), False keeps
-    none, or an AnswerCache of your own. `window`: samples scored together (None: 8 on a CPU, 64 on a GPU).
+    device), "float32", "bfloat16", "float16" or "int8". `limits`: the batch limits (BatchLimits; batch_size
+    None: the judge's own, 16 rows for SmolLM2 on a CPU, else 32). `cache`: True keeps the judge's answers
+    in the user's answer cache (a call asked again costs nothing), False keeps none, or an AnswerCache of
+    your own. `window`: samples scored together (None: 8 on a CPU, 64 on a GPU).
     `progress`: a bar (or lines, where stderr is no terminal) on stderr. Metrics of your own:
     register_metric (`localeval docs custom-metrics`).
 

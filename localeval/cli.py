@@ -272,9 +272,10 @@ def build_parser() -> argparse.ArgumentParser:
                      "measured to agree as well in bfloat16 on a CPU with bf16 instructions (qwen2.5-coder-1.5b-"
                      "instruct: 3.4-3.7x faster). int8: int8 weights, bfloat16 activations, CPU only "
                      f"({manual.see('benchmarks')})")
-    run.add_argument("--batch-size", type=int, default=DEFAULT_BATCH_SIZE,
-                     help="most judge requests per batch; 1 = one at a time (default: %(default)s). Fewer rows, less "
-                     "memory: SmolLM2 peaks near 6 GB at 32 rows, 3 GB at 8 (README: Memory)")
+    run.add_argument("--batch-size", type=int, default=None,
+                     help=f"most judge requests per batch; 1 = one at a time (default: {DEFAULT_BATCH_SIZE}; on a CPU, "
+                     "SmolLM2's 16, measured faster). Fewer rows, less memory: SmolLM2 peaks near 6 GB at 32 rows, "
+                     "3 GB at 8 (README: Memory)")
     run.add_argument("--max-batch-tokens", type=int, default=DEFAULT_MAX_BATCH_TOKENS,
                      help="most padded prompt tokens per batch, rows x longest prompt (default: %(default)s)")
     add_judge_settings_options(run)
@@ -454,7 +455,8 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
     bench.add_argument("--dtype", default="auto", help="auto, bfloat16, float16, float32 or int8 (default: auto, "
                        "each judge's as for run)")
     bench.add_argument("--batch-size", type=int, default=default_batch_size,
-                       help="most judge requests per batch (default: %(default)s)")
+                       help="most judge requests per batch, the same for every judge (default: %(default)s; `run` "
+                       "gives SmolLM2 16 on a CPU)")
     bench.add_argument("--max-batch-tokens", type=int, default=default_max_batch_tokens,
                        help="most padded prompt tokens per batch (default: %(default)s)")
     add_judge_settings_options(bench)
@@ -553,7 +555,7 @@ def _dispatch(args) -> int:
         return EXIT_BROKEN_PIPE if decided is None else decided
     except (MemoryError, RuntimeError, OSError) as error:
         if out_of_memory(error):  # outside scoring, which says what it kept: loading a model, most often
-            print(f"localeval: error: {_out_of_memory(error)}", file=sys.stderr)
+            print(f"localeval: error: {_out_of_memory(error, args.command)}", file=sys.stderr)
             return EXIT_ENVIRONMENT
         if not isinstance(error, OSError):
             raise
@@ -567,11 +569,11 @@ def _dispatch(args) -> int:
         return EXIT_USER
 
 
-def _out_of_memory(error: BaseException) -> str:
+def _out_of_memory(error: BaseException, command: str | None) -> str:
     detail = str(error).strip().splitlines()[-1:] if str(error).strip() else []  # torch's last line says how much
     said = f" ({shortened(detail[0], 160)})" if detail else ""
-    return (f"out of memory{for_terminal(said)}: give the process more memory, or lower --batch-size or "
-            "--max-batch-tokens (README: \"Memory\")")
+    lower = " or lower --batch-size or --max-batch-tokens" if command in ("run", "bench") else ""  # theirs alone
+    return f"out of memory{for_terminal(said)}: give the process more memory{lower} (README: \"Memory\")"
 
 
 class StdoutFailure(EnvironmentFailure):

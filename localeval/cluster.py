@@ -9,6 +9,7 @@ import os
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from . import models
 from .errors import LocalevalWarning, UserError, warn
 from .options import given, option
 from .progress import Progress, progress_for
@@ -80,7 +81,9 @@ class Cluster:
                             "only the GPUs it asks for")
         # No judge's measured CPU choice here: a bfloat16 default needs bf16 instructions on the CPUs that
         # run it, which the driver cannot see, so CPU workers take float32 unless --dtype says otherwise.
-        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype))
+        # the judge's batch size for the workers' device, so that the driver's engine records theirs
+        limits = recipe.limits.with_batch_size(models.batch_size(recipe.judge, device))
+        return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype), limits=limits)
 
     def _warn_if_sharing_cores(self, cores: int) -> None:
         """CPU workers on this machine that need more cores than it has: Ray starts them all the same

@@ -76,7 +76,8 @@ def out_of_memory(error: BaseException) -> bool:
         return True
     if isinstance(error, OSError) and error.errno == errno.ENOMEM:
         return True
-    return isinstance(error, (RuntimeError, OSError)) and bool(_OUT_OF_MEMORY.search(str(error)))
+    # its words, not str(): an OSError's text holds its file's name, which may say anything
+    return isinstance(error, (RuntimeError, OSError)) and bool(_OUT_OF_MEMORY.search(" ".join(map(str, error.args))))
 
 
 class ScoringStopped(EnvironmentFailure):

@@ -64,6 +64,9 @@ class ModelSpec:
     # The dtype a judge runs in by default on a CPU with bf16 instructions, where bfloat16 kept its
     # agreement with people (docs/judges.md); float32 elsewhere and for a judge not measured.
     cpu_dtype: str = "float32"
+    # The rows a judge decodes together by default on a CPU, where fewer than DEFAULT_BATCH_SIZE measured
+    # faster (docs/benchmarks.md, "Batch size on a CPU"); None: the default, as on a GPU
+    cpu_batch_size: int | None = None
     # An embedder's languages where it was trained on these alone (its similarities mean little in others:
     # trust.embedder_language_warning); empty: not known to be limited
     languages: tuple[str, ...] = ()
@@ -246,6 +249,7 @@ def registry() -> dict[str, ModelSpec]:
             gguf=e.get("gguf"),
             directory=tuple(e["directory"]) if "directory" in e else None, settings=e.get("settings"),
             agreement=e.get("agreement"), cpu_dtype=e.get("cpu_dtype", "float32"),
+            cpu_batch_size=e.get("cpu_batch_size"),
             languages=tuple(e.get("languages", ())),
         )
         for name, e in entries.items()
@@ -392,6 +396,16 @@ def cpu_dtype(judge: Any = None) -> str:
     """The judge's measured dtype for a CPU with bf16 instructions (ModelSpec.cpu_dtype)."""
     spec = registry().get(judge_name(judge))
     return spec.cpu_dtype if spec is not None else "float32"
+
+
+def batch_size(judge: Any, device: str) -> int:
+    """The rows the judge decodes together when --batch-size is not given: its measured size on a CPU
+    (ModelSpec.cpu_batch_size), else DEFAULT_BATCH_SIZE."""
+    from .engine.limits import DEFAULT_BATCH_SIZE
+
+    spec = registry().get(judge_name(judge))
+    chosen = spec.cpu_batch_size if spec is not None and str(device).split(":")[0] == "cpu" else None
+    return chosen or DEFAULT_BATCH_SIZE
 
 
 def _package_dir(module: str) -> Path | None:

@@ -114,7 +114,9 @@ def build_pipeline(metrics: list[Metric], judge: str | Judge | None = None, embe
     device = choose_device(device)
     judge = build_judge(judge, device, dtype, log)
     embedder = build_embedder(embedder, device, log) if any(m.uses_embedder for m in metrics) else None
-    engine = JudgeEngine(judge, limits, cache if isinstance(cache, AnswerCache) else
+    # the judge's own device: one loaded beforehand (load_judge) may be on another than the pipeline's
+    engine = JudgeEngine(judge, limits.with_batch_size(models.batch_size(judge, getattr(judge, "device", device))),
+                         cache if isinstance(cache, AnswerCache) else
                          AnswerCache() if cache and getattr(judge, "cacheable", True) else None)
     evaluator = Evaluator(metrics, engine, embedder, language, window_for(window, device))
     return Pipeline(metrics, judge, embedder, engine, evaluator, device)

@@ -387,7 +387,8 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         "data": str(args.data),
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},
         "device": describe(pipeline.device) if cluster is None else cluster.describe(),
-        "settings": {"batch_size": args.batch_size, "max_batch_tokens": args.max_batch_tokens,
+        # the rows decoded together as chosen (--batch-size, else the judge's own for the device)
+        "settings": {"batch_size": engine.limits.batch_size, "max_batch_tokens": engine.limits.max_batch_tokens,
                      **_asked(args, evaluator.metrics)},
         "judge": {
             "requests": evaluator.timings.judge_requests,

@@ -247,6 +247,27 @@ def test_a_real_judge_scores_through_int8_weights(tmp_path):
     assert all(entry["null"] == 0 for entry in summary["metrics"].values())
 
 
+def test_a_judge_measured_faster_with_fewer_rows_on_a_cpu_gets_them_unless_a_batch_size_is_given():
+    """SmolLM2 was 1.13-1.34x faster at 16 rows than at 32 on a CPU, with a third less memory; Qwen-1.5B
+    1.11x slower (docs/benchmarks.md, "Batch size on a CPU")."""
+    from localeval import models
+    from localeval.engine.limits import DEFAULT_BATCH_SIZE, BatchLimits
+
+    assert models.batch_size("smollm2-135m-instruct", "cpu") == models.batch_size(None, "cpu") == 16
+    assert models.batch_size("smollm2-135m-instruct", "cuda:0") == DEFAULT_BATCH_SIZE == 32  # a GPU's rows cost little
+    assert models.batch_size("qwen2.5-coder-1.5b-instruct", "cpu") == models.batch_size("/my/judge", "cpu") == 32
+    assert BatchLimits().with_batch_size(16).batch_size == 16
+    assert BatchLimits(batch_size=32).with_batch_size(16).batch_size == 32  # given: kept
+
+
+def test_an_engine_built_by_hand_without_a_batch_size_takes_the_default():
+    from localeval.engine.limits import BatchLimits
+    from localeval.engine.scheduler import JudgeEngine
+    from localeval.engine.scripted import ScriptedJudge
+
+    assert JudgeEngine(ScriptedJudge(lambda request: {}), BatchLimits()).limits.batch_size == 32
+
+
 @pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float32")])
 def test_a_judge_measured_in_bfloat16_runs_in_it_only_where_the_cpu_computes_it(monkeypatch, native, expected):
     from localeval import device, models

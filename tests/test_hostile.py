@@ -1003,7 +1003,7 @@ def test_running_out_of_memory_before_scoring_is_exit_3(tmp_path, capsys, tiny_j
 
     monkeypatch.setattr(runner, "_load", raising(error))
     err = fails(capsys, one_sample_run(tmp_path, tiny_judge, "--no-cache"), EXIT_ENVIRONMENT, "out of memory (")
-    assert "give the process more memory, or lower --batch-size or --max-batch-tokens" in err
+    assert "give the process more memory or lower --batch-size or --max-batch-tokens" in err
     assert str(error).splitlines()[-1][:40] in err  # torch's words say how much it asked for
 
 
@@ -1012,7 +1012,33 @@ def test_a_runtime_error_that_is_not_memory_stays_a_bug():
 
     assert not out_of_memory(RuntimeError("expected scalar type Float but found BFloat16"))
     assert not out_of_memory(OSError(errno.ENOSPC, "No space left on device"))
+    assert not out_of_memory(FileNotFoundError(errno.ENOENT, "No such file or directory", "out of memory.jsonl"))
+    assert out_of_memory(OSError("Cannot allocate memory (os error 12)"))  # safetensors' words, with no errno
     assert all(out_of_memory(error) for error in OUT_OF_MEMORY)
+
+
+def test_a_bare_memory_error_in_a_bench_judge_says_no_empty_detail(monkeypatch):
+    from types import SimpleNamespace
+
+    from localeval.bench import worker
+
+    monkeypatch.setattr(worker, "_evaluate", raising(MemoryError()))
+    run = worker.run_judge(SimpleNamespace(name="smollm2-135m-instruct", device="cpu"))
+    assert run.error == "out of memory on cpu; try a smaller --batch-size"
+
+
+def test_the_rows_decoded_together_are_recorded_as_given_or_as_the_judge_s_own(tmp_path, tiny_judge, monkeypatch):
+    """summary.json's settings.batch_size: --batch-size where given, else the judge's own for the device
+    (models.batch_size: 16 for SmolLM2 on a CPU), as the engine used it."""
+    from localeval import models
+
+    def recorded(*extra: str, out: str) -> int:
+        assert main(one_sample_run(tmp_path, tiny_judge, "--no-cache", "--quiet", *extra, out=out)) == EXIT_OK
+        return json.loads((tmp_path / out / "summary.json").read_text("utf-8"))["settings"]["batch_size"]
+
+    assert recorded("--batch-size", "5", out="given") == 5
+    monkeypatch.setattr(models, "batch_size", lambda judge, device: 7)
+    assert recorded(out="own") == 7
 
 
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGHUP"])

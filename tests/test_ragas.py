@@ -388,7 +388,11 @@ def test_ragas_metrics_without_a_counterpart_say_so_instead_of_offering_a_look_a
     cases = {"context_entity_recall": "ragas's context_entity_recall has no counterpart in localeval: it counts the "
                                       "reference's named entities found in the context; choose from: ",
              "FactualCorrectness": "ragas's factual_correctness has no counterpart in localeval: it compares",
-             "answer_correctness": "ragas's answer_correctness has no counterpart in localeval: it compares"}
+             "answer_correctness": "ragas's answer_correctness has no counterpart in localeval: it compares",
+             # ragas 0.2's other names of the same metrics: each said as given, with its twin's description
+             "AspectCritic": "ragas's aspect_critic has no counterpart in localeval: it asks a yes/no question of your own",
+             "SemanticSimilarity": "ragas's semantic_similarity has no counterpart in localeval: it is the embedding "
+                                   "similarity of the response and the reference"}
     for name, expected in cases.items():
         with pytest.raises(UserError) as raised:
             scripted_evaluate([RAGAS_02], [name])

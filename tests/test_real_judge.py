@@ -111,6 +111,8 @@ def test_summary_names_models_device_and_counts(cli_run):
                                                     "null_reasons": {"missing reference": 1}}
     assert summary["judge"]["requests"] > 0 and summary["timings"]["total_seconds"] > 0
     assert "workers" not in summary["timings"]  # one process: its seconds are its own
+    # no --batch-size: the embedded judge's own on a CPU, measured faster than the default 32 (docs/benchmarks.md)
+    assert summary["settings"]["batch_size"] == (16 if "CPU" in summary["device"] else 32)
     # --reasons / --example auto: the embedded judge's measured choice from the registry, per metric
     registered = models.registry()["smollm2-135m-instruct"].settings
     for option in ("reasons", "example"):  # for the metrics the run scored (the default five)

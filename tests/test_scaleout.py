@@ -242,6 +242,7 @@ def test_no_more_workers_start_than_there_are_windows(monkeypatch):
 
 
 def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
+    from localeval.engine.limits import BatchLimits
     from localeval.pipeline import PipelineRecipe
 
     recipe = PipelineRecipe(metrics=[])
@@ -252,6 +253,11 @@ def test_workers_are_placed_where_their_dtype_is_known_on_the_driver():
     # a judge's bfloat16 CPU default needs the workers' bf16 instructions, which the driver cannot see
     qwen = PipelineRecipe(metrics=[], judge="qwen2.5-coder-1.5b-instruct")
     assert Cluster("local").place(qwen).dtype == "float32"
+    # the judge's batch size for the workers' device, decided here, so that the driver records theirs
+    assert Cluster("local").place(recipe).limits.batch_size == 16  # SmolLM2 on CPU workers
+    assert on_gpus.limits.batch_size == Cluster("local").place(qwen).limits.batch_size == 32
+    given = PipelineRecipe(metrics=[], limits=BatchLimits(batch_size=4))
+    assert Cluster("auto", gpus_per_worker=1).place(given).limits.batch_size == 4
 
 
 @pytest.mark.parametrize("options, message", [

@@ -119,7 +119,8 @@ def run_judge(job: JudgeJob) -> JudgeRun:
     except Exception as error:  # noqa: BLE001  (one judge's failure must not stop the others)
         message = f"{type(error).__name__}: {error}".splitlines()[0]
         if out_of_memory(error):
-            return JudgeRun(job.name, error=f"out of memory on {job.device}; try a smaller --batch-size ({message})")
+            said = f" ({message})" if str(error) else ""  # a bare MemoryError says nothing more
+            return JudgeRun(job.name, error=f"out of memory on {job.device}; try a smaller --batch-size{said}")
         return JudgeRun(job.name, error=message, traceback=traceback.format_exc())
 
 

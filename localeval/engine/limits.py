@@ -3,7 +3,7 @@ without importing the engine (torch)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import UserError
 
@@ -13,7 +13,9 @@ DEFAULT_MAX_BATCH_TOKENS = 24_576
 
 @dataclass(frozen=True)
 class BatchLimits:
-    batch_size: int = DEFAULT_BATCH_SIZE  # rows per batch; 1 gives the one-at-a-time baseline
+    # rows per batch; 1 gives the one-at-a-time baseline. None: the judge's own (models.batch_size), which
+    # build_pipeline sets: DEFAULT_BATCH_SIZE, or fewer on a CPU where that measured faster for the judge
+    batch_size: int | None = None
     # rows x longest prompt: the padded prompt tokens one forward pass computes at once (a prompt's
     # instructions, shared by every request of a metric, are computed once and not counted). Output
     # bounds are not counted: they are worst cases (every string at full length in 4-byte
@@ -25,5 +27,12 @@ class BatchLimits:
         # tokens would quietly judge one request at a time (a row is always let in alone).
         for name in ("batch_size", "max_batch_tokens"):
             value = getattr(self, name)
+            if value is None and name == "batch_size":
+                continue
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise UserError(f"BatchLimits {name}=: give a whole number, at least 1; got {value!r}")
+                unset = " (or None, the judge's own)" if name == "batch_size" else ""
+                raise UserError(f"BatchLimits {name}=: give a whole number, at least 1{unset}; got {value!r}")
+
+    def with_batch_size(self, size: int) -> "BatchLimits":
+        """These limits, with `size` rows where no batch size was given."""
+        return self if self.batch_size is not None else replace(self, batch_size=size)
