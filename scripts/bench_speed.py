@@ -64,6 +64,7 @@ class Measurement:
     scores: dict[tuple[str, str], float | None]
     verdicts: dict[tuple[str, str], list[int]]  # (sample, metric): the judge's 0/1 verdicts in order
     shape: ModelShape | None = None  # for the roofline; None for a judge that is not a transformers model
+    rows: int | None = None  # the batch size the engine used ("default": the judge's own for the device)
 
     def row(self, roofline: Roofline | None = None) -> dict:
         stats, decoding = self.stats, self.stats.decoding
@@ -73,6 +74,7 @@ class Measurement:
             roofline, decoding, decode_seconds / decode_passes)
         return {
             "config": self.config,
+            "rows": self.rows,
             "seconds": self.seconds,
             "samples_per_s": self.samples / self.seconds,
             "requests": stats.requests,
@@ -194,7 +196,7 @@ def measure(config: str, limits: BatchLimits, loaded: Pipeline, samples) -> Meas
                 for r in results for name, m in r.metrics.items()}
     model = getattr(judge, "model", None)  # a TransformersJudge's loaded model
     return Measurement(config, seconds, len(samples), judge.stats, memory.peak_mb, scores, verdicts,
-                       None if model is None else ModelShape.of(model))
+                       None if model is None else ModelShape.of(model), engine.limits.batch_size)
 
 
 def largest_difference(a: Measurement, b: Measurement) -> float:
@@ -233,7 +235,7 @@ def cache_check(args, dtype: str) -> dict:
     return timings
 
 
-COLUMNS = ["config", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
+COLUMNS = ["config", "rows", "seconds", "samples_per_s", "output_tok_per_s", "prompt_tok_per_s", "requests", "batches",
            "prompt_tokens", "computed_prompt_tokens", "output_tokens", "forced_tokens",
            "drafted_tokens", "confirmed_tokens", "forward_passes",
            "prefill_s", "ms_per_forward", "grammar_ms_per_forward", "peak_memory_mb",

@@ -683,8 +683,11 @@ def test_judge_settings_that_would_quietly_ask_something_else_are_refused(field,
 @pytest.mark.parametrize(("field", "value"), [("batch_size", 0), ("max_batch_tokens", -1), ("batch_size", 2.5),
                                                ("max_batch_tokens", True)])
 def test_batch_limits_that_would_fail_in_the_engine_or_judge_one_by_one_are_refused(field, value):
-    with pytest.raises(UserError, match=re.escape(f"BatchLimits {field}=: give a whole number, at least 1; got {value!r}")):
+    unset = " (or None, the judge's own)" if field == "batch_size" else ""  # None: models.batch_size decides
+    with pytest.raises(UserError, match=re.escape(f"BatchLimits {field}=: give a whole number, at least 1{unset}; "
+                                                  f"got {value!r}")):
         BatchLimits(**{field: value})
+    assert BatchLimits().batch_size is None and BatchLimits(batch_size=None).max_batch_tokens > 0
 
 
 def test_a_metric_left_out_of_a_settings_dict_keeps_the_judges_measured_settings():
