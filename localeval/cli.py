@@ -570,8 +570,8 @@ def _dispatch(args) -> int:
 
 
 def _out_of_memory(error: BaseException, command: str | None) -> str:
-    detail = str(error).strip().splitlines()[-1:] if str(error).strip() else []  # torch's last line says how much
-    said = f" ({shortened(detail[0], 160)})" if detail else ""
+    lines = str(error).strip().splitlines()
+    said = f" ({shortened(lines[-1], 160)})" if lines else ""  # torch's last line says how much it asked for
     lower = " or lower --batch-size or --max-batch-tokens" if command in ("run", "bench") else ""  # theirs alone
     return f"out of memory{for_terminal(said)}: give the process more memory{lower} (README: \"Memory\")"
 

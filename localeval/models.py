@@ -30,6 +30,7 @@ from typing import Any, Callable
 import platformdirs
 from filelock import FileLock, Timeout
 
+from .engine.limits import DEFAULT_BATCH_SIZE
 from .errors import EnvironmentFailure, UserError, closest
 from .options import given, option
 from .paths import umask, users_folder
@@ -401,8 +402,6 @@ def cpu_dtype(judge: Any = None) -> str:
 def batch_size(judge: Any, device: str) -> int:
     """The rows the judge decodes together when --batch-size is not given: its measured size on a CPU
     (ModelSpec.cpu_batch_size), else DEFAULT_BATCH_SIZE."""
-    from .engine.limits import DEFAULT_BATCH_SIZE
-
     spec = registry().get(judge_name(judge))
     chosen = spec.cpu_batch_size if spec is not None and str(device).split(":")[0] == "cpu" else None
     return chosen or DEFAULT_BATCH_SIZE
