@@ -826,10 +826,13 @@ def _verify_models(name: str | None) -> int:
 
 
 def _list_models() -> int:
-    store = models.store_dir()  # a store set wrongly is one error line, not a table cut off after its header
+    try:
+        store = models.store_dir()  # a store set wrongly is one error line, not a table cut off after its header
+    except EnvironmentFailure as no_home:  # a container's random uid: the names are still worth listing (a probe)
+        store, no_store = None, no_home
     print(f"{'name':<30} {'kind':<9} {'status':<24} {'rho':<5} description")
     for spec in models.registry().values():
-        flag, status = " (default)" if spec.default else "", spec.status()
+        flag, status = " (default)" if spec.default else "", spec.status() if store else "no model store"
         rho = "-" if (measured := measured_agreement(spec.name)) is None else f"{measured:.2f}"
         print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {rho:<5} {spec.description}{flag}")
         if status == "not installed":
@@ -845,6 +848,8 @@ def _list_models() -> int:
     chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
     print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
           f"dev set (bench); below {WEAK} its scores say little")
+    if store is None:
+        raise no_store
     print(f"model store: {store} ({chosen})")
     print("status reads each file's header and size; `python -m localeval models verify` reads every byte")
     return EXIT_OK

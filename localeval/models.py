@@ -386,8 +386,8 @@ def _registered_at(path: str) -> str | None:
         return None
     try:
         store = store_dir().resolve()
-    except UserError:  # a store set wrongly holds no judge; a folder elsewhere still loads
-        return None
+    except (UserError, EnvironmentFailure):  # a store set wrongly, or none (no home folder), holds no judge; a
+        return None                          # folder elsewhere still loads (a probe: it was refused, exit 3)
     folder = Path(path).expanduser().resolve()
     return next((name for name, spec in registry().items()
                  if spec.kind == "judge" and store / spec.name == folder), None)

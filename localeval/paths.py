@@ -56,9 +56,29 @@ def users_folder(variable: str, platforms_folder: Callable[[], Path], remedy: st
     try:
         return platforms_folder()
     except RuntimeError:
-        raise EnvironmentFailure(f"this user has no home folder (HOME is unset or not an absolute path, and the user "
-                                 f"list has no entry for uid {os.getuid()}): set {variable} to {wanted}"
-                                 f"{remedy}") from None
+        raise NoHomeFolder([f"{variable} to {wanted}{remedy}"]) from None
+
+
+class NoHomeFolder(EnvironmentFailure):
+    """No home folder to find a folder in: each of `asked` says which variable to set instead, and to what."""
+
+    def __init__(self, asked: list[str]):
+        self.asked = asked
+        super().__init__(f"this user has no home folder (HOME is unset or not an absolute path, and the user list has "
+                         f"no entry for uid {os.getuid()}): set {'; and set '.join(asked)}")
+
+
+def users_folders(*folders: Callable[[], Path]) -> None:
+    """Find each folder, and where this user has no home folder, say every one that must be named instead in
+    one message: a run named the cache, then on the next try the model store (a container probe)."""
+    asked = []
+    for folder in folders:
+        try:
+            folder()
+        except NoHomeFolder as missing:
+            asked += missing.asked
+    if asked:
+        raise NoHomeFolder(asked)
 
 
 def check_temporary_folder() -> None:

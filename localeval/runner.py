@@ -20,6 +20,7 @@ from .calibration import (CalibrationWarning, applied, described, fit_warnings, 
 from .cluster import Cluster, cluster_for
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
+from .engine.cache import default_cache_dir
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
                      MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, out_of_memory, said_and_kept,
@@ -29,6 +30,7 @@ from .metrics import resolve_metrics, result_names
 from .metrics.sources import MetricSource, code_of, load_metric_sources, unscored
 from .options import check_counts, check_paths, limit_beyond
 from .out_folder import check_ours
+from .paths import users_folders
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .samples import Sample
@@ -148,7 +150,7 @@ def _plan(args) -> RunPlan:
     settings = metric_settings(args.judge, args.reasons, args.example, args.scoring, thresholds,
                                questions=args.questions)
     metrics = resolve_metrics(args.metrics, settings)
-    data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
+    _check_users_folders(args, metrics)  # before the samples' warnings: said at once, not after a page of them
     if calibration:  # what the summary and the notes name: the thresholds this run applies
         calibration = applied(calibration, thresholds, [m.name for m in metrics])
     option_warnings = warned([limit_beyond(args.limit, len(every_sample)), unscored(metric_sources, metrics),
@@ -160,6 +162,8 @@ def _plan(args) -> RunPlan:
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
+    # after every quick refusal (gates, labels): a page about the samples' languages before an error buried it
+    data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     weak = weak_judge_warning(judge_name) if any(m.asks_a_model() for m in metrics) else None  # else none is asked
     # a CI job gating on a weak judge's scores gates on its noise: said before minutes of scoring, at the log's
     # top, once the labels were read (a labels file refused ends the run before it)
@@ -172,6 +176,21 @@ def _plan(args) -> RunPlan:
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
                    weak, weak_gated, calibration_warnings, option_warnings, cluster, metric_sources)
+
+
+def _check_users_folders(args, metrics) -> None:
+    """The model store (where a registered model is used) and the cache this machine's run needs, found or, for a
+    user with no home folder, named together: they were named one run at a time, the store only after seconds of
+    imports (a container probe)."""
+    if args.ray not in (None, "local"):  # a cluster's workers find their own
+        return
+
+    def registered(name, used: bool) -> bool:
+        return used and (name is None or name in models.registry())
+
+    store = registered(args.judge, any(m.asks_a_model() for m in metrics)) or registered(
+        args.embedder, any(m.uses_embedder for m in metrics))
+    users_folders(*[models.store_dir] * store, *[default_cache_dir] * (not args.no_cache))
 
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:

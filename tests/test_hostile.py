@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from localeval import data as data_module
+from localeval import models
 from localeval.cli import EXIT_ENVIRONMENT, EXIT_INTERRUPTED, EXIT_OK, EXIT_USER, main
 
 GOOD = {"id": "s1", "user_input": "When did the bridge open?", "retrieved_contexts": ["The bridge opened in 1932."],
@@ -186,6 +187,25 @@ def test_a_bad_option_is_one_line_and_exit_2(tmp_path, capsys, case):
     fails(capsys, ["run", str(data), "--out", str(tmp_path / "out"), *argv], EXIT_USER,
           expected.format(tmp=tmp_path, data=data))
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("case", ["gate without a metric", "labels missing file", "calibration missing"])
+def test_a_quick_refusal_is_not_buried_under_the_samples_warnings(tmp_path, capsys, case):
+    """The embedder's long warning about samples in Chinese came first, the one line that stopped the run after it
+    (a container probe)."""
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD, {**GOOD, "id": "s2", "user_input": "大桥是哪一年开通的？", "response": "大桥于1932年开通。",
+                                         "language": "zh"}))
+    extra, expected = OPTION_CASES[case]
+    argv = ["run", str(data), "--out", str(tmp_path / "out"), *[arg.format(tmp=tmp_path, data=data) for arg in extra]]
+    said = fails(capsys, argv, EXIT_USER, expected.format(tmp=tmp_path, data=data))
+    assert "Chinese" not in said
+    from localeval.data import load_samples
+    from localeval.metrics import resolve_metrics
+    from localeval.trust import embedder_language_warning
+
+    # where the run goes on, these samples are warned of
+    assert "in Chinese" in embedder_language_warning(None, load_samples(data), "en", resolve_metrics("all", {}))
 
 
 @pytest.mark.parametrize(("argv", "expected"), [
@@ -1030,8 +1050,6 @@ def test_a_bare_memory_error_in_a_bench_judge_says_no_empty_detail(monkeypatch):
 def test_the_rows_decoded_together_are_recorded_as_given_or_as_the_judge_s_own(tmp_path, tiny_judge, monkeypatch):
     """summary.json's settings.batch_size: --batch-size where given, else the judge's own for the device
     (models.batch_size: 16 for SmolLM2 on a CPU), as the engine used it."""
-    from localeval import models
-
     def recorded(*extra: str, out: str) -> int:
         assert main(one_sample_run(tmp_path, tiny_judge, "--no-cache", "--quiet", *extra, out=out)) == EXIT_OK
         return json.loads((tmp_path / out / "summary.json").read_text("utf-8"))["settings"]["batch_size"]
@@ -1746,6 +1764,24 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
                                                                    command, variable, wanted):
     """A container run under a random uid (no HOME, no entry in the user list) got platformdirs' RuntimeError,
     a traceback on every command (an ops probe)."""
+    without_a_home_folder(monkeypatch)
+    if command[0] == "run":
+        command = [*one_sample_run(tmp_path, tiny_judge), *command[2:]]
+        monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    assert main(command) == EXIT_ENVIRONMENT
+    out, said = capsys.readouterr()
+    if command == ["models"]:  # the names are still listed: they are what a user needs next
+        assert all(f"{name} " in out and "no model store" in out for name in models.registry())
+    assert f"localeval: error: this user has no home folder (HOME is unset or not an absolute path, and the user list " \
+           f"has no entry for uid {os.getuid()}): set {variable} to {wanted}" in said
+    assert "Traceback" not in said
+    if command[0] == "run":
+        assert said.rstrip().endswith("or turn the cache off (--no-cache)")
+        assert main([*command, "--no-cache", "--quiet"]) == 0
+
+
+def without_a_home_folder(monkeypatch) -> None:
+    """platformdirs as it is for a user with no home folder, and neither of localeval's folders named."""
     import platformdirs
 
     def no_home(*args, **kwargs):
@@ -1755,17 +1791,21 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
         monkeypatch.setattr(platformdirs, folder, no_home)
     monkeypatch.delenv("LOCALEVAL_MODEL_STORE", raising=False)
     monkeypatch.delenv("LOCALEVAL_CACHE_DIR", raising=False)
-    if command[0] == "run":
-        command = [*one_sample_run(tmp_path, tiny_judge), *command[2:]]
-        monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
-    assert main(command) == EXIT_ENVIRONMENT
+
+
+def test_a_run_without_a_home_folder_names_every_folder_it_needs_at_once(tmp_path, capsys, monkeypatch, tiny_judge):
+    """A container probe: the cache was named, then on the next try, after seconds of imports, the model store;
+    and a run of one's own judge, which needs no store, was refused for want of one."""
+    without_a_home_folder(monkeypatch)
+    run = one_sample_run(tmp_path, tiny_judge)  # all metrics: response_relevancy's registered embedder is stored
+    assert main(run) == EXIT_ENVIRONMENT
     said = capsys.readouterr().err
-    assert f"localeval: error: this user has no home folder (HOME is unset or not an absolute path, and the user list " \
-           f"has no entry for uid {os.getuid()}): set {variable} to {wanted}" in said
-    assert "Traceback" not in said
-    if command[0] == "run":
-        assert said.rstrip().endswith("or turn the cache off (--no-cache)")
-        assert main([*command, "--no-cache", "--quiet"]) == 0
+    assert said.count("localeval: error:") == 1 and "set LOCALEVAL_MODEL_STORE to the folder of prepared models" in said
+    assert "; and set LOCALEVAL_CACHE_DIR to a folder it can write, or turn the cache off (--no-cache)" in said
+    assert main([*run, "--no-cache"]) == EXIT_ENVIRONMENT
+    said = capsys.readouterr().err
+    assert "set LOCALEVAL_MODEL_STORE" in said and "LOCALEVAL_CACHE_DIR" not in said
+    assert main([*run, "--no-cache", "--metrics", "context_recall", "--quiet"]) == EXIT_OK  # no registered model
 
 
 def test_a_data_file_named_in_bytes_that_are_not_utf8_is_scored_and_summarised(tmp_path, tiny_judge):
