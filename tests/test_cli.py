@@ -479,7 +479,7 @@ def test_bench_takes_judge_as_run_does_and_once(capsys):
             "one, comma-separated") in capsys.readouterr().err
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_registered_name_that_is_also_a_folder_here_says_the_folder_is_passed_over(tmp_path, monkeypatch, capsys):
     """One's own fine-tune saved as ./smollm2-135m-instruct, and `--judge smollm2-135m-instruct`: the registered
     judge scored, and nothing said that the folder was not it (a note's gap)."""

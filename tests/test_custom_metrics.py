@@ -85,7 +85,7 @@ def test_the_documented_metric_is_scored_by_the_real_embedded_judge_its_answer_h
     assert 0.0 <= evidence["probability"] <= 1.0 and (evidence["probability"] >= 0.5) == (score == 1.0)
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 @pytest.mark.filterwarnings("ignore::localeval.trust.WeakJudgeWarning")
 def test_a_budget_too_small_for_the_answer_is_said_as_such_by_the_real_judge():
     schema = {"type": "object", "additionalProperties": False, "required": ["reason"],
@@ -226,7 +226,7 @@ def test_a_numpy_score_and_a_float_error_past_one_are_made_plain_scores():
     assert result.summary()["mine"]["scored"] == 1 and json.dumps(result.rows())
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_null_score_without_a_reason_is_given_one():
     def no_reason(self, sample, language):
         yield []
@@ -237,7 +237,7 @@ def test_a_null_score_without_a_reason_is_given_one():
     assert result.summary()["mine"]["null_reasons"] == {"mine gave no reason": 1}
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_schema_the_grammar_cannot_hold_the_judge_to_nulls_its_metric_alone():
     """A pattern with a look-ahead compiled under no grammar: the whole call was lost mid-batch with a real judge,
     and the scripted judge let it pass (a probe). Every judge now meets the same check, before decoding."""

@@ -242,7 +242,7 @@ def test_out_naming_a_file_is_refused_and_the_file_kept(tmp_path, capsys, tiny_j
     assert out.read_text() == "precious"
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_an_embedder_no_chosen_metric_uses_does_not_stop_the_run_and_a_bad_name_is_warned_of(tmp_path, tiny_judge,
                                                                                               capsys):
     """As before the name checks moved ahead of loading: a bad --embedder cannot stop a run that needs none.
@@ -1472,7 +1472,7 @@ def test_a_damaged_cache_entry_is_asked_again(tmp_path, capsys, tiny_judge, monk
         (tmp_path / "first" / "results.jsonl").read_text("utf-8")
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_damage_found_while_a_cache_writes_is_set_aside_and_kept_with_the_run_s_warnings(tmp_path):
     """A cache damaged past its first pages is found by a later write, mid-run: the same remedy, and the warning
     kept in the run's details (it was only shown), its journal moved with it."""

@@ -372,7 +372,7 @@ def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
         assert f">{shown}</a>" in row
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_sample_that_answered_nothing_comes_first(tmp_path):
     """Its nulls were left out of its lowest score, and a system that answered nothing ranked 7th of 10 (a probe);
     then it came after every sample with a real 0, and unmarked where its retrieval scored 0 (a report probe:

@@ -536,7 +536,7 @@ def test_a_sample_is_known_by_its_texts_whatever_they_hold():
     assert Sample("7", "Same?").texts_digest() == Sample("8", "Same?").texts_digest()  # the id is no part of it
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_evaluate_warns_of_labels_its_calibration_was_fitted_on(tmp_path):
     import localeval
     from localeval.bench.labels import read_labeled
@@ -840,7 +840,7 @@ def test_the_measured_languages_of_the_default_embedder_hold():
     assert models.registry()["all-minilm-l6-v2"].languages == ("en",)
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_judge_folder_of_ones_own_is_said_to_be_unmeasured_unless_labels_correct_it(tmp_path, tiny_judge, capsys):
     """Each registered judge's agreement is measured and the weak ones warned of; a folder's was said by `models
     convert` alone, and a run with it ended as if its scores could be read as a registered judge's (a note's gap)."""

@@ -51,7 +51,7 @@ def test_the_shipped_data_fits_its_languages():
     assert language_misfits(load_samples(Path(__file__).parent.parent / "examples" / "samples.jsonl"), "en") is None
 
 
-@pytest.mark.filterwarnings("ignore::localeval.NothingScoredWarning")  # its nulls are right; not what it tests
+@pytest.mark.nulls_expected
 def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
     import localeval
     from localeval.cli import main
