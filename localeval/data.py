@@ -706,23 +706,21 @@ def _whole_characters(path: Path, text: str, where: _Where, field: str, item: in
 def _joined_sentences(path: Path, value: Any, where: _Where) -> str | None:
     """ragas 0.1's `ground_truths` as one reference: the strings joined by spaces, each ended with a
     full stop if it has no sentence end, so that sentence splitting keeps them apart."""
-    if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
-        text, value = value, _written_list(value)
-        if value is None:
-            hint = _no_list_because(text) if text.lstrip().startswith("[") else \
-                "; a single reference is written 'reference' (or 'ground_truth')"
-            raise where.error(path, f"expected a list of strings, got a string{hint}", JOINED_ALIAS)
-    texts = [text.strip() for text in _contexts(path, value, where, JOINED_ALIAS) or () if text.strip()]
+    single = "; a single reference is written 'reference' (or 'ground_truth')"
+    texts = [text.strip() for text in _contexts(path, value, where, JOINED_ALIAS, single) or () if text.strip()]
     return " ".join(text if _SENTENCE_END.search(text) else text + "." for text in texts) or None
 
 
-def _contexts(path: Path, value: Any, where: _Where, field: str) -> tuple[str, ...] | None:
+def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "") -> tuple[str, ...] | None:
+    """The field's list of strings, as given or written as text; `single`, where a plain string is the wrong field's
+    value, says which field takes one."""
     if value is None:
         return None
     if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
         text, value = value, _written_list(value)
         if value is None:  # one chunk or many run together? Only the user knows
-            raise where.error(path, f"expected a list of strings, got a string{_no_list_because(text)}", field)
+            hint = single if single and not text.lstrip().startswith("[") else _no_list_because(text)
+            raise where.error(path, f"expected a list of strings, got a string{hint}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):
