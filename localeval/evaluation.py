@@ -10,6 +10,7 @@ written to disk before the next window starts.
 from __future__ import annotations
 
 import inspect
+import json
 import time
 from dataclasses import astuple, dataclass, replace
 from numbers import Real
@@ -219,6 +220,11 @@ def _checked_result(metric: Metric, result: Any, who: str) -> MetricResult:
     of 7.0 into its mean: a review)."""
     if not isinstance(result, MetricResult):
         raise MetricFailed(f"{who}: steps() must return a MetricResult; it returned {_shown(result)}")
+    try:  # results.jsonl's line: a numpy number there was a traceback, exit 1, after the sample was scored (a review)
+        json.dumps(result.evidence, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise MetricFailed(f"{who}: its evidence must hold plain JSON values (str, int, float, bool, None, lists "
+                           f"and dicts of them), as results.jsonl keeps them: {error}") from None
     unnamed = set(result.parts) - {*metric.part_names, *metric.list_part_names}
     if unnamed:
         raise MetricFailed(f"{who}: its result has sub-scores {', '.join(map(repr, sorted(unnamed)))} "

@@ -193,6 +193,10 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
     def returns_none(self, sample, language):
         return None
 
+    def numpy_evidence(self, sample, language):  # run: a traceback, exit 1, once the sample was scored (a review)
+        yield []
+        return MetricResult(0.5, {"words": __import__("numpy").int64(3)})
+
     for steps, said in [(stops, "metric 'mine' on sample bridge failed: " + __file__ + ", line "),
                         (returns_none, "metric 'mine' on sample bridge: steps() must return a MetricResult; it "
                                        "returned NoneType None"),
@@ -203,7 +207,10 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
                         (too_high, "metric 'mine' on sample bridge: a score is a number from 0 to 1, or None (with a null_reason"),
                         (embeddings_unasked, "metric 'mine' on sample bridge: it asks for embeddings: set uses_embedder = True"),
                         (a_part_unnamed, "metric 'mine' on sample bridge: its result has sub-scores 'other' that its part_names"),
-                        (a_part_too_high, "metric 'mine' on sample bridge: sub-score 'mine_part' is a number from 0 to 1")]:
+                        (a_part_too_high, "metric 'mine' on sample bridge: sub-score 'mine_part' is a number from 0 to 1"),
+                        (numpy_evidence, "metric 'mine' on sample bridge: its evidence must hold plain JSON values "
+                                         "(str, int, float, bool, None, lists and dicts of them), as results.jsonl "
+                                         "keeps them: Object of type int64 is not JSON serializable")]:
         with pytest.raises(UserError, match=re.escape(said)):
             _scored_by(steps, part_names=("mine_part",))
 
