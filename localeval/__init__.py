@@ -20,6 +20,7 @@ _EXPORTS = {
     "EvaluationResult": "api",
     "Sample": "samples",
     "JudgeSettings": "metrics",
+    "Scoring": "metrics.scoring",  # JudgeSettings(scoring=Scoring("soft")), as its message says (a review)
     "METRICS": "metrics",
     "Metric": "metrics",
     "MetricResult": "metrics",

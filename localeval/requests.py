@@ -36,13 +36,15 @@ class JudgeRequest:
             max_new_tokens=max_new_tokens,
         )
 
-    def chat(self) -> list[dict[str, str]]:
-        return [{"role": role, "content": content} for role, content in self.messages]
-
     def key(self) -> str:
         """A stable digest of everything that decides the answer (the model is keyed apart)."""
         payload = json.dumps([self.messages, self.schema, self.max_new_tokens], ensure_ascii=False)
         return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def chat(messages) -> list[dict[str, str]]:
+    """(role, content) pairs as a chat template takes them."""
+    return [{"role": role, "content": content} for role, content in messages]
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,8 @@ import math
 import numpy as np
 import pytest
 
+import localeval
+from localeval import UserError
 from localeval.engine.cache import AnswerCache
 from localeval.engine.choices import keyed_choices
 from localeval.engine.decode import ChoicePoint, choice_probabilities
@@ -75,8 +77,9 @@ def test_a_verdict_counts_its_01_its_probability_or_the_threshold_it_passes():
     assert Scoring("hard", threshold=0.3).value(0, 0.4) == 1.0  # a calibrated threshold overrides the greedy 0
     assert Scoring("soft").value(1, None) == 1.0  # no probability recorded: the verdict itself
     assert Scoring("soft", 0.4).name == "calibrated" and Scoring("soft").name == "soft"
-    with pytest.raises(ValueError):
-        Scoring("fuzzy")
+    with pytest.raises(UserError, match="Scoring mode 'Soft': choose from hard, soft"):  # a caller's: one line
+        localeval.Scoring("Soft")
+    assert localeval.Scoring is Scoring  # as JudgeSettings' message names it
 
 
 def test_any_of_is_any_for_verdicts_and_the_chance_of_one_for_probabilities():

@@ -18,7 +18,7 @@ import torch
 
 from .. import models
 from ..errors import UserError
-from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
+from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest, chat
 from . import attention
 from .choices import keyed_choices
 from .batching import Admission, decode_continuously
@@ -303,8 +303,7 @@ class TransformersJudge:
         tokenizer = self.tokenizer  # loading it finds whether its template takes a system message
         if self._instructions_in_user_message:
             messages = _instructions_in_user_message(messages)
-        chat = [{"role": role, "content": content} for role, content in messages]
-        text = tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
+        text = tokenizer.apply_chat_template(chat(messages), add_generation_prompt=True, tokenize=False)
         return tokenizer(text, add_special_tokens=False)["input_ids"]
 
 
@@ -328,8 +327,7 @@ def _renders(tokenizer, messages) -> bool:
     from jinja2.exceptions import TemplateError
 
     try:
-        tokenizer.apply_chat_template([{"role": role, "content": content} for role, content in messages],
-                                      add_generation_prompt=True, tokenize=False)
+        tokenizer.apply_chat_template(chat(messages), add_generation_prompt=True, tokenize=False)
     except TemplateError:
         return False
     return True

@@ -40,7 +40,7 @@ class ContextRelevance(Metric):
     def steps(self, sample: Sample, language: str) -> Step:
         chunks = split_chunks(sample.retrieved_contexts, language)
         sentences = tuple(sentence for chunk in chunks for sentence in chunk)
-        if not sentences:  # the seed's rule: no context sentences scores 0 (score() below)
+        if not sentences:  # the seed's rule: no context sentences scores 0 (formula)
             return self._result(chunks, [])
         schema = schemas.verdict_list(len(sentences), VERDICT, self.settings)
         system, user = prompts.CONTEXT_RELEVANCE.messages(

@@ -19,6 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from math import prod
 
+from ..errors import UserError
+
 MODES = ("hard", "soft")
 
 
@@ -29,7 +31,7 @@ class Scoring:
 
     def __post_init__(self):
         if self.mode not in MODES:
-            raise ValueError(f"scoring mode {self.mode!r}: choose from {', '.join(MODES)}")
+            raise UserError(f"Scoring mode {self.mode!r}: choose from {', '.join(MODES)}")  # a caller's (a review)
 
     @property
     def name(self) -> str:
