@@ -215,6 +215,24 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
             _scored_by(steps, part_names=("mine_part",))
 
 
+def test_the_documented_verdict_helpers_ask_and_read_a_verdict_per_sentence():
+    """verdict_list's schema, read back by read_verdicts as docs/custom-metrics.md says: it read a class attribute
+    the docs did not name, verdict_key, and failed (a review)."""
+    from localeval.metrics.schemas import verdict_list
+    from localeval.metrics.verdicts import read_verdicts
+
+    def steps(self, sample, language):
+        sentences = ("The bridge opened.", "In 1932.")
+        schema = verdict_list(len(sentences), "ok", self.settings)
+        (answer,) = yield [JudgeRequest.build("s", "u", schema, max_output_tokens(schema))]
+        verdicts = read_verdicts(answer, self, sentences)
+        return MetricResult(sum(v.verdict for v in verdicts) / len(verdicts))
+
+    localeval.register_metric(_metric(steps=steps, verdict_key="ok"))
+    judge = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "ok": 1}, {"sentence": 2, "ok": 0}]})
+    assert localeval.evaluate([SAMPLE], metrics=["mine"], judge=judge, embedder=None)["mine"] == [0.5]
+
+
 def test_a_numpy_score_and_a_float_error_past_one_are_made_plain_scores():
     """np.float32 counted as null in the summary and failed json.dumps(rows()) (a review)."""
     import numpy as np
