@@ -23,7 +23,9 @@ from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
+html{background:#fff;color-scheme:light}body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}.path{overflow-wrap:anywhere}
+tbody th{font-weight:inherit;vertical-align:inherit}
 table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.null{color:#6e6e6e}
 details{margin:.2em 0 .8em 1em}summary{cursor:pointer}.yes{color:#176f2c}.no{color:#b3261e}
@@ -35,7 +37,7 @@ figcaption{font-size:12px;line-height:1.25;margin-bottom:2px}figcaption b{displa
 th{vertical-align:bottom}th[data-type=number]{text-align:right}caption{text-align:left;font-weight:600}
 th button{font:inherit;font-weight:600;color:inherit;background:none;border:0;padding:0;cursor:pointer;text-align:inherit}
 th[aria-sort=ascending] button::after{content:" ▲";content:" ▲"/""}th[aria-sort=descending] button::after{content:" ▼";content:" ▼"/""}
-#samples td:nth-child(2){min-width:14em;overflow-wrap:anywhere}#samples td:first-child{min-width:10em;max-width:20em;overflow-wrap:anywhere}
+#samples td:nth-child(2){min-width:14em;overflow-wrap:anywhere}#samples th[scope=row]{min-width:10em;max-width:20em;overflow-wrap:anywhere}
 h3{overflow-wrap:anywhere}ul.gates{margin:.3em 0}.filters input[type=search]{width:22em}#shown{color:#666;margin-left:1em}
 section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target h3{background:#eef5ff}
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
@@ -43,8 +45,10 @@ section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target 
 .inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:12em;font-size:12px;color:#444}
 .inputs li>div{text-align:left}h2.gates{font-size:inherit;margin:0}
 @media print{body{max-width:none;margin:0}.wide{overflow:visible}.filters{display:none}table{font-size:10px}
-td,th{padding:2px 4px}#samples td:nth-child(2){min-width:0}.inputs ol{max-height:none;overflow:visible}}
-"""
+td,th{padding:2px 4px}#samples td:nth-child(2){min-width:0}.inputs ol{max-height:none;overflow:visible}
+#samples tr[hidden]{display:table-row}}
+@media print{details::details-content{content-visibility:visible;display:block}}
+"""  # the last: a printed page opens every <details> without the script too (its own rule: older browsers drop it)
 STYLE += f"figure.histogram{{width:{svg.HISTOGRAM_WIDTH}px;display:flex;flex-direction:column;justify-content:space-between}}"  # its caption wraps within the chart's width
 
 
@@ -133,7 +137,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"<!doctype html><html lang='en'><meta charset='utf-8'>{content_policy(SCRIPT)}"
         f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{REPORT_TITLE}</title><style>{STYLE}</style>",
         f"<main><h1>{REPORT_TITLE}</h1>",
-        f"<p>{escape(for_terminal(str(details.get('data', ''))))}{_digest(details)}: {count_of(len(rows), 'sample')}"
+        f"<p><span class='path'>{escape(for_terminal(str(details.get('data', ''))))}</span>{_digest(details)}: {count_of(len(rows), 'sample')}"
         f"{_limited(details)}"
         f"{_languages(details)}; judge {_model(details['models']['judge'])}, embedder "
         f"{_model(details['models']['embedder'])}, on {escape(details['device'])}{_made_by(details)}.</p>",
@@ -234,7 +238,7 @@ def _summary_table(summary, scored_as: dict[str, str], labels: str | None = None
             f"<th>95% interval</th><th>scored</th><th>null</th>{extra}{how}"
             "<th>what it measures; what a low score points at</th></tr></thead>")
     body = "".join(
-        f"<tr><td>{breakable(name)}</td>{_score(row['mean'])}{_interval(row.get('interval'))}"
+        f"<tr><th scope='row'>{breakable(name)}</th>{_score(row['mean'])}{_interval(row.get('interval'))}"
         f"<td class='num'>{row['scored']}</td><td class='num'>{row['null']}</td>{_corrected_cells(row, corrected)}"
         + (f"<td>{escape(scored_as.get(name, ''))}</td>" if how else "")
         + f"<td class='about'>{escape(_about(name))}</td></tr>"
@@ -250,7 +254,7 @@ def _summary_table(summary, scored_as: dict[str, str], labels: str | None = None
                  "powered inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
                  " (- where there are fewer; a sub-score, which labels do not correct, has - in all four).")
     note += "</p>"
-    return "<div class='wide'>" + head + "<tbody>" + body + "</tbody></table></div>" + note
+    return _scrolling("metric means") + head + "<tbody>" + body + "</tbody></table></div>" + note
 
 
 def _scored_as(summary, details: dict[str, Any], thresholds: dict[str, float]) -> dict[str, str]:
@@ -381,8 +385,14 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
             "Click a column header to sort by it.</p>"
             f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. An id "
             "opens the sample's evidence.</p>"
-            f"<div class='wide'><table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
+            f"{_scrolling('samples')}<table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
             f"<tbody>{body}</tbody></table></div>")
+
+
+def _scrolling(what: str) -> str:
+    """A box that scrolls a wide table sideways, focusable and named: a keyboard can then scroll it where the
+    browser does not (an accessibility probe)."""
+    return f"<div class='wide' tabindex='0' role='region' aria-label='{what}, scrolling sideways'>"
 
 
 def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, standing: _Standing,
@@ -395,7 +405,7 @@ def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, sta
     short = question if len(question) <= QUESTION_CHARS else question[:QUESTION_CHARS - 1] + "…"
     lowest = standing.lowest
     return (f"<tr data-lowest='{'' if lowest is None else repr(lowest)}' data-rank='{rank}'>"
-            f"<td dir='auto'><a href='#s-{number}'>{sample_id}</a></td>"
+            f"<th scope='row' dir='auto'><a href='#s-{number}'>{sample_id}</a></th>"
             f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
             f"{_lowest_cell(standing)}"
             + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
@@ -543,7 +553,9 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribu
         flag = _noncommittal_flag(counted, verdict.probability)
         return (f"<div>{verdict.similarity:.3f} · <bdi{lang_attribute}>{escape(verdict.text)}</bdi>{flag}"
                 f"{' ' + overruled.strip() if overruled else ''}</div>")
-    mark = "<span class='yes'>✓</span> " if counted else "<span class='no'>✗</span> "
+    # said in words too: a screen reader reads ✗ as "x-shaped bullet" (an accessibility probe)
+    mark = ("<span class='yes'><span aria-hidden='true'>✓</span><span class='sr-only'>yes</span></span> " if counted
+            else "<span class='no'><span aria-hidden='true'>✗</span><span class='sr-only'>no</span></span> ")
     rank = f"#{verdict.rank + 1} " if isinstance(verdict, ChunkVerdict) else ""
     reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
     # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"

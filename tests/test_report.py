@@ -32,6 +32,9 @@ DEV_BENCH = Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-be
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")
 WIDTH = 1400
 
+# a verdict's mark, said in words too (a screen reader read ✗ as "x-shaped bullet")
+YES = "<span class='yes'><span aria-hidden='true'>✓</span><span class='sr-only'>yes</span></span>"
+NO = "<span class='no'><span aria-hidden='true'>✗</span><span class='sr-only'>no</span></span>"
 MARS_QUESTION = "Is <b>Mars</b> & the Moon one planet?"  # markup in it must show as text
 SAMPLES = [  # in this order in the data; "mars" scores lowest, "seine" has no reference (context_recall null)
     Sample("paris", "What is the capital of France?", ("Paris is the capital of France. It lies on the Seine.",),
@@ -206,12 +209,12 @@ def test_the_page_says_when_limit_chose_the_samples_and_shows_a_question_on_one_
     details = {"data": "dev.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
                "warnings": [], "calibration": None, "limit": 3}
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
-    assert "<p>dev.jsonl: 3 samples, the data's first 3 at most (--limit 3); judge" in html
+    assert "<p><span class='path'>dev.jsonl</span>: 3 samples, the data's first 3 at most (--limit 3); judge" in html
     table = html[html.index("<table id='samples'>"):html.index("</table>", html.index("<table id='samples'>"))]
     assert ">What is the capital of France?\\x07</td>" in table and "\x07" not in table
     details.pop("limit")
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
-    assert "<p>dev.jsonl: 3 samples; judge" in html
+    assert "<p><span class='path'>dev.jsonl</span>: 3 samples; judge" in html
 
 
 def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_unknown(tmp_path):
@@ -250,10 +253,10 @@ def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, SAMPLES).read_text("utf-8")
     recall = evidence_of(html, "mars").split("context_recall: 1.000 <span class='p'>(threshold 0.3)</span></summary>",
                                              1)[1].split("</details>", 1)[0]
-    assert recall.startswith("<div><span class='yes'>✓</span> ")
+    assert recall.startswith(f"<div>{YES} ")
     assert "(44%)" in recall and "(counted by the calibrated threshold 0.3; the judge wrote 0)" in recall
     uncalibrated = evidence_of(html, "mars").split("context_relevance: ", 1)[1].split("</details>", 1)[0]
-    assert "counted by" not in uncalibrated and "<span class='no'>✗</span>" in uncalibrated
+    assert "counted by" not in uncalibrated and NO in uncalibrated
 
 
 def test_the_report_says_how_each_gate_came_out(tmp_path):
@@ -314,7 +317,7 @@ def test_a_metrics_sub_scores_are_shown_under_their_results_column_names(report,
     assert "<div class='reason'>context_relevance_chunks: 0.000</div>" in mars
     # context sentences under their chunk's number (a list of 62 lost them: a probe), and a way back up
     relevance = mars.split("context_relevance: ", 1)[1].split("</details>", 1)[0]
-    assert relevance.split("</summary>", 1)[1].startswith("<div class='p'>chunk 1</div><div><span class='no'>✗</span>")
+    assert relevance.split("</summary>", 1)[1].startswith(f"<div class='p'>chunk 1</div><div>{NO}")
     assert relevance.count("chunk 1</div>") == 1  # once for its two sentences
     two = replace(SAMPLES[0], id="two", retrieved_contexts=("Paris is the capital. It is big.", "It lies on the Seine."))
     html = write_run_report(tmp_path, scored_rows([two]), [two]).read_text(encoding="utf-8")
@@ -402,7 +405,7 @@ def test_the_report_says_how_each_score_was_scored_and_what_it_measures(tmp_path
                "settings": {"scoring": {metric: "soft" for metric in DEFAULT_METRICS}}}
     html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
     table = html.split("<h2>Score distributions</h2>", 1)[0]
-    chunks = "<td>context_<wbr>relevance_<wbr>chunks</td>"
+    chunks = "<th scope='row'>context_<wbr>relevance_<wbr>chunks</th>"
     assert chunks in table and table.split(chunks, 1)[1].split("</tr>", 1)[0].endswith(
         "<td>soft</td><td class='about'>share of chunks with a sentence needed to answer the question</td>")
     assert ("<td class='about'>share of reference sentences attributable to the context; low: the retrieval (what the "
@@ -531,7 +534,7 @@ def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report
     seen = render(report, """
         const ids = () => [...document.querySelectorAll('#samples tbody tr')].filter(r => !r.hidden)
                                                                             .map(r => r.cells[0].textContent);
-        const click = name => [...document.querySelectorAll('#samples th')].find(th => th.textContent === name).click();
+        const click = name => [...document.querySelectorAll('#samples thead th')].find(th => th.textContent === name).click();
         const seen = {};
         click('context_recall'); seen.recall_up = ids();
         click('context_recall'); seen.recall_down = ids();
@@ -543,7 +546,7 @@ def test_clicking_headers_sorts_with_nulls_last_and_the_filters_hide_rows(report
         seen.shown = document.getElementById('shown').textContent;
         find.value = '1.000'; find.dispatchEvent(new Event('input')); seen.by_score = ids();
         find.value = ''; find.dispatchEvent(new Event('input'));
-        seen.buttons = [...document.querySelectorAll('#samples th')].map(th => th.firstElementChild.tagName);
+        seen.buttons = [...document.querySelectorAll('#samples thead th')].map(th => th.firstElementChild.tagName);
         seen.status = document.getElementById('shown').getAttribute('role');
         return seen;""", tmp_path)
     assert seen["recall_up"] == ["mars", "paris", "seine"]  # seine's recall is null: last either way
@@ -578,7 +581,7 @@ def test_sorting_back_by_the_lowest_score_restores_the_pages_order(tmp_path):
     page = write_run_report(tmp_path, scored_rows(samples), samples)
     seen = render(page, """
         const ids = () => [...document.querySelectorAll('#samples tbody tr')].map(r => r.cells[0].textContent);
-        const click = name => [...document.querySelectorAll('#samples th')].find(th => th.textContent === name).click();
+        const click = name => [...document.querySelectorAll('#samples thead th')].find(th => th.textContent === name).click();
         const first = ids();
         click('id'); click('id'); const by_id = ids(); click('lowest');
         return {first, by_id, again: ids()};""", tmp_path)
@@ -600,6 +603,37 @@ def test_a_printed_report_shows_every_metrics_evidence(report, tmp_path):
     assert "@media print{" in report.read_text(encoding="utf-8")
 
 
+def test_a_report_printed_without_its_script_still_shows_every_metrics_evidence(report, tmp_path):
+    """Only the script opened the <details> for print: without it (scripts off, a mail client's viewer) the
+    printed page had each metric's summary line and no evidence, 7 pages of 11 (an accessibility probe)."""
+    needs_chromium()
+    html = report.read_text(encoding="utf-8")
+    scriptless = tmp_path / "scriptless.html"
+    scriptless.write_text(re.sub(r"<script>.*?</script>", "", html, flags=re.S), encoding="utf-8")
+    assert "<script>" in html and "<script>" not in scriptless.read_text(encoding="utf-8")
+    assert printed_pages(scriptless, tmp_path) == printed_pages(report, tmp_path) > 1
+
+
+def test_a_screen_reader_and_a_keyboard_find_each_rows_name_and_each_wide_table(report):
+    """An accessibility probe: the rows' first cells (a metric, a sample id) were plain cells, so a reader moving
+    down a score column heard the number without its sample; a box scrolling a wide table took no focus."""
+    html = report.read_text(encoding="utf-8")
+    body = html.split("<table id='samples'>", 1)[1].split("</table>", 1)[0].split("<tbody>", 1)[1]
+    assert body.count("<tr") == body.count("<th scope='row' dir='auto'><a href='#s-") == len(SAMPLES)
+    assert "<th scope='row'>context_<wbr>recall</th>" in html
+    for table in ("metric means", "samples"):
+        assert f"<div class='wide' tabindex='0' role='region' aria-label='{table}, scrolling sideways'>" in html
+    assert "html{background:#fff;color-scheme:light}" in html  # dark text on a reader's dark default, else
+
+
+def printed_pages(page: Path, tmp_path: Path) -> int:
+    """The pages of `page` printed to PDF by headless Chromium, counted in the file."""
+    pdf = tmp_path / f"{page.stem}.pdf"
+    subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path / 'profile'}",
+                    f"--print-to-pdf={pdf}", "--no-pdf-header-footer", page.as_uri()], capture_output=True, timeout=120)
+    return len(re.findall(rb"/Type\s*/Page\b(?!s)", pdf.read_bytes()))
+
+
 def test_ids_sort_as_numbers_where_they_are_numbers(tmp_path):
     """Ids 1 to 12 sort 1, 2, ..., 10, not 1, 10, 11, 12, 2."""
     needs_chromium()
@@ -607,7 +641,7 @@ def test_ids_sort_as_numbers_where_they_are_numbers(tmp_path):
     page = write_run_report(tmp_path, scored_rows(samples), samples)
     seen = render(page, """
         const ids = () => [...document.querySelectorAll('#samples tbody tr')].map(r => r.cells[0].textContent);
-        const id = [...document.querySelectorAll('#samples th')].find(th => th.textContent === 'id');
+        const id = [...document.querySelectorAll('#samples thead th')].find(th => th.textContent === 'id');
         id.click(); const up = ids(); id.click();
         return {up, down: ids()};""", tmp_path)
     assert seen == {"up": ["2", "10", "Paris-1"], "down": ["Paris-1", "10", "2"]}
@@ -673,4 +707,4 @@ def test_an_id_with_control_or_bidi_characters_shows_them_as_escapes(tmp_path):
     html = write_report(tmp_path, rows, summarize(rows, list(DEFAULT_METRICS)), details, samples).read_text("utf-8")
     assert not any(character in html for character in "\u202e\x1b")
     assert html.count("invoice\\u202etxt.exe\\x1b[31m") == 2  # in the table and in its evidence's heading
-    assert "<p>data\\u202elsnoj.jsonl:" in html
+    assert "<p><span class='path'>data\\u202elsnoj.jsonl</span>:" in html

@@ -72,7 +72,7 @@ def test_a_run_and_evaluate_say_and_keep_it(tmp_path, tiny_judge, capsys):
     assert "taken as" not in capsys.readouterr().err
     assert json.loads((tmp_path / "zh" / "summary.json").read_text("utf-8"))["languages"] == {"zh": 1}
     digest = hashlib.sha256(data.read_bytes()).hexdigest()
-    assert (f"{data} <span class='p' title='sha256 {digest}'>(sha256 {digest[:12]})</span>: 1 sample in Chinese; judge"
+    assert (f"{data}</span> <span class='p' title='sha256 {digest}'>(sha256 {digest[:12]})</span>: 1 sample in Chinese; judge"
             in (tmp_path / "zh" / "report.html").read_text("utf-8"))
     with pytest.warns(LanguageMisfitWarning, match="id q1 is in Chinese characters") as caught:
         result = localeval.evaluate(str(data), ["context_recall"], judge=str(tiny_judge), cache=False)
