@@ -594,10 +594,14 @@ def test_bench_html_is_self_contained_with_charts_for_every_metric(in_process):
     assert "Best judge: oracle" in page.split("<svg", 1)[0]  # stated before any chart
     assert "<script" not in page and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
     assert "https://" not in page and "<link" not in page
-    assert page.count("<svg") == 2 + len(METRICS)  # two bar charts, one scatter panel per metric
-    assert page.count("<circle") == 2 * 4 * len(METRICS)  # judge x sample x metric
+    assert page.count("role='img'") == 2 + len(METRICS)  # two bar charts, one scatter panel per metric
+    points = re.findall(r"<g><(circle|polygon) [^>]*/><title>", page)  # judge x sample x metric, a shape per judge
+    assert len(points) == 2 * 4 * len(METRICS) and points.count("circle") == points.count("polygon")
     assert "oracle · dev-028: judge 0.000, human 0.000" in page  # each point says what it is
-    assert "<td class=best>1.000</td>" in page
+    # a screen reader is told which value is best, and each chart's values
+    assert "<td class=best>1.000<span class='sr-only'> (best)</span></td>" in page
+    assert re.search(r"aria-label='context_recall, judge score against human score: oracle ρ 1.00, [^']*; points per", page)
+    assert "<html lang='en'>" in page and "<main>" in page and "<th scope='row'>oracle</th>" in page
 
 
 def test_a_judge_that_always_says_yes_is_at_chance_and_its_mean_rho_says_over_how_many(labeled, tmp_path):

@@ -588,7 +588,9 @@ def markdown_table(table: Table) -> str:
 # --- HTML -------------------------------------------------------------------------------------
 
 STYLE = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+html{background:#fff;color-scheme:light}body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
+.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+tbody th{font-weight:inherit;text-align:left;white-space:nowrap}.wide svg{max-width:none}
 table{border-collapse:collapse;margin:.6em 0}td,th{border-bottom:1px solid #ddd;padding:4px 7px}
 td{text-align:right;font-variant-numeric:tabular-nums}td:first-child,th:first-child{text-align:left}
 td.best{font-weight:bold;background:#eaf4ea}.winner{font-size:1.35em;padding:.6em .9em;background:#eef5ff;
@@ -601,31 +603,41 @@ th{vertical-align:bottom;text-align:right}td:first-child{white-space:nowrap}.wid
 def html_page(bench: dict[str, Any]) -> str:
     ok = [j for j in bench["judges"] if j["status"] == "ok"]
     parts = [
-        f"<!doctype html><meta charset='utf-8'>{content_policy()}<title>{BENCH_TITLE}</title><style>{STYLE}</style>",
-        "<h1>localeval bench</h1>",
+        f"<!doctype html><html lang='en'><meta charset='utf-8'>{content_policy()}"
+        f"<meta name='viewport' content='width=device-width, initial-scale=1'><title>{BENCH_TITLE}</title>"
+        f"<style>{STYLE}</style>",
+        "<main><h1>localeval bench</h1>",
         f"<div class='winner'>{escape(headline(bench))}</div>",
         *(f"<div>{escape(line)}</div>" for line in context_lines(bench)),
         *(f"<p class='failed'>failed: {escape(line)}</p>" for line in failures(bench)),
     ]
     if ok:
         parts += [f"<p>{svg.legend([j['name'] for j in ok])}</p>", _charts(bench, ok)]
-    for table in tables(bench):
-        parts += [f"<h2>{escape(table.title)}</h2>", html_table(table)]
+    for number, table in enumerate(tables(bench), 1):
+        parts += [f"<h2 id='table-{number}'>{escape(table.title)}</h2>", html_table(table, f"table-{number}")]
         if table.note:
             parts.append(f"<p class='note'>{escape(table.note)}</p>")
     parts += [_details(j, bench["settings"]["metrics"]) for j in ok]
-    return "\n".join(parts) + "\n"
+    return "\n".join(parts) + "\n</main>\n"
 
 
-def html_table(table: Table) -> str:
+def html_table(table: Table, title_id: str) -> str:
+    """The table named by its heading (`title_id`), each row by its first cell; the best values said as such
+    to a screen reader too, not by bold and colour alone (an accessibility probe)."""
     # Headers break at underscores: the widest table has a column per metric, and whole metric names
     # side by side are wider than the page. The scrolling box is for what still does not fit.
-    head = "<tr>" + "".join(f"<th>{breakable(h)}</th>" for h in table.headers) + "</tr>"
-    body = "".join(
-        "<tr>" + "".join(f"<td{' class=best' if best else ''}>{escape(text)}</td>" for text, best in row) + "</tr>"
-        for row in table.rows
-    )
-    return f"<div class='wide'><table>{head}{body}</table></div>"
+    head = "<thead><tr>" + "".join(f"<th scope='col'>{breakable(h)}</th>" for h in table.headers) + "</tr></thead>"
+    body = "".join("<tr>" + "".join(_cell(column, text, best) for column, (text, best) in enumerate(row)) + "</tr>"
+                   for row in table.rows)
+    return (f"<div class='wide' tabindex='0' role='region' aria-labelledby='{title_id}'>"
+            f"<table aria-labelledby='{title_id}'>{head}<tbody>{body}</tbody></table></div>")
+
+
+def _cell(column: int, text: str, best: bool) -> str:
+    if column == 0:
+        return f"<th scope='row'>{escape(text)}</th>"
+    said = "<span class='sr-only'> (best)</span>" if best else ""
+    return f"<td{' class=best' if best else ''}>{escape(text)}{said}</td>"
 
 
 def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
@@ -651,6 +663,9 @@ def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
         {j["name"]: [get(j) for get in getters] for j in ok}, 0.0, 1.0, (0, 0.25, 0.5, 0.75, 1),
         reference=(0.5, "chance")) if groups else ""
     panels = "".join(_scatter(metric, ok) for metric in metrics)
+    # the bar charts scroll sideways in their box: shrunk to a phone's width their labels were 3-4 px tall
+    rho, balanced = (f"<div class='wide' tabindex='0' role='region' aria-label='chart, scrolling sideways'>{chart}</div>"
+                     if chart else "" for chart in (rho, balanced))
     return (f"<h2>Agreement per metric</h2>{rho}{balanced}"
             f"<h2>Judge score against human score, per sample</h2><div class='panels'>{panels}</div>")
 

@@ -1,7 +1,7 @@
 """Charts as inline SVG, drawn here: the bench page must open offline, with no plotting library.
 
 Three kinds: grouped bars (one group per metric, one bar per judge), a scatter panel (human
-score across, judge score up, one colour per judge), and a histogram (how many scores fall in each bin;
+score across, judge score up, one colour and one marker shape per judge), and a histogram (how many scores fall in each bin;
 the run report draws one per metric). Every mark carries a <title>, so hovering
 shows the exact number without any script.
 """
@@ -14,7 +14,10 @@ from html import escape
 
 from ..results import count_of
 
-PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2", "#17becf")
+# Okabe and Ito's colours, darkened to 3.8:1 or more against white, told apart with red-green colour blindness
+# too (red and green were not, and three of the last palette's were under 3:1: an accessibility probe)
+PALETTE = ("#0072b2", "#d55e00", "#007a5a", "#a4588a", "#b07800", "#3a3a3a", "#6a3d9a", "#8c564b")
+SHAPES = ("circle", "square", "triangle", "diamond", "down", "cross")  # a judge's marker: not by colour alone
 HISTOGRAM_WIDTH = 210  # pixels: five fit side by side in the report
 FONT = "font-family='system-ui,sans-serif'"
 
@@ -23,11 +26,25 @@ def colour(index: int) -> str:
     return PALETTE[index % len(PALETTE)]
 
 
+def marker(index: int, x: float, y: float, r: float = 4.0) -> str:
+    """The `index`th judge's mark at (x, y): its colour and its shape, outlined in white where marks overlap."""
+    fill, shape = colour(index), SHAPES[index % len(SHAPES)]
+    paint = f"fill='{fill}' stroke='#fff' stroke-width='.8'"
+    if shape == "circle":
+        return f"<circle cx='{x:.1f}' cy='{y:.1f}' r='{r:.1f}' {paint}/>"
+    corners = {"square": [(-.9, -.9), (.9, -.9), (.9, .9), (-.9, .9)], "triangle": [(0, -1.2), (1.1, .8), (-1.1, .8)],
+               "diamond": [(0, -1.25), (1.1, 0), (0, 1.25), (-1.1, 0)], "down": [(0, 1.2), (1.1, -.8), (-1.1, -.8)],
+               "cross": [(-.35, -1.1), (.35, -1.1), (.35, -.35), (1.1, -.35), (1.1, .35), (.35, .35), (.35, 1.1),
+                         (-.35, 1.1), (-.35, .35), (-1.1, .35), (-1.1, -.35), (-.35, -.35)]}[shape]
+    points = " ".join(f"{x + dx * r:.1f},{y + dy * r:.1f}" for dx, dy in corners)
+    return f"<polygon points='{points}' {paint}/>"
+
+
 def legend(names: Sequence[str]) -> str:
-    """The judges and their colours, as HTML to place above the charts."""
+    """The judges, each by its colour and marker shape, as HTML to place above the charts."""
     return "".join(
-        f"<span style='margin-right:1.2em'><span style='display:inline-block;width:.9em;height:.9em;"
-        f"background:{colour(i)};margin-right:.3em;vertical-align:-.1em'></span>{escape(name)}</span>"
+        f"<span style='margin-right:1.2em'><svg width='14' height='14' viewBox='0 0 14 14' aria-hidden='true' "
+        f"style='vertical-align:-.15em;margin-right:.3em'>{marker(i, 7, 7, 5)}</svg>{escape(name)}</span>"
         for i, name in enumerate(names)
     )
 
@@ -39,7 +56,9 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], value
     width, height = left + group_width * len(groups) + 10, top + plot_height + bottom
     y = _scale(low, high, top + plot_height, top)
     bar = min(28.0, (group_width - 30) / max(len(series), 1))
-    parts = [_open(width, height, title), _text(left, 16, title, weight="bold")]
+    said = "; ".join(f"{group}: " + ", ".join(f"{name} {'n/a' if values[name][g] is None else f'{values[name][g]:.2f}'}"
+                                             for name in series) for g, group in enumerate(groups))
+    parts = [_open(width, height, f"{title}. {said}"), _text(left, 16, title, weight="bold")]  # its values, said
     parts += _y_axis(ticks, y, left, width - 10)
     if reference is not None:
         parts.append(f"<line x1='{left}' x2='{width - 10}' y1='{y(reference[0]):.1f}' y2='{y(reference[0]):.1f}' "
@@ -59,6 +78,8 @@ def grouped_bars(title: str, groups: Sequence[str], series: Sequence[str], value
                          f"fill='{colour(s)}'><title>{escape(tip)}</title></rect>")
             label_y = top_y - 3 if value >= 0 else bottom_y + 10
             parts.append(_text(x + bar / 2, label_y, f"{value:.2f}", size=9, anchor="middle"))
+            if bar >= 10:  # the judge's marker at the bar's foot: bars told apart by shape as well as colour
+                parts.append(marker(s, x + bar / 2, baseline + (5 if value >= 0 else -5), min(3.5, bar / 4)))
         # Below the lowest value label a bar at the axis minimum can have.
         parts.append(_label_lines(left + g * group_width + group_width / 2, top + plot_height + 28, group))
     parts.append("</svg>")
@@ -77,10 +98,14 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
     judge_low = min([0.0, *(p[1] for pts in points.values() for p in pts)])
     x = _scale(-margin, 1 + margin, pad, size - 10)
     y = _scale(judge_low - margin, 1 + margin, size - pad, top)
-    parts = [_open(size, size, title), _text(pad, 14, title, weight="bold", size=12)]
+    said = ", ".join(f"{name} {notes[name]}" if notes and name in notes else name for name in series)
+    counts = ", ".join(str(len(points.get(name, ()))) for name in series)
+    parts = [_open(size, size, f"{title}, judge score against human score: {said}; points per judge {counts}"),
+             _text(pad, 14, title, weight="bold", size=12)]
     for s, name in enumerate(series):
-        if notes and name in notes:
-            parts.append(_text(pad + 70 * (s % 3), 27 + 13 * (s // 3), notes[name], size=10, fill=colour(s)))
+        if notes and name in notes:  # the judge's marker, then its note in text dark enough to read
+            parts.append(marker(s, pad + 4 + 70 * (s % 3), 24 + 13 * (s // 3), 3.5))
+            parts.append(_text(pad + 11 + 70 * (s % 3), 27 + 13 * (s // 3), notes[name], size=10))
     parts.append(f"<rect x='{pad}' y='{top}' width='{size - 10 - pad}' height='{size - pad - top}' fill='none' "
                  f"stroke='#ccc'/>")
     parts.append(f"<line x1='{x(0):.1f}' y1='{y(0):.1f}' x2='{x(1):.1f}' y2='{y(1):.1f}' stroke='#aaa' "
@@ -98,8 +123,7 @@ def scatter(title: str, series: Sequence[str], points: dict[str, Sequence[tuple[
         shift = (s - (len(series) - 1) / 2) * 4
         for human, judge, sample_id in points.get(name, ()):
             tip = f"{name} · {sample_id}: judge {judge:.3f}, human {human:.3f}"
-            parts.append(f"<circle cx='{x(human) + shift:.1f}' cy='{y(judge):.1f}' r='3.5' fill='{colour(s)}' "
-                         f"fill-opacity='.7'><title>{escape(tip)}</title></circle>")
+            parts.append(f"<g>{marker(s, x(human) + shift, y(judge), 3.5)}<title>{escape(tip)}</title></g>")
     parts.append("</svg>")
     return "".join(parts)
 
