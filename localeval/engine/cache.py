@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import platformdirs
+from filelock import FileLock
 
 from ..errors import EnvironmentFailure, LocalevalWarning, warn
 from ..options import switched_off
@@ -214,7 +215,7 @@ class AnswerCache:
         another process (a Ray worker, a second CI job) that found the damage first has set it aside."""
         self.close()
         aside = self.path.with_name(self.path.name + SET_ASIDE)
-        with _locked_beside(self.path):
+        with FileLock(f"{self.path}.lock"):  # beside it, for the processes that share the cache (Windows too)
             if _file_at(self.path) not in (None, self._file_opened):
                 return
             try:
@@ -370,20 +371,6 @@ def _file_at(path: Path) -> tuple[int, int] | None:
     except OSError:
         return None
     return found.st_dev, found.st_ino
-
-
-@contextmanager
-def _locked_beside(path: Path) -> Iterator[None]:
-    """An exclusive lock on a file beside `path`, for the processes that share the cache (none on Windows,
-    which has no flock: there two processes setting one file aside at once is left to chance)."""
-    try:
-        import fcntl
-    except ImportError:
-        yield
-        return
-    with open(f"{path}.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        yield
 
 
 def _choices_json(answer: JudgeAnswer) -> str:
