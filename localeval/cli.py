@@ -26,6 +26,7 @@ from .errors import (
     EXIT_BROKEN_PIPE,
     EXIT_ENVIRONMENT,
     EXIT_INTERRUPTED,
+    EXIT_JUDGE_FAILED,
     EXIT_OK,
     EXIT_USER,
     EnvironmentFailure,
@@ -134,7 +135,7 @@ BENCH_EXAMPLES = f"""examples:
   # after Ctrl-C: keep the judges that finished, run only the rest
   python -m localeval bench --data labeled.jsonl --judges smollm2-135m-instruct,qwen2.5-coder-0.5b-instruct --resume
 
-exit status: {EXIT_OK} every judge ran, 1 some judge failed (the others are still reported),
+exit status: {EXIT_OK} every judge ran, {EXIT_JUDGE_FAILED} some judge failed (the others are still reported),
 {EXIT_USER} a usage or data error (missing file, record without labels, labels that do not line up),
 {EXIT_ENVIRONMENT} the machine stopped it (a full disk, an --out that cannot be written),
 {EXIT_INTERRUPTED} interrupted (Ctrl-C, SIGTERM or SIGHUP): the report holds the judges that finished, if any
@@ -152,7 +153,8 @@ The cache is $LOCALEVAL_CACHE_DIR/judge-answers.sqlite, else in the user's cache
 dtype and decoding) and the whole request, and is never pruned: it grows by about 1 KB per sample
 scored anew. Clearing it loses nothing but time: a run asks the judge again.
 
-exit status: {EXIT_OK} done, {EXIT_USER} a mistake in what was asked, {EXIT_ENVIRONMENT} the cache cannot be read or written
+exit status: {EXIT_OK} done, {EXIT_USER} a mistake in what was asked, {EXIT_ENVIRONMENT} the cache cannot be read or written,
+{EXIT_INTERRUPTED} interrupted, {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`).
 """
 
 COMPARE_EPILOG = f"""examples:
@@ -171,7 +173,7 @@ went null; `localeval docs output` describes the files and --json.
 exit status: {EXIT_OK} compared (and every --max-drop held), {EXIT_USER} a folder without a finished run's
 summary.json or with a run writing in it, a file that is not localeval's, a --max-drop given twice, naming
 a score the earlier run lacks or not from 0 to 1, or runs that --same-judge refuses, {EXIT_BELOW_THRESHOLD} a --max-drop gate failed,
-{EXIT_BROKEN_PIPE} what it printed was read no further (`| head`) and no --max-drop was given (with one, its
+{EXIT_INTERRUPTED} interrupted, {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`) and no --max-drop was given (with one, its
 gates' status stands).
 """
 
@@ -180,7 +182,7 @@ DOCS_EPILOG = f"""examples:
   python -m localeval docs labeled-data | less
 
 exit status: {EXIT_OK} printed, {EXIT_USER} a topic it does not have, {EXIT_ENVIRONMENT} standard output cannot be written
-(a full disk), {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`, or less quit before the end).
+(a full disk), {EXIT_INTERRUPTED} interrupted, {EXIT_BROKEN_PIPE} what it printed was read no further (`| head`, or less quit before the end).
 """
 
 

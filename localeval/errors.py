@@ -23,6 +23,7 @@ T = TypeVar("T")
 # The exit statuses the command line documents (cli.EXIT_CODES); 1 is left to Python: a bug.
 EXIT_OK, EXIT_USER, EXIT_ENVIRONMENT, EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED = 0, 2, 3, 4, 130
 EXIT_BROKEN_PIPE = 141  # what a shell reports for a tool stopped by SIGPIPE (`... | head`)
+EXIT_JUDGE_FAILED = 1  # bench: a judge failed, the others reported; 1 as bench has always said it (its --help)
 
 
 class UserError(Exception):

@@ -111,14 +111,16 @@ def test_help_lists_commands_metrics_and_examples():
 
 
 def test_every_help_gives_the_exit_statuses_of_its_command():
-    """docs --help gave none, and the top-level one left out 1 (a bug; bench: a judge failed) and 141 (`| head`)."""
+    """docs --help gave none, and the top-level one left out 1 (a bug; bench: a judge failed) and 141 (`| head`);
+    cache, compare and docs left out 130, and cache 141 (a review)."""
     helps = {" ".join(command) or "localeval": " ".join(run_cli(*command, "--help").stdout.split())
-             for command in ([], ["run"], ["bench"], ["models"], ["docs"])}
+             for command in ([], ["run"], ["bench"], ["models"], ["docs"], ["cache"], ["compare"])}
     for command, text in helps.items():
         statuses = text.partition("exit status")[2]
         assert statuses, f"{command} --help gives no exit status"
-        assert re.search(r"\b0 (done|printed|every judge ran)", statuses) and "2 a" in statuses, command
+        assert re.search(r"\b0 (done|printed|every judge ran|compared)", statuses) and "2 a" in statuses, command
         assert "141 what it printed was read no further" in statuses, command  # every command prints: `| head` stops it
+        assert re.search(r"\b130 interrupted", statuses), command  # Ctrl-C stops any of them
     assert "1 a bug" in helps["localeval"] and "130 interrupted" in helps["localeval"]
     assert "2 a topic it does not have" in helps["docs"]
 

@@ -17,7 +17,8 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import LocalevalWarning, MetricFailed, UserError, for_terminal, said_and_kept, warn, warned
+from ..errors import (EXIT_INTERRUPTED, EXIT_JUDGE_FAILED, EXIT_OK, LocalevalWarning, MetricFailed, UserError, for_terminal,
+                      said_and_kept, warn, warned)
 from ..interrupts import held
 from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
 from ..metrics import BUILT_IN, resolve_metrics
@@ -132,8 +133,8 @@ def _report(args, labeled: list[LabeledSample], jobs: list[JudgeJob], by_judge: 
         print(f"interrupted: the report holds the {count_of(finished, 'judge')} that finished; not run: "
               f"{for_terminal(', '.join(bench['not_run']))} (the same command with --resume runs only those)",
               file=sys.stderr)
-        return 130
-    return 0 if all(run.ok for run in runs) else 1
+        return EXIT_INTERRUPTED
+    return EXIT_OK if all(run.ok for run in runs) else EXIT_JUDGE_FAILED
 
 
 def _kept_said(kept: EarlierJudges) -> str:
@@ -156,7 +157,7 @@ def _none_finished(runs: list[JudgeRun], out: Path, earlier: dict[str, Any] | No
         print(f"failed: {for_terminal(failure_of(run.judge, run.error))}", file=sys.stderr)
     said = "no judge finished, no report written" + (f"; the bench already in {out} is kept" if earlier else "")
     print(f"\ninterrupted: {said}" if interrupted else said, file=sys.stderr)
-    return 130 if interrupted else 1
+    return EXIT_INTERRUPTED if interrupted else EXIT_JUDGE_FAILED
 
 
 def _check_folders(judges: list[str], embedder: str | None, uses_embedder: bool) -> None:
