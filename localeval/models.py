@@ -11,7 +11,9 @@ source tree; the store is the user's data directory unless LOCALEVAL_MODEL_STORE
 
 from __future__ import annotations
 
+import dataclasses
 import errno
+import functools
 import hashlib
 import importlib.util
 import json
@@ -241,8 +243,13 @@ def damaged_weights(folder: Path) -> str | None:
     return None
 
 
+@functools.cache  # read once: a run asked for it some 14 times, each a parse of the file
 def registry() -> dict[str, ModelSpec]:
+    """The registered models by name, each entry checked: a key misspelt was ignored, a missing one a bare KeyError
+    from wherever it was first read (a review); models/README.md describes the format."""
     entries = json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
+    for name, entry in entries.items():
+        _check_entry(name, entry)
     return {
         name: ModelSpec(
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
@@ -255,6 +262,26 @@ def registry() -> dict[str, ModelSpec]:
         )
         for name, e in entries.items()
     }
+
+
+ENTRY_KEYS = {field.name for field in dataclasses.fields(ModelSpec)} - {"name"}  # the name is the entry's key
+REQUIRED_KEYS = ("kind", "description", "license")
+
+
+def _check_entry(name: str, entry: dict[str, Any]) -> None:
+    """What is wrong with one registry entry, said naming it and the key: the registry is localeval's own, so a
+    mistake in it is a bug in the package, for whoever added the entry to read."""
+    wrong = [f"it lacks {key!r}" for key in REQUIRED_KEYS if key not in entry]
+    for key in sorted(set(entry) - ENTRY_KEYS):
+        meant = closest(key, ENTRY_KEYS, 0.6)
+        wrong.append(f"{key!r} is no key of an entry" + (f" (did you mean {meant!r}?)" if meant else ""))
+    if entry.get("kind") not in (None, "judge", "embedder"):
+        wrong.append(f"its kind is {entry['kind']!r}, not 'judge' or 'embedder'")
+    if "agreement" in entry and not isinstance((entry["agreement"] or {}).get("mean_spearman"), (int, float)):
+        wrong.append("its agreement gives no number as 'mean_spearman'")
+    if wrong:
+        raise ValueError(f"{REGISTRY_PATH}: the entry {name!r} is not one localeval reads: {'; '.join(wrong)} "
+                         "(models/README.md describes an entry)")
 
 
 def registered(name: str | None, command: str) -> ModelSpec:

@@ -279,6 +279,27 @@ def test_bad_numbers_and_language(tmp_path, capsys):
     assert "--language xx" in capsys.readouterr().err
 
 
+def test_a_registry_entry_localeval_cannot_read_is_said_naming_it_and_its_key(tmp_path, monkeypatch):
+    """A contributor's entry: a key misspelt ("cpu_batchsize") was ignored, a missing license a bare KeyError, an
+    agreement without mean_spearman broke every judge's weak-judge warning (a review)."""
+    from localeval import models
+
+    entries = json.loads(models.REGISTRY_PATH.read_text(encoding="utf-8"))
+    assert models.registry()["smollm2-135m-instruct"].cpu_batch_size == 16  # the shipped registry reads whole
+    judge = dict(entries["smollm2-135m-instruct"], cpu_batchsize=8, agreement={"spearman": 0.2})
+    del judge["license"]
+    (tmp_path / "registry.json").write_text(json.dumps({**entries, "my-judge": judge}), encoding="utf-8")
+    monkeypatch.setattr(models, "REGISTRY_PATH", tmp_path / "registry.json")
+    models.registry.cache_clear()
+    try:
+        with pytest.raises(ValueError, match=re.escape(
+                "the entry 'my-judge' is not one localeval reads: it lacks 'license'; 'cpu_batchsize' is no key of an "
+                "entry (did you mean 'cpu_batch_size'?); its agreement gives no number as 'mean_spearman'")):
+            models.registry()
+    finally:
+        models.registry.cache_clear()  # the shipped registry again for the tests after
+
+
 def test_models_lists_registry_with_status(capsys):
     assert main(["models"]) == 0
     out = capsys.readouterr().out
