@@ -243,13 +243,17 @@ def damaged_weights(folder: Path) -> str | None:
     return None
 
 
-@functools.cache  # read once: a run asked for it some 14 times, each a parse of the file
 def registry() -> dict[str, ModelSpec]:
     """The registered models by name, each entry checked: a key misspelt was ignored, a missing one a bare KeyError
     from wherever it was first read (a review); models/README.md describes the format."""
-    entries = json.loads(REGISTRY_PATH.read_text(encoding="utf-8"))
+    return _registry_in(REGISTRY_PATH)
+
+
+@functools.cache  # read once: a run asked for it some 14 times, each a parse of the file
+def _registry_in(path) -> dict[str, ModelSpec]:
+    entries = json.loads(path.read_text(encoding="utf-8"))
     for name, entry in entries.items():
-        _check_entry(name, entry)
+        _check_entry(path, name, entry)
     return {
         name: ModelSpec(
             name=name, kind=e["kind"], description=e["description"], license=e["license"],
@@ -268,7 +272,7 @@ ENTRY_KEYS = {field.name for field in dataclasses.fields(ModelSpec)} - {"name"} 
 REQUIRED_KEYS = ("kind", "description", "license")
 
 
-def _check_entry(name: str, entry: dict[str, Any]) -> None:
+def _check_entry(path, name: str, entry: dict[str, Any]) -> None:
     """What is wrong with one registry entry, said naming it and the key: the registry is localeval's own, so a
     mistake in it is a bug in the package, for whoever added the entry to read."""
     wrong = [f"it lacks {key!r}" for key in REQUIRED_KEYS if key not in entry]
@@ -280,8 +284,15 @@ def _check_entry(name: str, entry: dict[str, Any]) -> None:
     if "agreement" in entry and not isinstance((entry["agreement"] or {}).get("mean_spearman"), (int, float)):
         wrong.append("its agreement gives no number as 'mean_spearman'")
     if wrong:
-        raise ValueError(f"{REGISTRY_PATH}: the entry {name!r} is not one localeval reads: {'; '.join(wrong)} "
+        raise ValueError(f"{path}: the entry {name!r} is not one localeval reads: {'; '.join(wrong)} "
                          "(models/README.md describes an entry)")
+
+
+def best_judge() -> str:
+    """The registered judge whose scores agree best with people (its measured mean Spearman rho)."""
+    measured = {name: spec.agreement["mean_spearman"] for name, spec in registry().items()
+                if spec.kind == "judge" and spec.agreement}
+    return max(measured, key=measured.get)
 
 
 def registered(name: str | None, command: str) -> ModelSpec:

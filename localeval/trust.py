@@ -45,8 +45,7 @@ def weak_judge_warning(judge: Any) -> str | None:
     rho = measured_agreement(judge)
     if rho is None or rho >= WEAK:
         return None
-    measured = [name for name, spec in models.registry().items() if spec.kind == "judge" and spec.agreement]
-    best = max(measured, key=measured_agreement)
+    best = models.best_judge()
     instead = (f"; for scores you can read, use {given('judge', best)} (rho {measured_agreement(best):.2f})"
                if measured_agreement(best) >= WEAK else "; no registered judge does better: label a few samples "
                f"and pass them as {option('labels')}")

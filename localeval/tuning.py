@@ -14,7 +14,7 @@ So a registered judge carries its measured choice per metric in localeval/regist
                  "scoring": {"context_recall": "soft", ...}}
 
 and `--reasons auto`, `--example auto`, `--scoring auto` (the defaults) follow it. A judge nobody
-has measured, such as a local model directory, gets the best judge's choice, UNMEASURED below:
+has measured, such as a local model directory, gets the best judge's choice (measured_settings):
 the best guess there is, and `bench` measures the judge itself (both scorings in one run).
 
 A calibration (`bench --calibrate`, calibration.py) replaces a metric's scoring with a verdict
@@ -44,14 +44,6 @@ APPLIES_TO = {
     "reasons": [name for name, metric in METRICS.items() if metric.asks_reasons],
     "example": [name for name, metric in METRICS.items() if metric.has_example],
     "scoring": list(METRICS),  # every metric's verdicts (or flags) carry probabilities
-}
-
-# For a judge without measured settings: those of qwen2.5-coder-1.5b-instruct.
-UNMEASURED = {
-    "reasons": {"context_relevance": False, "context_recall": False, "answer_supported_precision": False,
-                "context_supported_precision": True, "context_precision": False, "faithfulness": False},
-    "example": {"context_relevance": False, "context_recall": True, "answer_supported_precision": True},
-    "scoring": {**dict.fromkeys(METRICS, "hard"), "context_relevance": "soft"},
 }
 
 
@@ -90,11 +82,14 @@ def check_choice(option: str, choice: Any) -> None:
 
 
 def measured_settings(judge: Any = None) -> dict[str, dict[str, Any]]:
-    """{setting: {metric: choice}}: the registry's choice for a registered judge, else UNMEASURED."""
+    """{setting: {metric: choice}}: the registry's choice for a registered judge; for one no one measured, the
+    choice of the judge that agrees best with people (models.best_judge, as the weak-judge warning names it:
+    a copy of its settings written out here could drift from it, a review)."""
     judge = models.judge_name(judge)
     spec = models.registry().get(judge)
     if spec is None or not spec.settings:
-        return {option: dict(chosen) for option, chosen in UNMEASURED.items()}
+        judge = models.best_judge()
+        spec = models.registry()[judge]
     for option, metrics in APPLIES_TO.items():
         chosen = spec.settings.get(option, {})
         unknown = sorted(set(chosen) - set(metrics))

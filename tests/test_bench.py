@@ -37,7 +37,7 @@ from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
 from localeval.results import file_digest
 from localeval.text import split_chunks
-from localeval.tuning import UNMEASURED, metric_settings
+from localeval.tuning import measured_settings, metric_settings
 
 SMALL = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"
 METRICS = list(DEFAULT_METRICS)
@@ -541,7 +541,7 @@ def test_bench_json_names_the_winner_and_how_it_ran(in_process):
     # a scripted judge was never measured: it gets the unmeasured choice, which mixes on and off
     assert (saved["settings"]["reasons"], saved["settings"]["example"]) == ("auto", "auto")
     assert saved["judges"][0]["settings"] == {option: {m: v for m, v in chosen.items() if m in METRICS}
-                                              for option, chosen in UNMEASURED.items()}  # the metrics it ran
+                                              for option, chosen in measured_settings(models.best_judge()).items()}
     measures = saved["judges"][0]["measures"]
     for key in ("samples_per_second", "valid_json_rate", "answered", "invalid", "peak_memory_mb", "wall_seconds"):
         assert measures[key] is not None

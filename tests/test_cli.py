@@ -290,14 +290,10 @@ def test_a_registry_entry_localeval_cannot_read_is_said_naming_it_and_its_key(tm
     del judge["license"]
     (tmp_path / "registry.json").write_text(json.dumps({**entries, "my-judge": judge}), encoding="utf-8")
     monkeypatch.setattr(models, "REGISTRY_PATH", tmp_path / "registry.json")
-    models.registry.cache_clear()
-    try:
-        with pytest.raises(ValueError, match=re.escape(
-                "the entry 'my-judge' is not one localeval reads: it lacks 'license'; 'cpu_batchsize' is no key of an "
-                "entry (did you mean 'cpu_batch_size'?); its agreement gives no number as 'mean_spearman'")):
-            models.registry()
-    finally:
-        models.registry.cache_clear()  # the shipped registry again for the tests after
+    with pytest.raises(ValueError, match=re.escape(
+            "the entry 'my-judge' is not one localeval reads: it lacks 'license'; 'cpu_batchsize' is no key of an "
+            "entry (did you mean 'cpu_batch_size'?); its agreement gives no number as 'mean_spearman'")):
+        models.registry()
 
 
 def test_models_lists_registry_with_status(capsys):

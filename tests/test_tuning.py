@@ -13,7 +13,6 @@ from localeval.errors import UserError
 from localeval.metrics import DEFAULT_METRICS, METRICS, resolve_metrics
 from localeval.tuning import (
     APPLIES_TO,
-    UNMEASURED,
     VALUES,
     measured_settings,
     metric_settings,
@@ -69,11 +68,12 @@ def test_every_registered_judge_has_a_measured_choice_for_every_metric_each_opti
 
 
 def test_unmeasured_judges_get_the_best_judges_choice(tmp_path):
+    assert models.best_judge() == "qwen2.5-coder-1.5b-instruct"  # the highest rho in the registry (docs/judges.md)
     best = metric_settings("qwen2.5-coder-1.5b-instruct")
     for judge in (str(tmp_path), ScriptedJudge(lambda request: {})):
         settings = metric_settings(judge)
         assert settings == best
-        assert {option: chosen(settings, option) for option in OPTIONS} == UNMEASURED
+        assert {option: chosen(settings, option) for option in OPTIONS} == measured_settings("qwen2.5-coder-1.5b-instruct")
 
 
 @pytest.mark.parametrize("name", sorted(registered_judges()))
