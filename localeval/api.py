@@ -10,8 +10,8 @@ from typing import Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
-from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
-                          scoring_overridden, seen_in_fitting)
+from .calibration import (CalibrationWarning, applied, applies_none, described, fit_warnings, load_thresholds,
+                          outdated_thresholds, scoring_overridden, seen_in_fitting)
 from .cluster import Cluster, cluster_for
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
@@ -223,7 +223,7 @@ def evaluate(
     # at the caller's line (CALLER), once nothing is left to refuse the call
     said += warned([outdated_thresholds(calibration_applied),
                     *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                    scoring_overridden(calibration_applied, scoring),
+                    scoring_overridden(calibration_applied, scoring), applies_none(calibration_applied, thresholds or {}),
                     seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=CALLER)
     said += warned([weak_judge_warning(models.judge_name(judge)) if any(m.asks_a_model() for m in chosen) else None],
                    WeakJudgeWarning, caller_level=CALLER)

@@ -360,6 +360,17 @@ def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str
     return [warning] if warning else []
 
 
+def applies_none(calibration: dict[str, Any] | None, in_file: dict[str, float]) -> str | None:
+    """A calibration that gives none of the chosen metrics a threshold: `in_file`, the thresholds the file has for
+    the judge. Said by run and evaluate() alike (evaluate() said nothing: a review)."""
+    if calibration is None or calibration["thresholds"]:
+        return None
+    why = (f"its thresholds, for {', '.join(in_file)}, are for none of the metrics chosen" if in_file else
+           "none passed the check on held-out halves of the labeled samples")
+    return (f"{calibration['path']} applies no threshold to {calibration['judge']} ({why}); every metric is "
+            f"scored as {option('scoring')} says")
+
+
 def scoring_overridden(calibration: dict[str, Any] | None, scoring: str) -> str | None:
     """An explicit scoring (hard or soft) that the calibrated metrics do not follow: a threshold decides
     each of their verdicts. `calibration`: what `applied` names."""

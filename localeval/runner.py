@@ -15,8 +15,8 @@ from pathlib import Path
 from . import __version__
 from . import models
 from .bench.labels import human_scores
-from .calibration import (CalibrationWarning, applied, described, fit_warnings, load_thresholds, outdated_thresholds,
-                          scoring_overridden, seen_in_fitting)
+from .calibration import (CalibrationWarning, applied, applies_none, described, fit_warnings, load_thresholds,
+                          outdated_thresholds, scoring_overridden, seen_in_fitting)
 from .cluster import Cluster, cluster_for
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
@@ -198,9 +198,10 @@ def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], s
     few = few_labels(summary)
     none_scored = nothing_scored({name: row["scored"] for name, row in summary.items()}, len(plan.samples))
     unmeasured = unmeasured_judge_note(args.judge, args.labels is not None or bool(plan.thresholds))
+    unused = applies_none(plan.calibration, plan.thresholds)
     return [w for w in [
         *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *set_up, *(plan.weak_gated or [_warning(plan.weak)]),
-        _unused_calibration(plan.calibration, plan.thresholds),
+        unused and f"note: {unused}",
         *plan.calibration_warnings, *misfits, _warning(scoring_overridden(plan.calibration, args.scoring)),
         unmeasured and f"note: {unmeasured}", few and f"note: {few}", none_scored and f"note: {none_scored}"] if w]
 
@@ -362,15 +363,6 @@ def _warning(message: str | None) -> str | None:
 
 def _identity(model) -> str | None:
     return None if model is None else model.identity
-
-
-def _unused_calibration(calibration: dict | None, in_file: dict[str, float]) -> str | None:
-    if calibration is None or calibration["thresholds"]:
-        return None
-    why = (f"its thresholds, for {', '.join(in_file)}, are for none of this run's metrics" if in_file else
-           "none passed the check on held-out halves of the labeled samples")
-    return (f"note: {calibration['path']} applies no threshold to {calibration['judge']} ({why}); every metric is "
-            "scored as --scoring says")
 
 
 def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None:

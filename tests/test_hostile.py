@@ -2132,6 +2132,25 @@ def _calibration_of(judge: Path, tmp_path: Path) -> Path:
     return path
 
 
+def test_a_calibration_that_applies_no_threshold_is_said_by_evaluate_as_by_run(tmp_path, tiny_judge):
+    """Its thresholds are for context_recall, and the call asks answer_supported_precision: run noted it, evaluate()
+    said nothing (a review)."""
+    import localeval
+    from localeval import CalibrationWarning
+
+    calibration = str(_calibration_of(tiny_judge, tmp_path))
+    with pytest.warns(CalibrationWarning, match=r"applies no threshold to .*\(its thresholds, for context_recall, are "
+                      r"for none of the metrics chosen\); every metric is scored as scoring= says"):
+        localeval.evaluate([GOOD], ["answer_supported_precision"], judge=str(tiny_judge), calibration=calibration,
+                           cache=False)
+    data = tmp_path / "d.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "answer_supported_precision", "--out",
+                 str(tmp_path / "out"), "--quiet", "--no-cache", "--calibration", calibration]) == EXIT_OK
+    warnings_kept = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))["warnings"]
+    assert any(w.startswith("note: ") and "scored as --scoring says" in w for w in warnings_kept)
+
+
 # maps whose keys are names from the data or the run (metrics, languages, null reasons, gates), not fixed keys
 NAMED_MAPS = frozenset({"metrics", "languages", "null_reasons", "gates", "evidence", "reasons", "example", "scoring",
                         "thresholds", "metrics_from"})

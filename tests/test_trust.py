@@ -356,18 +356,19 @@ def test_a_calibration_that_is_no_file_or_too_large_is_refused_before_it_is_read
 
 
 def test_what_a_calibration_applies_is_said():
-    from localeval.runner import _applied_calibration, _unused_calibration
+    from localeval.calibration import applies_none
+    from localeval.runner import _applied_calibration
 
     named = {"path": "c.json", "judge": "j", "thresholds": {}}
-    assert "c.json applies no threshold to j (none passed the check" in _unused_calibration(named, {})
+    assert "c.json applies no threshold to j (none passed the check" in applies_none(named, {})
     assert _applied_calibration(named, 1) is None
     applied = {**named, "thresholds": {"context_recall": 0.2781}}
     assert _applied_calibration(applied, 1) == "note: verdict thresholds from c.json: context_recall 0.278"
     # not "(0.5 elsewhere)": under --scoring soft, or auto, the others are not cut at 0.5
     assert _applied_calibration(applied, 2) == ("note: verdict thresholds from c.json: context_recall 0.278; "
                                                 "the other metrics are scored as --scoring says")
-    assert _unused_calibration(applied, {"context_recall": 0.2781}) is None
-    assert _applied_calibration(None, 1) is None and _unused_calibration(None, {}) is None
+    assert applies_none(applied, {"context_recall": 0.2781}) is None
+    assert _applied_calibration(None, 1) is None and applies_none(None, {}) is None
 
 
 def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_judge, capsys):
