@@ -395,7 +395,7 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
            "says: a threshold decides each verdict of its metric" in summary("context_recall", scoring="soft")["warnings"]
     unused = summary("answer_supported_precision")
     assert unused["calibration"]["thresholds"] == {}
-    assert any("its thresholds, for context_recall, context_relevance, are for none of this run's metrics" in warning
+    assert any("its thresholds, for context_recall, context_relevance, are for none of the metrics chosen" in warning
                for warning in unused["warnings"])
 
 
