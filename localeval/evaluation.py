@@ -16,14 +16,14 @@ from dataclasses import astuple, dataclass, replace
 from numbers import Real
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .errors import MetricFailed, UserError, where_raised
+from .errors import MetricFailed, where_raised
 from .gating import ROUNDING
 from .metrics import BUILT_IN
 from .metrics.base import Metric, MetricResult, Step
 from .progress import NoProgress, Progress
 from .requests import EmbedRequest, JudgeRequest
 from .samples import Sample
-from .text import DEFAULT_LANGUAGE, SUPPORTED_LANGUAGES
+from .text import SUPPORTED_LANGUAGES
 
 if TYPE_CHECKING:  # the engine imports torch: not needed to read DEFAULT_WINDOW for --help
     from .engine.embedder import Embedder
@@ -79,11 +79,8 @@ class Timings:
 
 
 class Evaluator:
-    def __init__(self, metrics: list[Metric], engine: JudgeEngine, embedder: Embedder | None,
-                 language: str = DEFAULT_LANGUAGE, window: int = BENCH_WINDOW):
-        needing = [m.name for m in metrics if m.uses_embedder]
-        if needing and embedder is None:
-            raise UserError(f"{', '.join(needing)} needs an embedder")
+    def __init__(self, metrics: list[Metric], engine: JudgeEngine, embedder: Embedder | None, language: str,
+                 window: int):
         self.metrics, self.engine, self.embedder = metrics, engine, embedder
         self._by_name = {metric.name: metric for metric in metrics}
         self.language, self.window = language, window

@@ -260,12 +260,19 @@ def test_a_judge_measured_faster_with_fewer_rows_on_a_cpu_gets_them_unless_a_bat
     assert BatchLimits(batch_size=32).with_batch_size(16).batch_size == 32  # given: kept
 
 
-def test_an_engine_built_by_hand_without_a_batch_size_takes_the_default():
+def test_a_pipeline_given_no_batch_size_decodes_the_judges_own_and_an_engine_needs_one():
+    """build_pipeline is where the rows come from (models.batch_size): the engine keeps no default of its own, which
+    only tests reached (a review)."""
     from localeval.engine.limits import BatchLimits
     from localeval.engine.scheduler import JudgeEngine
     from localeval.engine.scripted import ScriptedJudge
+    from localeval.metrics import resolve_metrics
+    from localeval.pipeline import build_pipeline
 
-    assert JudgeEngine(ScriptedJudge(lambda request: {}), BatchLimits()).limits.batch_size == 32
+    pipeline = build_pipeline(resolve_metrics(["context_recall"]), ScriptedJudge(lambda request: {}), device="cpu")
+    assert pipeline.engine.limits.batch_size == 32  # a judge with no size of its own
+    with pytest.raises(ValueError, match="JudgeEngine needs limits with a batch size"):
+        JudgeEngine(ScriptedJudge(lambda request: {}), BatchLimits())
 
 
 @pytest.mark.parametrize("native, expected", [(True, "bfloat16"), (False, "float32")])

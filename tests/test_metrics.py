@@ -20,8 +20,7 @@ from localeval.engine.grammar import schema_grammar
 from localeval.engine.limits import BatchLimits
 from localeval.engine.scheduler import JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.errors import UserError
-from localeval.evaluation import Evaluator
+from localeval.pipeline import build_pipeline
 from localeval.metrics import (
     DEFAULT_METRICS,
     JudgeSettings,
@@ -214,12 +213,20 @@ FLAT = LookupEmbedder({}, default=[1.0, 0.0])
 
 def evaluate(samples, metrics, script, *, embedder=FLAT, language="en", limits=BatchLimits(), cache=None,
              settings=None, window=64):
-    """Score `samples`; returns the results (in order) and the judge, for its batch record."""
+    """Score `samples` through the pipeline a run builds; returns the results (in order) and the judge, for its
+    batch record."""
     judge = ScriptedJudge(script)
-    engine = JudgeEngine(judge, limits, cache)
-    evaluator = Evaluator(resolve_metrics(metrics, settings), engine, embedder, language=language, window=window)
+    evaluator = scripted_pipeline(metrics, judge, embedder, limits=limits, cache=cache, settings=settings,
+                                  language=language, window=window).evaluator
     results = list(evaluator.run(list(samples)))
     return results, judge
+
+
+def scripted_pipeline(metrics, judge, embedder=FLAT, *, limits=BatchLimits(), cache=None, settings=None,
+                      language="en", window=64):
+    """build_pipeline's pipeline, as a run's, for a scripted judge and embedder."""
+    return build_pipeline(resolve_metrics(metrics, settings), judge, embedder, limits=limits, cache=cache or False,
+                          language=language, window=window)
 
 
 def score_one(sample, metrics, script, **kwargs):
@@ -809,12 +816,6 @@ def test_response_relevancy_question_count_follows_settings():
     assert len(result.evidence["questions"]) == 5
 
 
-def test_response_relevancy_without_an_embedder_is_a_user_error():
-    script = Script()
-    with pytest.raises(UserError, match="response_relevancy needs an embedder"):
-        evaluate([make_sample()], ["context_relevance", "response_relevancy"], script, embedder=None)
-
-
 def test_metrics_other_than_response_relevancy_need_no_embedder():
     metrics = [m for m in DEFAULT_METRICS if m != "response_relevancy"]
     (result,), _ = evaluate([make_sample()], metrics, Script(), embedder=None)
@@ -1180,7 +1181,7 @@ def test_a_judge_that_does_not_announce_its_answers_still_has_them_cached_and_co
 
     requests = sized_requests([3, 4, 5], max_new_tokens=5)
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    engine = JudgeEngine(QuietJudge(lambda r: {"ok": 1}), BatchLimits(), cache)
+    engine = JudgeEngine(QuietJudge(lambda r: {"ok": 1}), BatchLimits(32), cache)
     engine.answer(requests)
     assert engine.answered == 3
     assert len(cache.get_many("scripted", requests)) == 3
@@ -1194,7 +1195,7 @@ def test_one_answer_cache_serves_calls_from_several_threads(tmp_path):
 
     requests = sized_requests([3, 4, 5, 6], max_new_tokens=5)
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    engine = JudgeEngine(ScriptedJudge(lambda r: {"ok": 1}), BatchLimits(), cache)
+    engine = JudgeEngine(ScriptedJudge(lambda r: {"ok": 1}), BatchLimits(32), cache)
     engine.answer(requests[:1])  # opened in this thread
     with ThreadPoolExecutor(3) as pool:
         found = list(pool.map(lambda request: (cache.put_many("scripted", {request: engine.answer([request])[0]}),
@@ -1208,7 +1209,7 @@ def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     requests = sized_requests([3, 8, 5], max_new_tokens=4)  # 3 + 4 and 5 + 4 fit in 9; 8 + 4 does not
     asked = []
     cache = AnswerCache(tmp_path / "answers.sqlite")
-    engine = JudgeEngine(ScriptedJudge(lambda r: asked.append(r) or {"ok": 1}, context_tokens=9), BatchLimits(), cache)
+    engine = JudgeEngine(ScriptedJudge(lambda r: asked.append(r) or {"ok": 1}, context_tokens=9), BatchLimits(32), cache)
     answers = engine.answer(requests)
     assert asked == [requests[0], requests[2]]
     assert answers[1].refused and answers[1].data is None and "no room for an answer in the 9 tokens" in answers[1].error
@@ -1228,7 +1229,7 @@ def sized_requests(prompt_words: list[int], max_new_tokens: int) -> list[JudgeRe
 
 def admitted(judge: ScriptedJudge, requests: list[JudgeRequest], limits: BatchLimits) -> list[list[JudgeRequest]]:
     """The requests each admission took when the engine answered `requests` under `limits`."""
-    JudgeEngine(judge, limits).answer(requests)
+    JudgeEngine(judge, limits.with_batch_size(32)).answer(requests)
     return judge.admitted
 
 
@@ -1356,8 +1357,8 @@ def test_answer_cache_makes_the_second_run_free(tmp_path):
 
     cache = AnswerCache(tmp_path / "answers.sqlite")
     judge2 = ScriptedJudge(must_not_be_called)
-    engine = JudgeEngine(judge2, BatchLimits(), cache)
-    second = list(Evaluator(resolve_metrics(metrics), engine, FLAT).run(samples))
+    pipeline = scripted_pipeline(metrics, judge2, cache=cache)
+    engine, second = pipeline.engine, list(pipeline.evaluator.run(samples))
     cache.close()
 
     assert judge2.batches == []
@@ -1370,10 +1371,10 @@ def test_requests_are_counted_once_however_many_samples_ask_them():
     """Two samples with the same texts ask the same requests: the judge answers each once, and the
     count summary.json shows is the one the progress line shows."""
     judge = ScriptedJudge(Script())
-    evaluator = Evaluator(resolve_metrics(["context_recall"]), JudgeEngine(judge, BatchLimits()), FLAT)
+    evaluator = scripted_pipeline(["context_recall"], judge).evaluator
     list(evaluator.run([make_sample("a"), make_sample("b")]))
     assert evaluator.timings.judge_requests == sum(judge.batches) > 0
-    single = Evaluator(resolve_metrics(["context_recall"]), JudgeEngine(ScriptedJudge(Script()), BatchLimits()), FLAT)
+    single = scripted_pipeline(["context_recall"], ScriptedJudge(Script())).evaluator
     list(single.run([make_sample("a")]))
     assert single.timings.judge_requests == evaluator.timings.judge_requests
 
@@ -1399,7 +1400,7 @@ def test_answer_cache_is_keyed_by_judge_identity(tmp_path):
         identity = "another model"
 
     judge = OtherJudge(Script())
-    list(Evaluator(resolve_metrics(["context_relevance"]), JudgeEngine(judge, cache=cache), FLAT).run([make_sample()]))
+    list(scripted_pipeline(["context_relevance"], judge, cache=cache).evaluator.run([make_sample()]))
     cache.close()
     assert judge.batches == [1]
 

@@ -18,9 +18,9 @@ from localeval import UserError
 from localeval.engine.cache import AnswerCache
 from localeval.engine.choices import keyed_choices
 from localeval.engine.decode import ChoicePoint, choice_probabilities
-from localeval.engine.scheduler import JudgeEngine
 from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
-from localeval.evaluation import Evaluator
+from localeval.evaluation import BENCH_WINDOW
+from localeval.pipeline import build_pipeline
 from localeval.metrics import DEFAULT_METRICS, METRICS, JudgeSettings, resolve_metrics
 from localeval.metrics.scoring import Scoring, any_of
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
@@ -122,7 +122,8 @@ def probable_answer(request: JudgeRequest) -> JudgeAnswer:
 def score_all(scoring: Scoring) -> dict[str, float]:
     settings = JudgeSettings(reasons=False, scoring=scoring)
     embedder = LookupEmbedder({"q0?": [1.0, 0.0], "q1?": [0.6, 0.8], "q2?": [0.0, 1.0]}, default=[1.0, 0.0])
-    evaluator = Evaluator(resolve_metrics(None, settings), JudgeEngine(ScriptedJudge(probable_answer)), embedder)
+    evaluator = build_pipeline(resolve_metrics(None, settings), ScriptedJudge(probable_answer), embedder,
+                               window=BENCH_WINDOW).evaluator
     (result,) = evaluator.run([SAMPLE])
     return {name: result.score(name) for name in DEFAULT_METRICS}, result
 

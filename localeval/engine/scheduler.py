@@ -15,7 +15,7 @@ from .conformance import fitted
 from .grammar import schema_error
 from .batching import Admission
 from .judge import Judge
-from .limits import DEFAULT_BATCH_SIZE, BatchLimits
+from .limits import BatchLimits
 
 
 # Tokens a request's prompt must leave for its answer: a verdict list or a few claims take well under
@@ -24,9 +24,10 @@ ANSWER_ROOM = 256
 
 
 class JudgeEngine:
-    def __init__(self, judge: Judge, limits: BatchLimits = BatchLimits(), cache: AnswerCache | None = None):
-        # no batch size given (build_pipeline gives the judge's own): the default
-        self.judge, self.limits, self.cache = judge, limits.with_batch_size(DEFAULT_BATCH_SIZE), cache
+    def __init__(self, judge: Judge, limits: BatchLimits, cache: AnswerCache | None = None):
+        if limits.batch_size is None:  # build_pipeline gives the judge's own: no second default here (a review)
+            raise ValueError("JudgeEngine needs limits with a batch size (models.batch_size gives the judge's own)")
+        self.judge, self.limits, self.cache = judge, limits, cache
         self.cache_hits = 0
         self.answered = 0  # fresh answers from the judge (cache hits not counted)
         self.invalid = 0  # of those, answers that did not parse as JSON (the grammar should make it 0)
