@@ -402,10 +402,6 @@ def _cluster_asked(device: Any, dtype: Any, ray: Any, workers: Any, gpus_per_wor
     _check_device(device, dtype)
     if ray is not None and not isinstance(ray, str):
         raise UserError(f"ray=: give \"local\", \"auto\" or a running cluster's \"HOST:PORT\"; got {ray!r}")
-    per_worker = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
-    if ray is None and (given := [f"{name}=" for name, value in per_worker.items() if value is not None]):
-        raise UserError(f"{' and '.join(given)} {'applies' if len(given) == 1 else 'apply'} only to a run on Ray; "
-                        "add ray='local' (or a cluster's address)")
     if workers is not None and (isinstance(workers, bool) or not isinstance(workers, Integral)):
         raise UserError(f"workers=: give a whole number of Ray workers; got {workers!r}")
     for name, value in (("gpus_per_worker", gpus_per_worker), ("cpus_per_worker", cpus_per_worker)):

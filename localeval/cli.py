@@ -306,7 +306,6 @@ def build_parser() -> argparse.ArgumentParser:
                      "evidence, which quotes the sentences judged)")
     run.add_argument("--quiet", action="store_true", help="no progress")
     add_ray_options(run)
-    run.set_defaults(complete=partial(ray_settings, run))
 
     add_bench_parser(commands, DEFAULT_BATCH_SIZE, DEFAULT_MAX_BATCH_TOKENS)
 
@@ -396,7 +395,7 @@ def add_ray_options(parser) -> None:
     ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
                      help="score on a Ray cluster: local (start one on this machine) or a running cluster's "
                      "address, e.g. ray://head:10001 or auto (default: no Ray, this process scores)")
-    # Defaults filled in by ray_settings, so that these options given without --ray can be refused.
+    # None where not given: cluster_for refuses them without --ray and gives Cluster's defaults with it.
     ray.add_argument("--workers", type=int, default=None, help="Ray workers, each holding its own judge and "
                      f"embedder (default: {RAY_DEFAULTS['workers']})")
     ray.add_argument("--gpus-per-worker", type=float, default=None, metavar="G",
@@ -406,18 +405,6 @@ def add_ray_options(parser) -> None:
 
 
 RAY_DEFAULTS = {field.name: field.default for field in dataclasses.fields(Cluster) if field.name != "address"}
-
-
-def ray_settings(parser: argparse.ArgumentParser, args) -> None:
-    """The Ray options' defaults where --ray is given; refused where it is not (they would do nothing)."""
-    given = [name for name in RAY_DEFAULTS if getattr(args, name) is not None]
-    if args.ray is None and given:
-        options = " and ".join("--" + name.replace("_", "-") for name in given)
-        parser.error(f"{options} {'applies' if len(given) == 1 else 'apply'} only to a run on Ray; add --ray local "
-                     "(or a cluster's address)")
-    for name, default in RAY_DEFAULTS.items():
-        if getattr(args, name) is None:
-            setattr(args, name, default)
 
 
 def add_judge_settings_options(parser) -> None:

@@ -99,8 +99,11 @@ class Cluster:
 def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker: float | None = None,
                 cpus_per_worker: float | None = None) -> Cluster | None:
     """The cluster `run --ray` and `evaluate(ray=...)` ask for, Cluster's defaults where a value is None;
-    None without an address (a local run)."""
+    None without an address (a local run), where a worker's option would do nothing and is refused."""
     asked = {"workers": workers, "gpus_per_worker": gpus_per_worker, "cpus_per_worker": cpus_per_worker}
+    if address is None and (named := [option(name) for name, value in asked.items() if value is not None]):
+        raise UserError(f"{' and '.join(named)} {'applies' if len(named) == 1 else 'apply'} only to a run on Ray; add "
+                        f"{given('ray', 'local')} (or a cluster's address)")
     return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
 
 

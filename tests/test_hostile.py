@@ -175,6 +175,8 @@ OPTION_CASES = {
     "calibration of another kind": (["--calibration", "{data}"], "not a localeval calibration file"),
     "labels missing file": (["--labels", "{tmp}/none.jsonl"], "--labels {tmp}/none.jsonl: file not found"),
     "labels without labels": (["--labels", "{data}"], "has no 'labels'"),
+    "a worker without ray": (["--workers", "0"], "--workers applies only to a run on Ray; add --ray local"),
+    "workers without ray": (["--workers", "4", "--cpus-per-worker", "2"], "--workers and --cpus-per-worker apply only"),
 }
 
 
@@ -213,8 +215,6 @@ def test_a_quick_refusal_is_not_buried_under_the_samples_warnings(tmp_path, caps
     (["run", "d.jsonl", "--reasons", "maybe"], "argument --reasons: invalid choice"),
     (["run", "d.jsonl", "--batch-size", "many"], "argument --batch-size: invalid int value: 'many'"),
     (["run"], "the following arguments are required: data"),
-    (["run", "d.jsonl", "--workers", "0"], "--workers applies only to a run on Ray; add --ray local"),
-    (["run", "d.jsonl", "--workers", "4", "--cpus-per-worker", "2"], "--workers and --cpus-per-worker apply only"),
     (["score", "d.jsonl"], "invalid choice: 'score'"),
     (["models", "list", "extra"], "did you mean `localeval models install extra`?"),
     (["models", "install"], "models install needs a model name"),
