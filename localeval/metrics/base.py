@@ -91,9 +91,10 @@ class Metric:
     verdict_type: ClassVar[type[Verdict]] = SentenceVerdict
     judged: ClassVar[str] = "sentences"
     verdict_key: ClassVar[str]
-    asks_reasons: ClassVar[bool] = True  # whether JudgeSettings.reasons changes what the judge is asked
+    # Which of --reasons, --example, --scoring the metric reads (a run records them as applied to it only then)
+    asks_reasons: ClassVar[bool] = False  # whether JudgeSettings.reasons changes what the judge is asked
     has_example: ClassVar[bool] = False  # whether JudgeSettings.example does
-    uses_scoring: ClassVar[bool] = True  # whether JudgeSettings.scoring (hard, soft, a threshold) changes its score
+    uses_scoring: ClassVar[bool] = False  # whether JudgeSettings.scoring (hard, soft, a threshold) changes its score
     # Whether a sample that retrieved nothing is scored by rule (every verdict 0), without asking the judge
     scores_empty_retrieval_by_rule: ClassVar[bool] = False
 
@@ -145,6 +146,15 @@ class Metric:
         if all(name in result.parts for name in names):
             return result
         return replace(result, parts={**dict.fromkeys(names), **result.parts})
+
+
+class JudgedMetric(Metric):
+    """A built-in metric: the judge's verdicts, each with a reason where asked, scored hard or soft. A metric of
+    one's own says which settings it reads itself (Metric's are all off: the docs' defaults, which
+    register_metric had to patch onto a class while Metric's said otherwise, a review)."""
+
+    asks_reasons = True
+    uses_scoring = True
 
 
 def judge_failure(answer: JudgeAnswer) -> MetricResult:

@@ -16,7 +16,7 @@ from dataclasses import replace
 from ..requests import JudgeRequest
 from ..samples import Sample
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import JudgedMetric, Metric, MetricResult, Step, judge_failure
 from .evidence import ChunkVerdict, Verdict
 from .verdicts import read_verdicts
 
@@ -39,7 +39,7 @@ def average_precision(useful: list[float]) -> float:
     return weighted / total
 
 
-class ContextPrecision(Metric):
+class ContextPrecision(JudgedMetric):
     name = "context_precision"
     requires = ("user_input", "retrieved_contexts")
     description = "rank-aware share of chunks useful for the reference (or response): useful chunks first"

@@ -17,7 +17,7 @@ from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import JudgedMetric, MetricResult, Step, judge_failure
 from .evidence import Verdict
 from .scoring import any_of, mean
 from .verdicts import read_verdicts
@@ -25,7 +25,7 @@ from .verdicts import read_verdicts
 VERDICT = prompts.CONTEXT_RELEVANCE.verdict
 
 
-class ContextRelevance(Metric):
+class ContextRelevance(JudgedMetric):
     name = "context_relevance"
     requires = ("user_input", "retrieved_contexts")
     description = "share of context sentences needed to answer the question"

@@ -41,23 +41,8 @@ def register_metric(metric: type[Metric]) -> type[Metric]:
     problem = next(_class_problems(metric, {key: value for key, value in METRICS.items() if key != name}), None)
     if problem is not None:
         raise UserError(f"register_metric: {metric.__name__}: {problem}")
-    _settings_it_reads(metric)
     METRICS[name] = metric
     return metric
-
-
-SETTING_FLAGS = ("asks_reasons", "has_example", "uses_scoring")  # what a run records as applied to a metric
-
-
-def _settings_it_reads(metric: type[Metric]) -> None:
-    """A metric of one's own reads --reasons, --example or --scoring only where its class says so: the built-in
-    metrics' defaults had recorded "scoring: soft, reasons: off" for one that scored hard with reasons (a probe).
-    A subclass of a built-in metric keeps its parent's."""
-    built_in = any(base.__module__.startswith("localeval.metrics.") and base is not Metric
-                   for base in metric.__mro__[1:])
-    for flag in SETTING_FLAGS:
-        if not built_in and not any(flag in vars(cls) for cls in metric.__mro__ if cls is not Metric):
-            setattr(metric, flag, False)
 
 
 def _class_problems(metric: type[Metric], others: dict[str, type[Metric]]):

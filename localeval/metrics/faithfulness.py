@@ -19,7 +19,7 @@ from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import JudgedMetric, MetricResult, Step, judge_failure
 from .evidence import ClaimVerdict, Verdict
 from .sentence_support import none_supported_by_empty_context
 from .verdicts import read_verdicts
@@ -29,7 +29,7 @@ CLAIMS_PER_SENTENCE = 3
 MAX_CLAIMS = 16
 
 
-class Faithfulness(Metric):
+class Faithfulness(JudgedMetric):
     name = "faithfulness"
     requires = ("retrieved_contexts", "response")
     description = "share of the response's claims (the judge lists them) supported by the context"

@@ -17,7 +17,7 @@ from ..requests import EmbedRequest, JudgeRequest
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 from . import prompts, schemas
-from .base import Metric, Step, judge_failure
+from .base import JudgedMetric, Step, judge_failure
 from .evidence import GeneratedQuestion, Verdict
 from .scoring import Scoring, mean
 from .verdicts import recorded_probabilities
@@ -25,7 +25,7 @@ from .verdicts import recorded_probabilities
 FLAG = "noncommittal"
 
 
-class ResponseRelevancy(Metric):
+class ResponseRelevancy(JudgedMetric):
     name = "response_relevancy"
     requires = ("user_input", "response")
     description = "mean cosine similarity of questions generated from the response to the user input"

@@ -10,12 +10,12 @@ from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_sentences
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import JudgedMetric, MetricResult, Step, judge_failure
 from .evidence import SentenceVerdict, Verdict
 from .verdicts import read_verdicts
 
 
-class SentencesAgainstContext(Metric):
+class SentencesAgainstContext(JudgedMetric):
     text_field: ClassVar[str]  # the sample field whose sentences are judged
     task: ClassVar[prompts.Task]  # its sample part takes {context}, {question}, {sentences}; names the verdict
     has_example = True

@@ -15,7 +15,7 @@ from ..requests import JudgeRequest
 from ..samples import Sample
 from ..text import split_chunks
 from . import prompts, schemas
-from .base import Metric, MetricResult, Step, judge_failure
+from .base import JudgedMetric, MetricResult, Step, judge_failure
 from .evidence import Verdict
 from .sentence_support import SentencesAgainstContext
 from .verdicts import read_verdicts
@@ -38,7 +38,7 @@ def rank_weight(rank: int) -> float:
     return 1.0 / rank
 
 
-class ContextSupportedPrecision(Metric):
+class ContextSupportedPrecision(JudgedMetric):
     name = "context_supported_precision"
     requires = ("retrieved_contexts", "response")
     description = "share of context sentences expressed in the response (also per chunk, rank-weighted)"
