@@ -223,10 +223,13 @@ def evaluate(
     # at the caller's line (CALLER), once nothing is left to refuse the call
     said += warned([outdated_thresholds(calibration_applied),
                     *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
-                    scoring_overridden(calibration_applied, scoring), applies_none(calibration_applied, thresholds or {}),
+                    scoring_overridden(calibration_applied, scoring),
                     seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=CALLER)
     said += warned([weak_judge_warning(models.judge_name(judge)) if any(m.asks_a_model() for m in chosen) else None],
                    WeakJudgeWarning, caller_level=CALLER)
+    if unused := applies_none(calibration_applied, thresholds or {}):  # kept as run keeps it, a note
+        warn(CalibrationWarning(unused), stacklevel=CALLER)
+        said.append(f"note: {unused}")
     if unmeasured := unmeasured_judge_note(judge, labels is not None or bool(thresholds)):
         warn(UnmeasuredJudgeWarning(unmeasured), stacklevel=CALLER)  # at the caller's line
         said.append(f"note: {unmeasured}")  # as summary.json keeps run's

@@ -281,7 +281,9 @@ def _check_entry(path, name: str, entry: dict[str, Any]) -> None:
         wrong.append(f"{key!r} is no key of an entry" + (f" (did you mean {meant!r}?)" if meant else ""))
     if entry.get("kind") not in (None, "judge", "embedder"):
         wrong.append(f"its kind is {entry['kind']!r}, not 'judge' or 'embedder'")
-    if "agreement" in entry and not isinstance((entry["agreement"] or {}).get("mean_spearman"), (int, float)):
+    agreement = entry.get("agreement")  # none (null) where not measured
+    if agreement is not None and not (isinstance(agreement, dict) and isinstance(agreement.get("mean_spearman"),
+                                                                                  (int, float))):
         wrong.append("its agreement gives no number as 'mean_spearman'")
     if wrong:
         raise ValueError(f"{path}: the entry {name!r} is not one localeval reads: {'; '.join(wrong)} "

@@ -67,6 +67,9 @@ class NoHomeFolder(EnvironmentFailure):
         super().__init__(f"this user has no home folder (HOME is unset or not an absolute path, and the user list has "
                          f"no entry for uid {os.getuid()}): set {'; and set '.join(asked)}")
 
+    def __reduce__(self):  # pickled (a Ray worker's error) by what it was made of, not by its message (a review)
+        return type(self), (self.asked,)
+
 
 def users_folders(*folders: Callable[[], Path]) -> None:
     """Find each folder, and where this user has no home folder, say every one that must be named instead in

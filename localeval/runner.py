@@ -185,11 +185,12 @@ def _check_users_folders(args, metrics) -> None:
     if args.ray not in (None, "local"):  # a cluster's workers find their own
         return
 
-    def registered(name, used: bool) -> bool:
-        return used and (name is None or name in models.registry())
+    def stored(name, kind: str, used: bool) -> bool:  # a registered model's prepared copy; a folder needs none,
+        spec = models.registry().get(name or models.default_model(kind)) if used else None  # and an embedder's
+        return spec is not None and spec.directory is None  # ready folder is in its package (a review)
 
-    store = registered(args.judge, any(m.asks_a_model() for m in metrics)) or registered(
-        args.embedder, any(m.uses_embedder for m in metrics))
+    store = stored(args.judge, "judge", any(m.asks_a_model() for m in metrics)) or stored(
+        args.embedder, "embedder", any(m.uses_embedder for m in metrics))
     users_folders(*[models.store_dir] * store, *[default_cache_dir] * (not args.no_cache))
 
 

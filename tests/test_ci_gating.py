@@ -130,7 +130,7 @@ def test_the_json_says_which_gates_passed(tmp_path, data, tiny_judge, capsys):
     assert abs(took.total_seconds() - document["timings"]["total_seconds"]) <= 1  # when this invocation began
     report = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
     assert f"localeval {document['localeval']}, finished {document['finished']}." in report
-    recall = report.split("<td>context_<wbr>recall</td>", 1)[1].split("</tr>", 1)[0]
+    recall = report.split("<th scope='row'>context_<wbr>recall</th>", 1)[1].split("</tr>", 1)[0]
     assert f"<td>{document['settings']['scoring']['context_recall']}</td>" in recall
 
 

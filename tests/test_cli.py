@@ -294,6 +294,14 @@ def test_a_registry_entry_localeval_cannot_read_is_said_naming_it_and_its_key(tm
             "the entry 'my-judge' is not one localeval reads: it lacks 'license'; 'cpu_batchsize' is no key of an "
             "entry (did you mean 'cpu_batch_size'?); its agreement gives no number as 'mean_spearman'")):
         models.registry()
+    unmeasured = dict(entries["smollm2-135m-instruct"], agreement=None, default=False)  # null: not measured
+    (tmp_path / "again.json").write_text(json.dumps({**entries, "my-judge": unmeasured}), encoding="utf-8")
+    monkeypatch.setattr(models, "REGISTRY_PATH", tmp_path / "again.json")
+    assert models.registry()["my-judge"].agreement is None
+    (tmp_path / "listed.json").write_text(json.dumps({**entries, "my-judge": dict(unmeasured, agreement=[0.5])}))
+    monkeypatch.setattr(models, "REGISTRY_PATH", tmp_path / "listed.json")
+    with pytest.raises(ValueError, match="its agreement gives no number as 'mean_spearman'"):  # not an AttributeError
+        models.registry()
 
 
 def test_models_lists_registry_with_status(capsys):

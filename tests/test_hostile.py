@@ -1771,7 +1771,9 @@ def test_a_user_without_a_home_folder_is_told_which_folder_to_name(tmp_path, cap
     assert main(command) == EXIT_ENVIRONMENT
     out, said = capsys.readouterr()
     if command == ["models"]:  # the names are still listed: they are what a user needs next
-        assert all(f"{name} " in out and "no model store" in out for name in models.registry())
+        assert all(f"{name} " in out for name in models.registry())
+        assert "smollm2-135m-instruct          judge     no model store" in out  # the embedder's is in its package
+        assert "all-minilm-l6-v2               embedder  no model store" not in out
     assert f"localeval: error: this user has no home folder (HOME is unset or not an absolute path, and the user list " \
            f"has no entry for uid {os.getuid()}): set {variable} to {wanted}" in said
     assert "Traceback" not in said
@@ -1796,8 +1798,12 @@ def without_a_home_folder(monkeypatch) -> None:
 def test_a_run_without_a_home_folder_names_every_folder_it_needs_at_once(tmp_path, capsys, monkeypatch, tiny_judge):
     """A container probe: the cache was named, then on the next try, after seconds of imports, the model store;
     and a run of one's own judge, which needs no store, was refused for want of one."""
+    import pickle
+
+    from localeval.paths import NoHomeFolder
+
     without_a_home_folder(monkeypatch)
-    run = one_sample_run(tmp_path, tiny_judge)  # all metrics: response_relevancy's registered embedder is stored
+    run = [*one_sample_run(tmp_path, tiny_judge), "--judge", "smollm2-135m-instruct"]  # a registered judge: stored
     assert main(run) == EXIT_ENVIRONMENT
     said = capsys.readouterr().err
     assert said.count("localeval: error:") == 1 and "set LOCALEVAL_MODEL_STORE to the folder of prepared models" in said
@@ -1805,7 +1811,12 @@ def test_a_run_without_a_home_folder_names_every_folder_it_needs_at_once(tmp_pat
     assert main([*run, "--no-cache"]) == EXIT_ENVIRONMENT
     said = capsys.readouterr().err
     assert "set LOCALEVAL_MODEL_STORE" in said and "LOCALEVAL_CACHE_DIR" not in said
-    assert main([*run, "--no-cache", "--metrics", "context_recall", "--quiet"]) == EXIT_OK  # no registered model
+    # one's own judge, and the registered embedder, whose ready folder is in its package: no store asked for
+    own = one_sample_run(tmp_path, tiny_judge, "--no-cache", "--quiet", out="own")
+    assert main(own) == EXIT_OK, capsys.readouterr().err
+    # as a Ray worker's error comes back: pickled, and read as it was made (it was "set t; and set h; ...")
+    error = NoHomeFolder(["A to a", "B to b"])
+    assert str(pickle.loads(pickle.dumps(error))) == str(error) and str(error).endswith("set A to a; and set B to b")
 
 
 def test_a_data_file_named_in_bytes_that_are_not_utf8_is_scored_and_summarised(tmp_path, tiny_judge):
@@ -2141,8 +2152,9 @@ def test_a_calibration_that_applies_no_threshold_is_said_by_evaluate_as_by_run(t
     calibration = str(_calibration_of(tiny_judge, tmp_path))
     with pytest.warns(CalibrationWarning, match=r"applies no threshold to .*\(its thresholds, for context_recall, are "
                       r"for none of the metrics chosen\); every metric is scored as scoring= says"):
-        localeval.evaluate([GOOD], ["answer_supported_precision"], judge=str(tiny_judge), calibration=calibration,
-                           cache=False)
+        result = localeval.evaluate([GOOD], ["answer_supported_precision"], judge=str(tiny_judge),
+                                    calibration=calibration, cache=False)
+    assert any(w.startswith("note: ") and "scored as scoring= says" in w for w in result.details["warnings"])
     data = tmp_path / "d.jsonl"
     data.write_bytes(jsonl(GOOD))
     assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "answer_supported_precision", "--out",
