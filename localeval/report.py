@@ -22,9 +22,12 @@ from .samples import Sample
 from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 
 
-STYLE = """
-html{background:#fff;color-scheme:light}body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}
-.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}.path{overflow-wrap:anywhere}
+# What this report and bench's page both set (an accessibility probe): their own background, for a reader whose
+# browser's is dark, and the class of text said to a screen reader alone
+PAGE_BASICS = ("html{background:#fff;color-scheme:light}"
+               ".sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}")
+STYLE = PAGE_BASICS + """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1400px;padding:0 1em;color:#222}.path{overflow-wrap:anywhere}
 tbody th{font-weight:inherit;vertical-align:inherit}
 table{border-collapse:collapse;margin:1em 0}td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}.null{color:#6e6e6e}
@@ -254,7 +257,7 @@ def _summary_table(summary, scored_as: dict[str, str], labels: str | None = None
                  "powered inference), kept within 0 to 1 as every score is; its interval needs two labels or more"
                  " (- where there are fewer; a sub-score, which labels do not correct, has - in all four).")
     note += "</p>"
-    return _scrolling("metric means") + head + "<tbody>" + body + "</tbody></table></div>" + note
+    return scrolling("metric means") + head + "<tbody>" + body + "</tbody></table></div>" + note
 
 
 def _scored_as(summary, details: dict[str, Any], thresholds: dict[str, float]) -> dict[str, str]:
@@ -385,14 +388,15 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
             "Click a column header to sort by it.</p>"
             f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. An id "
             "opens the sample's evidence.</p>"
-            f"{_scrolling('samples')}<table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
+            f"{scrolling('samples')}<table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
             f"<tbody>{body}</tbody></table></div>")
 
 
-def _scrolling(what: str) -> str:
-    """A box that scrolls a wide table sideways, focusable and named: a keyboard can then scroll it where the
-    browser does not (an accessibility probe)."""
-    return f"<div class='wide' tabindex='0' role='region' aria-label='{what}, scrolling sideways'>"
+def scrolling(what: str = "", labelled_by: str = "") -> str:
+    """A box that scrolls a wide table or chart sideways, focusable and named, as `what` or by the element whose id
+    is `labelled_by`: a keyboard can then scroll it where the browser does not (an accessibility probe)."""
+    named = f"aria-labelledby='{labelled_by}'" if labelled_by else f"aria-label='{what}, scrolling sideways'"
+    return f"<div class='wide' tabindex='0' role='region' {named}>"
 
 
 def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, standing: _Standing,

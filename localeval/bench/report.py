@@ -16,7 +16,7 @@ from typing import Any
 
 from .. import manual
 from ..metrics import BUILT_IN
-from ..report import breakable, content_policy
+from ..report import PAGE_BASICS, breakable, content_policy, scrolling
 from ..results import count_of, write_atomically
 from ..trust import WEAK
 from . import svg
@@ -587,9 +587,8 @@ def markdown_table(table: Table) -> str:
 
 # --- HTML -------------------------------------------------------------------------------------
 
-STYLE = """
-html{background:#fff;color-scheme:light}body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
-.sr-only{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%);white-space:nowrap}
+STYLE = PAGE_BASICS + """
+body{font:14px/1.45 system-ui,sans-serif;margin:2em auto;max-width:1200px;color:#222;padding:0 1em}
 tbody th{font-weight:inherit;text-align:left;white-space:nowrap}.wide svg{max-width:none}
 table{border-collapse:collapse;margin:.6em 0}td,th{border-bottom:1px solid #ddd;padding:4px 7px}
 td{text-align:right;font-variant-numeric:tabular-nums}td:first-child,th:first-child{text-align:left}
@@ -629,8 +628,7 @@ def html_table(table: Table, title_id: str) -> str:
     head = "<thead><tr>" + "".join(f"<th scope='col'>{breakable(h)}</th>" for h in table.headers) + "</tr></thead>"
     body = "".join("<tr>" + "".join(_cell(column, text, best) for column, (text, best) in enumerate(row)) + "</tr>"
                    for row in table.rows)
-    return (f"<div class='wide' tabindex='0' role='region' aria-labelledby='{title_id}'>"
-            f"<table aria-labelledby='{title_id}'>{head}<tbody>{body}</tbody></table></div>")
+    return f"{scrolling(labelled_by=title_id)}<table aria-labelledby='{title_id}'>{head}<tbody>{body}</tbody></table></div>"
 
 
 def _cell(column: int, text: str, best: bool) -> str:
@@ -664,8 +662,7 @@ def _charts(bench: dict[str, Any], ok: list[dict]) -> str:
         reference=(0.5, "chance")) if groups else ""
     panels = "".join(_scatter(metric, ok) for metric in metrics)
     # the bar charts scroll sideways in their box: shrunk to a phone's width their labels were 3-4 px tall
-    rho, balanced = (f"<div class='wide' tabindex='0' role='region' aria-label='chart, scrolling sideways'>{chart}</div>"
-                     if chart else "" for chart in (rho, balanced))
+    rho, balanced = (f"{scrolling('chart')}{chart}</div>" if chart else "" for chart in (rho, balanced))
     return (f"<h2>Agreement per metric</h2>{rho}{balanced}"
             f"<h2>Judge score against human score, per sample</h2><div class='panels'>{panels}</div>")
 
