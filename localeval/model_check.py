@@ -42,9 +42,9 @@ def verify(spec: models.ModelSpec) -> Checked:
                         "says how to get it")
     if (why := spec.unreadable()) is not None:
         return Checked(spec.name, UNREADABLE, why)
-    folder = spec.local_path() if spec.directory else spec.stored_path  # a damaged copy too: what is damaged
+    folder = spec.stored_path if spec.in_store else spec.local_path()  # a damaged copy too: what is damaged
     try:
-        return _against_record(spec, folder) if spec.directory else _against_provenance(spec, folder)
+        return _against_provenance(spec, folder) if spec.in_store else _against_record(spec, folder)
     except OSError as error:  # a read error of the disk itself, halfway through gigabytes
         return Checked(spec.name, UNREADABLE, f"reading {error.filename or folder}: {error.strerror or error}")
 

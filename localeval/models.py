@@ -100,6 +100,12 @@ class ModelSpec:
         return self.packages[0] + (" ..." if len(self.packages) > 1 else "")
 
     @property
+    def in_store(self) -> bool:
+        """Whether its ready copy is in the model store (a judge's, prepared from its GGUF), not a folder inside its
+        package (an embedder's `directory`): only the first needs a store to be found."""
+        return self.directory is None
+
+    @property
     def stored_path(self) -> Path:
         return store_dir() / self.name
 
@@ -114,7 +120,7 @@ class ModelSpec:
     def _ready_path(self) -> Path | None:
         """local_path() once its folder is known readable and whole: status() asks those itself, so that a
         model's folder is walked once for its permissions and its weights' headers read once."""
-        if self.directory:
+        if not self.in_store:
             package = _package_dir(self.directory[0])
             return package / self.directory[1] if package else None
         return self.stored_path if (self.stored_path / "config.json").is_file() else None
@@ -123,7 +129,7 @@ class ModelSpec:
         """What is wrong with its prepared copy in the store, if anything: a file a judge cannot load
         without, left out of a copy (`cp` of the folder's files, a copy that stopped), or its weights
         cut short (damaged_weights)."""
-        if self.directory:
+        if not self.in_store:
             return None
         if self.stored_path.is_symlink() and not self.stored_path.exists():
             return f"a link to {os.readlink(self.stored_path)}, which is not there"
@@ -156,7 +162,7 @@ class ModelSpec:
     def unreadable(self) -> str | None:
         """What of its prepared copy this user cannot read, if anything (a store prepared by another user with
         a strict umask: every use of it was a traceback, or "damaged" for a file that is whole)."""
-        return None if self.directory else unreadable(self.stored_path)
+        return unreadable(self.stored_path) if self.in_store else None
 
     def installed(self) -> bool:
         """Whether the packages that carry its GGUF are here, to prepare it from."""

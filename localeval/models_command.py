@@ -57,7 +57,7 @@ def _list_models() -> int:
         store, no_store = None, no_home
     print(f"{'name':<30} {'kind':<9} {'status':<24} {'rho':<5} description")
     for spec in models.registry().values():
-        flag, status = " (default)" if spec.default else "", spec.status() if store or spec.directory else "no model store"
+        flag, status = " (default)" if spec.default else "", spec.status() if store or not spec.in_store else "no model store"
         rho = "-" if (measured := measured_agreement(spec.name)) is None else f"{measured:.2f}"
         print(f"{spec.name:<30} {spec.kind:<9} {status:<24} {rho:<5} {spec.description}{flag}")
         if status == "not installed":

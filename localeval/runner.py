@@ -185,9 +185,9 @@ def _check_users_folders(args, metrics) -> None:
     if args.ray not in (None, "local"):  # a cluster's workers find their own
         return
 
-    def stored(name, kind: str, used: bool) -> bool:  # a registered model's prepared copy; a folder needs none,
-        spec = models.registry().get(name or models.default_model(kind)) if used else None  # and an embedder's
-        return spec is not None and spec.directory is None  # ready folder is in its package (a review)
+    def stored(name, kind: str, used: bool) -> bool:  # a folder of one's own needs no store, nor the registered
+        spec = models.registry().get(name or models.default_model(kind)) if used else None  # embedder (a review)
+        return spec is not None and spec.in_store
 
     store = stored(args.judge, "judge", any(m.asks_a_model() for m in metrics)) or stored(
         args.embedder, "embedder", any(m.uses_embedder for m in metrics))
