@@ -602,7 +602,9 @@ def test_context_relevance_with_no_relevant_sentence_is_insufficient_information
     assert result.evidence["chunk_relevance"] == 0.0
 
 
-def test_context_relevance_blank_chunk_is_not_judged_at_chunk_level():
+def test_context_relevance_blank_chunk_counts_as_irrelevant_at_chunk_level():
+    """A blank chunk is not asked about, and it is a retrieved chunk without a relevant sentence: 0, as
+    context_precision counts it, not left out of the share (which rose for retrieving it)."""
     sample = make_sample(retrieved_contexts=("Paris is the capital. It is big.", " \n\t", "Lyon is large."))
     script = Script(context_relevance=selection(1, total=3))
     result = score_one(sample, ["context_relevance"], script)["context_relevance"]
@@ -610,8 +612,8 @@ def test_context_relevance_blank_chunk_is_not_judged_at_chunk_level():
     assert verdict_count(request) == 3
     assert "[Passage 3]\n3. Lyon is large." in user_text(request)
     assert result.score == pytest.approx(1 / 3)
-    assert result.evidence["chunk_relevant"] == [1, None, 0]
-    assert result.evidence["chunk_relevance"] == pytest.approx(0.5)
+    assert result.evidence["chunk_relevant"] == [1, 0, 0]
+    assert result.evidence["chunk_relevance"] == pytest.approx(1 / 3)
 
 
 CONTEXT_METRICS = ("context_relevance", "context_supported_precision", "context_recall", "answer_supported_precision")

@@ -61,13 +61,11 @@ class ContextRelevance(JudgedMetric):
         """Each verdict tagged with its chunk, and the chunk-level relevance of seed 003: a chunk is
         relevant when any of its sentences is (under soft scoring, the chance that one is, so
         `chunk_relevant` holds probabilities then). `insufficient_information` is the judge's own
-        word: no greedy verdict says relevant."""
+        word: no greedy verdict says relevant. A blank chunk has no relevant sentence: 0, a retrieved slot
+        wasted, as context_precision counts it (it was left out of the share, which rose for retrieving it)."""
         chunk_of = [index for index, sentences in enumerate(chunks) for _ in sentences]
         tagged = [replace(verdict, chunk=chunk) for chunk, verdict in zip(chunk_of, verdicts, strict=True)]
-        per_chunk = [
-            any_of(self.settings.scoring.values(v for v in tagged if v.chunk == index)) if sentences else None
-            for index, sentences in enumerate(chunks)
-        ]
-        judged = [c for c in per_chunk if c is not None]
+        per_chunk = [any_of(self.settings.scoring.values(v for v in tagged if v.chunk == index))
+                     for index in range(len(chunks))]
         return self.result(tagged, insufficient_information=not any(v.verdict for v in tagged),
-                           chunk_relevant=per_chunk, chunk_relevance=mean(judged) if judged else 0.0)
+                           chunk_relevant=per_chunk, chunk_relevance=mean(per_chunk) if per_chunk else 0.0)
