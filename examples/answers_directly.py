@@ -6,9 +6,7 @@
 `localeval docs custom-metrics` explains each part."""
 
 import localeval
-from localeval import JudgeRequest, Metric, MetricResult
-from localeval.metrics.base import judge_failure
-from localeval.metrics.schemas import max_output_tokens
+from localeval.metrics import JudgeRequest, Metric, MetricResult, judge_failure, max_output_tokens
 
 SYSTEM = ("You check answers to questions. Read the question and the response. Say in a short reason "
           "whether the response answers the question itself, then give direct: 1 if it does, 0 if it "

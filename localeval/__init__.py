@@ -26,6 +26,7 @@ _EXPORTS = {
     "MetricResult": "metrics",
     "register_metric": "metrics",
     "JudgeRequest": "requests",
+    "EmbedRequest": "requests",
     "DEFAULT_METRICS": "metrics",
     "BatchLimits": "engine.limits",
     "AnswerCache": "engine.cache",

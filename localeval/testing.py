@@ -5,6 +5,8 @@
 
     def test_our_rag_answers_from_its_context():
         assert_scores(evaluate("golden.jsonl"), {"answer_supported_precision": 0.8, "context_recall": 0.7})
+
+and `ScriptedJudge`, a judge that answers from a script, to test a metric of one's own without a model.
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from .engine.scripted import ScriptedJudge
 from .errors import LocalevalWarning
 from .gating import SCORE_RANGE, a_score, caveats, failures
 from .results import SUMMARY_FILE
+
+__all__ = ["assert_scores", "GateWarning", "ScriptedJudge"]
 
 
 class GateWarning(LocalevalWarning):

@@ -8,6 +8,7 @@ import json
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -15,15 +16,13 @@ from pathlib import Path
 import pytest
 
 import localeval
-from localeval import JudgeRequest, Metric, MetricResult, UserError
+from localeval import UserError
 from localeval.cli import main
-from localeval.engine.scripted import ScriptedJudge
 from localeval.errors import EXIT_OK, EXIT_USER
-from localeval.metrics import METRICS
-from localeval.metrics.base import judge_failure
-from localeval.metrics.schemas import max_output_tokens
+from localeval.metrics import (METRICS, EmbedRequest, JudgeRequest, Metric, MetricResult, judge_failure,
+                               max_output_tokens, read_verdicts, verdict_list)
 from localeval.metrics.sources import load_metric_sources
-from localeval.requests import EmbedRequest
+from localeval.testing import ScriptedJudge
 
 ROOT = Path(__file__).resolve().parent.parent
 DOC, EXAMPLE, EXAMPLES = ROOT / "docs" / "custom-metrics.md", ROOT / "examples" / "answers_directly.py", ROOT / "examples" / "samples.jsonl"
@@ -45,6 +44,20 @@ def _documented_metric() -> None:
 
 def test_the_documents_whole_example_is_the_example_file_word_for_word():
     assert _code_blocks()[0] == EXAMPLE.read_text(encoding="utf-8")
+
+
+def test_the_documented_kit_is_one_cheap_import():
+    """Every name the contract says localeval.metrics gives is there, and importing them with the test's judge
+    loads no torch: a metric file is loaded before a run's models, and its helpers were spread over four
+    internal modules (a review)."""
+    kit = DOC.read_text(encoding="utf-8").split("## The contract", 1)[1].split("**The class.**", 1)[0]
+    names = re.findall(r"`(\w+)`", kit.split("Its test's judge", 1)[0])
+    assert {"Metric", "JudgeRequest", "EmbedRequest", "judge_failure", "read_verdicts"} <= set(names)
+    assert set(names) <= set(localeval.metrics.__all__)
+    code = (f"import sys; from localeval.metrics import {', '.join(names)}; from localeval.testing import ScriptedJudge; "
+            "print('torch' in sys.modules)")
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout.strip() == "False"
 
 
 def test_the_documented_metric_is_scored_with_a_built_in_one_and_its_test_passes():
@@ -218,8 +231,6 @@ def test_a_step_or_result_of_the_wrong_kind_stops_the_call_naming_the_metric():
 def test_the_documented_verdict_helpers_ask_and_read_a_verdict_per_sentence():
     """verdict_list's schema, read back by read_verdicts as docs/custom-metrics.md says: it read a class attribute
     the docs did not name, verdict_key, and failed (a review)."""
-    from localeval.metrics.schemas import verdict_list
-    from localeval.metrics.verdicts import read_verdicts
 
     def steps(self, sample, language):
         sentences = ("The bridge opened.", "In 1932.")

@@ -1,4 +1,9 @@
-"""The metrics localeval scores, by name."""
+"""The metrics localeval scores, by name, and what a metric of one's own is written with:
+
+    from localeval.metrics import Metric, MetricResult, JudgeRequest, judge_failure, max_output_tokens
+
+(docs/custom-metrics.md). Everything here is cheap to import: no torch.
+"""
 
 from __future__ import annotations
 
@@ -6,14 +11,23 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 
 from ..errors import UserError, closest
-from .base import JudgeSettings, Metric, MetricResult
+from ..requests import EmbedRequest, JudgeAnswer, JudgeRequest
+from ..text import split_sentences
+from .base import JudgeSettings, Metric, MetricResult, judge_failure
 from .custom import register_metric
+from .schemas import max_output_tokens, verdict_list
+from .verdicts import read_verdicts
 from .context_precision import ContextPrecision
 from .context_recall import ContextRecall
 from .context_relevance import ContextRelevance
 from .faithfulness import Faithfulness
 from .response_relevancy import ResponseRelevancy
 from .supported_precision import AnswerSupportedPrecision, ContextSupportedPrecision
+
+# A metric author's whole kit, from this one module (docs/custom-metrics.md), beside the registry's names
+__all__ = ["Metric", "MetricResult", "JudgeSettings", "register_metric", "JudgeRequest", "EmbedRequest", "JudgeAnswer",
+           "judge_failure", "max_output_tokens", "verdict_list", "read_verdicts", "split_sentences", "METRICS",
+           "DEFAULT_METRICS", "resolve_metrics", "result_names"]
 
 METRICS: dict[str, type[Metric]] = {
     m.name: m
@@ -154,6 +168,3 @@ def _not_a_name(item: object) -> str:
     return (f"metrics: give metric names (strings), comma-separated or as a list; got an item of type "
             f"{type(item).__name__} among them")
 
-
-__all__ = ["METRICS", "DEFAULT_METRICS", "JudgeSettings", "Metric", "MetricResult", "register_metric", "resolve_metrics",
-           "result_names"]
