@@ -19,14 +19,16 @@ from .device import DTYPES, INT8, choose_device, dtype_name
 from .engine.embedder import Embedder, SentenceTransformerEmbedder
 from .engine.judge import Judge, TransformersJudge
 from .engine.limits import BatchLimits
-from .errors import LocalevalWarning, UnknownScore, UserError, closest, kept_warning, said_and_kept, warn, warned
+from .errors import (LocalevalWarning, UnknownScore, UserError, closest, count_of, kept_warning, said_and_kept, warn,
+                     warned)
 from .evaluation import SampleResult
 from .metrics import METRICS, RAGAS_EQUIVALENTS, JudgeSettings, did_you_mean, resolve_metrics, result_names
 from .metrics.sources import loading
 from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
-from .results import count_of, is_number, sample_inputs, summarize
+from .results import sample_inputs
+from .summary import is_number, summarize
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (FewLabelsWarning, NothingScoredWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels,

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import EXIT_OK, EnvironmentFailure, for_terminal
-from .results import count_of
+from .errors import EXIT_OK, EnvironmentFailure, count_of, for_terminal
 
 
 def cache_command(args) -> int:

@@ -39,10 +39,10 @@ from typing import Any
 import numpy as np
 
 from . import models
-from .errors import LocalevalWarning, UserError
+from .errors import LocalevalWarning, UserError, count_of
 from .metrics import METRICS
 from .options import given, option
-from .results import count_of, write_atomically
+from .results import write_atomically
 from .samples import Sample
 
 CALIBRATION_FILE = "calibration.json"

@@ -10,10 +10,9 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import models
-from .errors import LocalevalWarning, UserError, warn
+from .errors import LocalevalWarning, UserError, count_of, warn
 from .options import given, option
 from .progress import Progress, progress_for
-from .results import count_of
 
 if TYPE_CHECKING:
     from .pipeline import PipelineRecipe

@@ -12,8 +12,8 @@ from typing import Any
 
 from .comparison import MIN_PAIRS, ScoreChange, compared, scored_otherwise, unlike
 from .drop_gates import Gate, gate_said, gates, parse_max_drops
-from .errors import EXIT_BELOW_THRESHOLD, EXIT_OK, UserError, for_terminal
-from .results import aligned, count_of, fixed
+from .errors import EXIT_BELOW_THRESHOLD, EXIT_OK, UserError, count_of, for_terminal
+from .summary import aligned, fixed
 from .run_files import RunFiles, read_run
 
 SCHEMA_VERSION = 1  # of --json's document (docs/output.md, "compare --json")

@@ -17,7 +17,8 @@ from typing import Any
 
 from .estimates import LEVEL
 from .gating import ROUNDING
-from .results import RESULTS_FILE, count_of
+from .errors import count_of
+from .results import RESULTS_FILE
 from .run_files import RunFiles
 
 DROPS_SHOWN = 3  # per score, the samples that fell most

@@ -177,6 +177,11 @@ def for_terminal(message: str, lines: bool = False) -> str:
     return unshowable.sub(lambda found: ascii(found.group())[1:-1], message)
 
 
+def count_of(n: int, noun: str) -> str:
+    """'1 sample', '2 samples'."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def shortened(text: str, limit: int) -> str:
     """`text` for a message, cut to `limit` characters with "..." where it was longer."""
     return text if len(text) <= limit else text[:limit - 3] + "..."

@@ -36,6 +36,7 @@ from .engine.limits import DEFAULT_BATCH_SIZE
 from .errors import EnvironmentFailure, UserError, closest
 from .options import given, option
 from .paths import umask, users_folder
+from .results import file_digest
 from .shell import quoted
 
 REGISTRY_PATH = resources.files(__package__) / "registry.json"
@@ -617,8 +618,6 @@ def folder_weights(folder: str | Path) -> str:
 def file_digests(folder: str | Path) -> dict[str, str]:
     """{file name: sha256} of a model folder's own files, each read in full: recorded as a model is prepared, so
     that `models verify` (model_check.py) finds a byte changed inside a copy, which damage() cannot."""
-    from .results import file_digest  # results imports the metrics, which a model's resolution does not need
-
     return {file.name: file_digest(file) for file in _model_files(Path(folder))}
 
 

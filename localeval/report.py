@@ -12,12 +12,13 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from .bench import svg
-from .errors import for_terminal, shortened
+from .errors import count_of, for_terminal, shortened
 from .gating import caveats, failures
 from .metrics import BUILT_IN, METRICS, Metric, metric_of
 from .metrics.evidence import ChunkVerdict, GeneratedQuestion, SentenceVerdict, Verdict
 from .metrics.scoring import Scoring
-from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, count_of, null_reasons, write_atomically
+from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, write_atomically
+from .summary import null_reasons
 from .samples import Sample
 from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
 

@@ -1,4 +1,5 @@
-"""Results on disk: one JSON line per sample, appended as samples complete, and a summary.
+"""Results on disk: one JSON line per sample, appended as samples complete; the folder they are written in,
+claimed, and files replaced whole (summary.py sums the scores up, run_differences.py tells another run).
 
 Appending line by line is what makes a run resumable: whatever is in results.jsonl was fully
 scored, and `--resume` skips those ids. What survives a crash, and why:
@@ -12,7 +13,7 @@ scored, and `--resume` skips those ids. What survives a crash, and why:
 - summary.json and report.html are written to a temporary file and renamed over the old one, so
   each is either the old file or the new one, never half of one.
 - run.json records what the run is (data digest, judge, embedder, metrics, settings); `--resume`
-  refuses to continue a different run in the same folder.
+  refuses to continue a different run in the same folder (run_differences.py says what differs).
 """
 
 from __future__ import annotations
@@ -20,24 +21,21 @@ from __future__ import annotations
 import errno
 import hashlib
 import json
-import math
 import os
 import tempfile
-from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any, Iterable, NamedTuple
+from typing import Any, NamedTuple
 
 from filelock import FileLock, Timeout
 
-from .errors import EnvironmentFailure, UserError, shortened
-from .estimates import LEVEL, bootstrap_interval, corrected_mean, mean
-from .metrics import metric_of
+from .errors import EnvironmentFailure, UserError, count_of
 from .options import given
 from .paths import LINK_LOOP, broken_link, umask
 from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
+from .run_differences import another_run
 from .samples import Sample
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -281,52 +279,9 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     except (OSError, ValueError):
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
-    recorded, identity = _metrics_in_any_order(recorded), _metrics_in_any_order(identity)
-    if recorded.get("metrics") != identity.get("metrics"):  # named first, without what only follows from it
-        recorded, identity = _apart_from_metrics(recorded, identity)
-    if shown := said_differences(recorded, identity):
-        raise UserError(f"--resume: {out_dir} holds another run ({_code_changed(recorded, identity)}"
-                        f"{_folder_changed(recorded, identity)}{shown}); "
+    if differences := another_run(recorded, identity):
+        raise UserError(f"--resume: {out_dir} holds another run ({differences}); "
                         "resume it with the same data and options, or score into another --out")
-
-
-def _code_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
-    """"the code of metric X changed since; " for a --metrics-from metric whose digest moved: the digests alone
-    did not say what had happened (a probe)."""
-    there, here = recorded.get("metrics_from"), now.get("metrics_from")
-    if not (isinstance(there, dict) and isinstance(here, dict)):
-        return ""
-    changed = [name for name in here if name in there and there[name] != here[name]]
-    return (f"the code of metric {', '.join(changed)} changed since, its --metrics-from file or a module beside it; "
-            if changed else "")
-
-
-def _folder_changed(recorded: dict[str, Any], now: dict[str, Any]) -> str:
-    """"the judge folder X changed since; " where the same folder's weights or files did: the ids alone, cut
-    short, did not say so (a probe bringing its own judge, retrained)."""
-    there, here = _identity_parts(recorded.get("judge")), _identity_parts(now.get("judge"))
-    folder = bool(there) and Path(there[0]).is_absolute()  # a folder is named by its absolute path
-    if folder and here and there[0] == here[0] and there[1] != here[1]:
-        return f"the judge folder {there[0]} changed since, its files or weights; "
-    return ""
-
-
-def said_differences(recorded: dict[str, Any], now: dict[str, Any]) -> str:
-    """Where what a folder records differs from what is asked now, the first three differences
-    ("settings.dtype: float32 there, bfloat16 now"); "" where nothing differs. Metrics first: a
-    change of metrics explains the rest."""
-    differing = [key for key in sorted(set(recorded) | set(now), key=lambda key: (key != "metrics", key))
-                 if recorded.get(key) != now.get(key)]
-    found = [found for key in differing for found in _differences(key, recorded.get(key, NOT_SET), now.get(key, NOT_SET))]
-    shown = "; ".join(f"{path}: {_short(there)} there, {_short(here)} now" for path, there, here in found[:3])
-    if len(found) > 3:
-        shown += f"; {count_of(len(found) - 3, 'more difference')}"
-    return shown
-
-
-def _metrics_in_any_order(run: dict[str, Any]) -> dict[str, Any]:
-    """The metrics' order changes no score: the same metrics named in another order are the same run."""
-    return {**run, "metrics": sorted(run["metrics"])} if isinstance(run.get("metrics"), list) else run
 
 
 # What a run that could not write its summary or report says to do: its scores are all saved.
@@ -381,60 +336,6 @@ def _reason(error: OSError) -> str:
     if error.errno == errno.EROFS:
         return "read-only file system"
     return error.strerror or str(error)
-
-
-def _apart_from_metrics(recorded: dict[str, Any], identity: dict[str, Any]) -> tuple[dict, dict]:
-    """Two runs of different metrics, less what differs only because of their metrics: an embedder
-    one of them needs and the other does not, settings for the metrics one of them lacks."""
-    shared = set(recorded.get("metrics") or ()) & set(identity.get("metrics") or ())
-    recorded, identity = ({**run, "settings": _settings_of(run.get("settings"), shared)} for run in (recorded, identity))
-    if None in (recorded.get("embedder"), identity.get("embedder")):
-        recorded, identity = ({**run, "embedder": None} for run in (recorded, identity))
-    return recorded, identity
-
-
-def _settings_of(settings: Any, metrics: set[str]) -> Any:
-    """A run's settings ({setting: {metric: choice}} and run-wide values) for these metrics only."""
-    if not isinstance(settings, dict):
-        return settings
-    return {name: {m: choice for m, choice in value.items() if m in metrics} if isinstance(value, dict) else value
-            for name, value in settings.items()}
-
-
-def _differences(path: str, there: Any, now: Any) -> Iterator[tuple[str, Any, Any]]:
-    """Where two recorded values differ, down to the innermost keys of dicts (settings are nested:
-    the one choice that changed is what a reader needs, not both dicts cut at the same point)."""
-    if isinstance(there, dict) and isinstance(now, dict):
-        for key in sorted(set(there) | set(now)):
-            if there.get(key, NOT_SET) != now.get(key, NOT_SET):
-                yield from _differences(f"{path}.{key}", there.get(key, NOT_SET), now.get(key, NOT_SET))
-    elif path == "judge" and _identity_parts(there) and _identity_parts(now):
-        # the part that changed ("judge dtype: torch.float32+prepacked there, torch.bfloat16+prepacked now"),
-        # not both ids cut at 60 characters, before the part that differs (a --dtype on --resume)
-        differing = [(f"judge {part}", was, is_now)
-                     for part, was, is_now in zip(JUDGE_IDENTITY, _identity_parts(there), _identity_parts(now))
-                     if was != is_now]
-        yield from differing[:1] if differing[0][0] == "judge model" else differing  # another model differs in all
-    else:
-        yield path, there, now
-
-
-NOT_SET = object()  # a key one run records and the other does not (with_inputs is recorded only when on)
-JUDGE_IDENTITY = ("model", "weights", "dtype", "decoding")  # the parts of a judge's identity (engine/judge.py)
-
-
-def _identity_parts(identity: Any) -> list[str] | None:
-    parts = identity.split("|") if isinstance(identity, str) else []
-    return parts if len(parts) == len(JUDGE_IDENTITY) else None
-
-
-def _short(value: Any) -> str:
-    if value is NOT_SET:
-        return "not set"
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return f"[{', '.join(value)}]"  # metric names, whole: which one differs is the point
-    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else value
-    return shortened(text, 60)
 
 
 class LastLine(NamedTuple):
@@ -499,107 +400,3 @@ def read_results(path: Path) -> list[dict[str, Any]]:
         return [row for row in map(result_of, lines) if row is not None]
 
 
-def summarize(rows: Iterable[dict[str, Any]], metrics: list[str],
-              human: dict[str, dict[str, float | None]] | None = None) -> dict[str, dict[str, Any]]:
-    """Per metric: mean of the scored samples with its bootstrap interval, how many scored, how many null.
-
-    `human` ({sample id: {metric: human score}}, from `--labels`) adds the mean corrected with
-    the labeled samples (estimates.corrected_mean) for every metric with labeled samples.
-    """
-    rows = list(rows)
-    table = {}
-    for name in metrics:
-        scores = [row.get(name) for row in rows]
-        scored = [s for s in scores if is_number(s)]
-        interval = bootstrap_interval(scored)
-        table[name] = {
-            "mean": mean(scored) if scored else None,
-            "interval": list(interval) if interval else None,
-            "scored": len(scored),
-            "null": len(scores) - len(scored),
-        }
-        reasons = _null_reasons(rows, name)
-        if reasons:
-            table[name]["null_reasons"] = reasons
-        labeled = [(row[name], human[str(row["id"])][name]) for row in rows
-                   if human and str(row["id"]) in human and is_number(row.get(name))
-                   and is_number(human[str(row["id"])].get(name))]
-        if labeled:
-            table[name]["corrected"] = corrected_mean(scored, labeled).to_json()
-    return table
-
-
-def _null_reasons(rows: list[dict[str, Any]], name: str) -> dict[str, int]:
-    """Why the metric's null scores are null, {reason: samples}, most common first; a sub-score
-    (no evidence of its own) is null for its metric's reasons."""
-    evidence_key = metric_of(name)
-    reasons = Counter(row.get("evidence", {}).get(evidence_key, {}).get("null_reason") for row in rows
-                      if not is_number(row.get(name)))
-    reasons.pop(None, None)
-    return dict(reasons.most_common())
-
-
-def format_null_reasons(summary: dict[str, dict[str, Any]]) -> str:
-    """Why scores are null, for the terminal; empty when every score was given."""
-    lines = null_reasons(summary)
-    return "null scores, and why:\n" + "\n".join(f"  {line}" for line in lines) if lines else ""
-
-
-def null_reasons(summary: dict[str, dict[str, Any]], shown: int = 3) -> list[str]:
-    """A line per metric and reason a score is null (the `shown` most common of each metric), said
-    alike on the terminal and in the report."""
-    lines = []
-    for name, row in summary.items():
-        reasons = list(row.get("null_reasons", {}).items())
-        lines += [f"{name}: {count_of(samples, 'sample')}, {reason}" for reason, samples in reasons[:shown]]
-        others = sum(samples for _, samples in reasons[shown:])
-        if others:
-            lines.append(f"{name}: {count_of(others, 'sample')}, other reasons (results.jsonl, evidence)")
-    return lines
-
-
-def count_of(n: int, noun: str) -> str:
-    """'1 sample', '2 samples'."""
-    return f"{n} {noun}{'' if n == 1 else 's'}"
-
-
-def is_number(value: Any) -> bool:
-    """A score's value, not null (nor NaN, which a row should not hold but a hand-edited file may)."""
-    try:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and not math.isnan(value)
-    except OverflowError:  # an integer of hundreds of digits, in a hand-edited file
-        return False
-
-
-def format_table(summary: dict[str, dict[str, Any]]) -> str:
-    """The summary as a text table; with the corrected columns when some metric has labeled samples."""
-    corrected = any("corrected" in row for row in summary.values())
-    level = f"{100 * LEVEL:.0f}% CI"
-    header = ["metric", "mean", level, "scored", "null"]
-    if corrected:
-        header += ["labeled", "bias", "corrected", f"{level} (corrected)"]
-    lines = [header]
-    for name, row in summary.items():
-        cells = [name, fixed(row["mean"]), _interval(row.get("interval")), str(row["scored"]), str(row["null"])]
-        if corrected:
-            fix = row.get("corrected")
-            cells += (["-"] * 4 if fix is None else
-                      [str(fix["labeled"]), f"{fix['bias']:+.3f}", fixed(fix["mean"]), _interval(fix["interval"])])
-        lines.append(cells)
-    return aligned(lines)
-
-
-def aligned(lines: list[list[str]], left: tuple[int, ...] = (0,)) -> str:
-    """Rows of cells as a text table: the `left` columns flush left (names), the others flush right (numbers)."""
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return "\n".join("  ".join(cell.ljust(width) if i in left else cell.rjust(width)
-                               for i, (cell, width) in enumerate(zip(line, widths))).rstrip() for line in lines)
-
-
-def fixed(value: float | None) -> str:
-    """A score to 3 decimals, "-" for none."""
-    return "-" if value is None else f"{value:.3f}"
-
-
-def _interval(interval) -> str:
-    return "-" if not interval else f"[{interval[0]:.3f}, {interval[1]:.3f}]"

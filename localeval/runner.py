@@ -23,8 +23,8 @@ from .engine.cache import check_writable as check_cache_writable
 from .engine.cache import default_cache_dir
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
-                     MetricFailed, ScoringStopped, UserError, for_terminal, kept_warning, out_of_memory, said_and_kept,
-                     warned)
+                     MetricFailed, ScoringStopped, UserError, count_of, for_terminal, kept_warning, out_of_memory,
+                     said_and_kept, warned)
 from .gating import caveats, failures, outcomes, parse_gates
 from .metrics import resolve_metrics, result_names
 from .metrics.sources import MetricSource, code_of, load_metric_sources, unscored
@@ -43,15 +43,12 @@ from .results import (
     ResultWriter,
     check_appendable,
     claim_folder,
-    count_of,
     file_digest,
-    format_null_reasons,
-    format_table,
     read_results,
     sample_inputs,
-    summarize,
     write_atomically,
 )
+from .summary import format_null_reasons, format_table, summarize
 from .text import check_language
 from .trust import (WeakJudgeWarning, few_labels, nothing_scored, samples_warned, unmeasured_judge_note,
                     weak_judge_warning)

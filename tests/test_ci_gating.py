@@ -19,7 +19,8 @@ from localeval.errors import EXIT_BELOW_THRESHOLD, EXIT_OK, EXIT_USER, UserError
 from localeval.gating import (caveats, corrected_but_not_gated, failures, gated_value, outcomes, parse_gates,
                               undecided)
 from localeval.progress import LineProgress, progress_for
-from localeval.results import SCHEMA_VERSION, format_null_reasons, summarize
+from localeval.results import SCHEMA_VERSION
+from localeval.summary import format_null_reasons, summarize
 from localeval.testing import assert_scores
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"

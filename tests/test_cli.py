@@ -471,7 +471,7 @@ def test_the_summary_reads_the_rows_in_the_datas_order_whatever_order_they_were_
     one process for the same scores (a probe). Rows of samples this run left out (--limit) are dropped."""
     import random
 
-    from localeval.results import summarize
+    from localeval.summary import summarize
     from localeval.runner import _in_data_order
     from localeval.samples import Sample
 

@@ -2045,7 +2045,7 @@ def test_resuming_with_another_dtype_names_the_dtype(capsys, finished, tiny_judg
                          "--dtype", "bfloat16"], EXIT_USER, "holds another run (judge dtype: torch.float32")
     assert "torch.bfloat16" in err and "..." not in err
     assert {name: (out / name).read_bytes() for name in before} == before
-    from localeval.results import said_differences  # another model: that alone, not its weights and dtype beside it
+    from localeval.run_differences import said_differences  # another model: that alone, not its weights and dtype beside it
 
     assert said_differences({"judge": "a|1|torch.float32|greedy", "metrics": ["m"]},
                             {"judge": "b|2|torch.bfloat16|greedy", "metrics": ["m"]}) == "judge model: a there, b now"

@@ -26,7 +26,7 @@ from localeval.engine.scripted import LookupEmbedder, ScriptedJudge
 from localeval.gating import caveats, failures, outcomes, undecided
 from localeval.metrics import METRICS
 from localeval.report import _sub_scores, write_report
-from localeval.results import summarize
+from localeval.summary import summarize
 
 DEV_BENCH = Path(__file__).resolve().parent.parent / "docs" / "judges" / "dev-bench.json"
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser") or shutil.which("google-chrome")

@@ -18,7 +18,7 @@ from localeval.calibration import (MAX_FILE_BYTES, NOTHING_TO_CORRECT, ONE_CLASS
 from localeval.errors import UserError
 from localeval.gating import undecided
 from localeval.estimates import bootstrap_interval, corrected_mean
-from localeval.results import format_table, summarize
+from localeval.summary import format_table, summarize
 from localeval.samples import Sample
 from localeval.trust import WEAK, measured_agreement, weak_judge_warning
 

@@ -17,10 +17,10 @@ from typing import Any
 from .. import __version__, models
 from ..calibration import CALIBRATION_FILE, calibrate, check_enough_samples, fitted_with, weights_of, write_calibration
 from ..engine.limits import BatchLimits
-from ..errors import (EXIT_INTERRUPTED, EXIT_JUDGE_FAILED, EXIT_OK, LocalevalWarning, MetricFailed, UserError, for_terminal,
-                      said_and_kept, warn, warned)
+from ..errors import (EXIT_INTERRUPTED, EXIT_JUDGE_FAILED, EXIT_OK, LocalevalWarning, MetricFailed, UserError, count_of,
+                      for_terminal, said_and_kept, warn, warned)
 from ..interrupts import held
-from ..results import check_writable_folder, claim_folder, count_of, file_digest, write_atomically
+from ..results import check_writable_folder, claim_folder, file_digest, write_atomically
 from ..metrics import BUILT_IN, resolve_metrics
 from ..metrics.sources import code_of, load_metric_sources, unscored
 from ..options import check_counts, check_paths, limit_beyond

@@ -18,10 +18,9 @@ from typing import Any
 
 from .. import manual
 from ..data import RecordError, load_samples, read_text
-from ..errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
+from ..errors import DataError, LocalevalWarning, UserError, closest, count_of, first_few, shortened, warn
 from ..metrics import BUILT_IN, METRICS
 from ..options import given, option
-from ..results import count_of
 from ..samples import Sample
 from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chunks, split_sentences
 

@@ -17,7 +17,8 @@ from typing import Any
 from .. import manual
 from ..metrics import BUILT_IN
 from ..report import PAGE_BASICS, breakable, content_policy, scrolling
-from ..results import count_of, write_atomically
+from ..errors import count_of
+from ..results import write_atomically
 from ..trust import WEAK
 from . import svg
 from .agreement import RESAMPLES

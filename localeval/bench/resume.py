@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import UserError
+from ..errors import UserError, count_of
 from ..metrics import METRICS
-from ..results import count_of, said_differences
+from ..run_differences import said_differences
 from .labels import LabeledSample
 from .report import JSON_FILE, RESULTS_DIR
 from .worker import JudgeRun

@@ -12,7 +12,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from ..results import count_of
+from ..errors import count_of
 
 # Okabe and Ito's colours, darkened to 3.8:1 or more against white, told apart with red-green colour blindness
 # too (red and green were not, and three of the last palette's were under 3:1: an accessibility probe)
