@@ -187,7 +187,7 @@ def evaluate(
     if loading() is not None:  # a file's own example run, unguarded: minutes of another evaluation first
         raise UserError('it calls localeval.evaluate() as it is loaded: put that call under `if __name__ == '
                         '"__main__":`, so that loading the file only registers its metrics')
-    check_language(language)
+    language = check_language(language)  # de-DE is de
     judge, embedder = _model_argument("judge", judge, "generate"), _model_argument("embedder", embedder, "embed")
     _check_arguments(settings, limits, cache, window, progress)
     check_paths({"labels": labels, "calibration": calibration})

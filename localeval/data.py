@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 from localeval.errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
 from localeval.paths import broken_link
 from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
-from localeval.text import LINE_BREAK, SUPPORTED_LANGUAGES, language_hint
+from localeval.text import LINE_BREAK, language_code, not_split
 
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".tsv", ".parquet")  # .tsv read as CSV, its separator found
 MAX_FILE_BYTES = 1 << 30  # the file is read whole: a larger dataset is split into files of this size
@@ -619,15 +619,23 @@ def _to_sample(path: Path, record: Any, where: _Where) -> Sample:
     if written["reference"] == JOINED_ALIAS:
         fields["reference"] = _joined_sentences(path, fields["reference"], where)
     texts = {name: _text(path, fields.get(name), where, written[name]) for name in (*TEXT_FIELDS, "language")}
-    if texts["language"] is not None and texts["language"] not in SUPPORTED_LANGUAGES:
-        raise where.error(path, f"'{texts['language']}' is not a language pysbd splits;"
-                                f"{language_hint(texts['language'])} choose from "
-                                f"{', '.join(sorted(SUPPORTED_LANGUAGES))}", "language")
+    texts["language"] = _language(path, texts["language"], where)
     return Sample(
         id=_sample_id(path, fields.get("id"), where),
         retrieved_contexts=_contexts(path, fields.get(LIST_FIELD), where, written[LIST_FIELD]),
         **texts,
     )
+
+
+def _language(path: Path, tag: str | None, where: _Where) -> str | None:
+    """A sample's language as pysbd's code (text.language_code); a blank one is none given, as an empty CSV
+    cell is (it was refused in JSON, a probe)."""
+    if tag is None or not tag.strip():
+        return None
+    code = language_code(tag)
+    if code is None:
+        raise where.error(path, f"'{tag}' is {not_split(tag)}", "language")
+    return code
 
 
 def _rename_aliases(path: Path, record: dict, where: _Where) -> tuple[dict, dict[str, str]]:

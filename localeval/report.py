@@ -47,7 +47,7 @@ section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target 
 .inputs dt{font-weight:600;margin-top:.4em}.inputs dd{margin:0 0 0 1em;white-space:pre-wrap}
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
 .inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:12em;font-size:12px;color:#444}
-.inputs li>div{text-align:left}h2.gates{font-size:inherit;margin:0}
+h2.gates{font-size:inherit;margin:0}
 @media print{body{max-width:none;margin:0}.wide{overflow:visible}.filters{display:none}table{font-size:10px}
 td,th{padding:2px 4px}#samples td:nth-child(2){min-width:0}.inputs ol{max-height:none;overflow:visible}
 #samples tr[hidden]{display:table-row}}

@@ -134,7 +134,7 @@ def _plan(args) -> RunPlan:
     check_paths({"labels": args.labels, "calibration": args.calibration, "out": args.out})
     if not args.data.strip():  # read as a path, the current folder
         raise UserError("DATA: it is empty; give a data file")
-    check_language(args.language)
+    args.language = check_language(args.language)  # de-DE is de
     cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     every_sample, data_warnings = _load(args.data)
     samples = every_sample[: args.limit]

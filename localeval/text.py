@@ -40,17 +40,27 @@ LANGUAGE_NAMES = {
 }
 
 
-def check_language(code: str) -> None:
-    """A run's language must be one pysbd splits: any other would leave every sentence metric null."""
-    if code not in SUPPORTED_LANGUAGES:
-        raise UserError(f"{given('language', code)}: not supported;{language_hint(code)} choose from "
-                        f"{', '.join(sorted(SUPPORTED_LANGUAGES))}")
+def language_code(tag: str) -> str | None:
+    """The code pysbd splits `tag`'s language by: the tag's language part, so that a system's own tags are
+    taken as they are written ("de-DE", "zh-Hans", "pt_BR", "EN": a region or a script changes no sentence
+    end); None for a language pysbd does not split."""
+    code = re.split(r"[-_]", tag.strip(), maxsplit=1)[0].lower()
+    return code if code in SUPPORTED_LANGUAGES else None
 
 
-def language_hint(code: str) -> str:
-    """' did you mean 'en'?' for a code pysbd would take written another way ("EN", "en-US", "zh_CN")."""
-    near = re.split(r"[-_]", code.strip(), maxsplit=1)[0].lower()
-    return f" did you mean '{near}'?" if near in SUPPORTED_LANGUAGES else ""
+def check_language(tag: str) -> str:
+    """A run's language, as language_code reads it: one pysbd does not split would leave every sentence
+    metric null."""
+    code = language_code(tag)
+    if code is None:
+        raise UserError(f"{given('language', tag)}: {not_split(tag)}")
+    return code
+
+
+def not_split(tag: str) -> str:
+    """Why a language tag is refused, and what to give instead."""
+    return (f"not a language pysbd splits into sentences; choose from {', '.join(sorted(SUPPORTED_LANGUAGES))} "
+            "(a region or script may follow: de-DE, zh-Hans; README, \"Languages\", says what to do for another)")
 
 
 _per_thread = threading.local()

@@ -713,8 +713,8 @@ def test_samples_and_records_can_be_mixed_and_ids_stay_unique():
     # a document pasted into the id's column: a 10 MB id made a 40 MB report
     ({"id": "x" * 1001}, "field 'id': an id of 1,001 characters; an id names its sample on every results line"),
     ({"id": 10 ** 1001}, "field 'id': an id of 1,002 characters; an id names its sample on every results line"),
-    ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits; choose from"),
-    ({"language": "ZH"}, "field 'language': 'ZH' is not a language pysbd splits; did you mean 'zh'? choose from"),
+    ({"language": "xx"}, "field 'language': 'xx' is not a language pysbd splits into sentences; choose from"),
+    ({"language": "th-TH"}, "field 'language': 'th-TH' is not a language pysbd splits into sentences; choose from"),
 ])
 def test_sample_objects_are_checked_as_their_fields_would_be_in_a_record(fields, expected):
     from localeval.api import as_samples
@@ -792,3 +792,27 @@ def test_pydantic_models_and_dataclasses_are_read_as_their_fields_and_one_alone_
     for one in (Asked(user_input="q?", response="a."), Answered("q?", "a."), Sample(id="1", user_input="q?")):
         with pytest.raises(UserError, match=rf"got a single {type(one).__name__}; give .* \(one sample is \[sample\]\)"):
             samples_in_memory(one)
+
+
+@pytest.mark.parametrize(("tag", "code"), [("de-DE", "de"), ("zh-Hans", "zh"), ("zh_CN", "zh"), ("EN", "en"),
+                                          (" ja ", "ja"), ("", None), ("  ", None)])
+def test_a_language_tag_is_read_by_its_language_and_a_blank_one_is_none(tag, code):
+    """A system's own tags (BCP 47's de-DE, zh-Hans) were refused, each with "did you mean"; a region or a
+    script changes no sentence end. A blank one is none given, in JSON as in a CSV's empty cell (a probe)."""
+    from localeval.api import as_samples
+
+    from localeval.text import check_language
+
+    (sample,) = as_samples([{"id": "a", "user_input": "q?", "language": tag}])
+    assert sample.language == code
+    if code is not None:  # --language and evaluate(language=) read it alike
+        assert check_language(tag) == code
+
+
+def test_the_readme_lists_every_language_pysbd_splits():
+    """The codes a sample may name were in no document, only in the error that refused one (a probe)."""
+    from localeval.text import SUPPORTED_LANGUAGES
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    listed = re.search(r"A sample's language is pysbd's: `([a-z ]+)`", readme).group(1).split()
+    assert listed == sorted(SUPPORTED_LANGUAGES)

@@ -571,7 +571,7 @@ def test_ragas_headline_metrics_exist_by_their_own_names():
 
 @pytest.mark.parametrize(("samples", "options", "expected"), [
     ([], {}, "no samples to evaluate"),  # an empty result would fail later, in to_pandas()
-    ([RAGAS_02], {"language": "klingon"}, "language='klingon': not supported; choose from am, "),  # else all null
+    ([RAGAS_02], {"language": "klingon"}, "language='klingon': not a language pysbd splits into sentences; choose from am, "),  # else all null
     # each of these crashed deep inside, some only after the models had loaded
     ([RAGAS_02], {"window": 0}, "window=: give a whole number of samples, at least 1 (or None: the device's); got 0"),
     ([RAGAS_02], {"window": "3"}, "window=: give a whole number of samples, at least 1 (or None: the device's); got '3'"),
