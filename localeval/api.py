@@ -96,7 +96,8 @@ class EvaluationResult:
 
     def to_pandas(self):
         """One row per sample: the inputs under ragas's column names (user_input, retrieved_contexts,
-        response, reference), then each score (evidence stays in `rows()`). Samples from a DataFrame come
+        response, reference), the language it was split and judged in, then each score (evidence stays in
+        `rows()`). Samples from a DataFrame come
         back in its order on its own index (unless that is the ids, or repeats a label), the ids in a
         column, so that a join on the index lines up; the others are indexed by id. A DataFrame's integer
         ids stay integers, so that a merge on its id column matches."""

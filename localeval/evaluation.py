@@ -49,13 +49,14 @@ def window_for(window: int | None, device: str) -> int:
 @dataclass
 class SampleResult:
     sample_id: str
+    language: str  # the language its sentences were split in and its judge wrote in: means by language
     metrics: dict[str, MetricResult]
 
     def score(self, metric: str) -> float | None:
         return self.metrics[metric].score
 
     def to_json(self) -> dict[str, Any]:
-        row: dict[str, Any] = {"id": self.sample_id}
+        row: dict[str, Any] = {"id": self.sample_id, "language": self.language}
         for name, result in self.metrics.items():
             row[name] = result.score
             row.update(result.parts)
@@ -110,7 +111,8 @@ class Evaluator:
             for key, (steps, _) in current.items():
                 self._advance(key, steps, replies[key], outcomes, waiting, samples[key[0]].id)
         return [
-            SampleResult(sample.id, {m.name: m.with_every_part(outcomes[(i, m.name)]) for m in self.metrics})
+            SampleResult(sample.id, self._language(sample),
+                         {m.name: m.with_every_part(outcomes[(i, m.name)]) for m in self.metrics})
             for i, sample in enumerate(samples)
         ]
 

@@ -241,11 +241,20 @@ def test_a_string_that_looks_like_a_path_is_still_read_as_one(tmp_path):
 # --- 4. to_pandas ----------------------------------------------------------------------------------
 
 
+def test_each_row_has_the_language_its_sample_was_split_in_for_means_by_language():
+    """A team scoring several languages had to join the input file back to get means by language (a probe)."""
+    records = [{**RAGAS_02, "id": "a", "language": "de-DE"}, {**RAGAS_02, "id": "b"}]
+    result = scripted_evaluate(records, ["context_recall"])
+    assert [row["language"] for row in result.rows()] == ["de", "en"]
+    assert sorted(result.to_pandas().groupby("language").mean(numeric_only=True).index) == ["de", "en"]
+
+
 def test_to_pandas_has_the_inputs_beside_the_scores_indexed_by_id():
     records = [{**RAGAS_02, "id": "a"}, {**RAGAS_02, "id": "b", "reference": None}]  # a frame's: its own index
     table = scripted_evaluate(records, ["context_recall", "answer_supported_precision"]).to_pandas()
-    assert list(table.columns) == ["user_input", "retrieved_contexts", "response", "reference",
+    assert list(table.columns) == ["user_input", "retrieved_contexts", "response", "reference", "language",
                                    "context_recall", "answer_supported_precision"]
+    assert table["language"].tolist() == ["en", "en"]  # means by language: table.groupby("language")
     assert list(table.index) == ["a", "b"] and table.index.name == "id"
     assert table.loc["a", "retrieved_contexts"] == CONTEXTS
     assert table.loc["a", "context_recall"] == 1.0 and table.loc["b", "answer_supported_precision"] == 1.0
