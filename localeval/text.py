@@ -7,8 +7,9 @@ pysbd ends a sentence at every line break. A line break inside a sentence (text 
 width, as chunks taken from PDFs and Markdown are) is read as a space first: one that follows no end
 punctuation, ends a line of 20 characters or more and comes before a lowercase letter. Lists,
 headings and paragraphs keep their breaks, unless a line of 20 characters or more without end
-punctuation is followed by a lowercase one. Scripts without letter case (Chinese, Japanese, Hindi,
-Arabic) are never joined, nor a German line that starts with a noun.
+punctuation is followed by a lowercase one. Chinese and Japanese, which have no letter case, are joined
+without a space where such a line ends between two of their characters. Other scripts without letter
+case (Hindi, Arabic) are never joined, nor a German line that starts with a noun.
 Two of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
 sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes, and a piece it
 ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins.
@@ -78,6 +79,9 @@ def _segmenter(language: str) -> pysbd.Segmenter:
 
 # A line break inside a sentence: after a character that ends no sentence or clause, before a lowercase letter
 _WRAPPED = re.compile(r"(?<=[^\s.!?:;。！？：；])[ \t]*\r?\n[ \t]*(?=\w)")
+# Chinese and Japanese characters (kana, ideographs, full-width forms): a line of 20 of them or more that
+# ends mid-sentence, before another, was wrapped at a width (a PDF's); they were split there (a probe)
+_HAN_OR_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff10-\uff5a]")
 # A shorter line before a break is more likely a list's item ("apples\nbananas") than wrapped text
 MIN_WRAPPED_LINE = 20
 # pysbd takes a line longer than LONG_LINE characters in pieces of PIECE characters or more
@@ -100,12 +104,17 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
 
 
 def unwrapped(text: str) -> str:
-    """`text` with each line break inside a sentence made a space (see the module's note)."""
-    def inside_a_sentence(found: re.Match) -> bool:
+    """`text` with each line break inside a sentence made a space, or nothing between Chinese or Japanese
+    characters, which no space separates (see the module's note)."""
+    def joined(found: re.Match) -> str:
         line_start = text.rfind("\n", 0, found.start()) + 1
-        return text[found.end()].islower() and found.start() - line_start >= MIN_WRAPPED_LINE
+        if found.start() - line_start < MIN_WRAPPED_LINE:
+            return found.group()
+        if _HAN_OR_KANA.match(text, found.start() - 1) and _HAN_OR_KANA.match(text, found.end()):
+            return ""
+        return " " if text[found.end()].islower() else found.group()
 
-    return _WRAPPED.sub(lambda found: " " if inside_a_sentence(found) else found.group(), text)
+    return _WRAPPED.sub(joined, text)
 
 
 def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:

@@ -278,6 +278,18 @@ def test_a_line_break_inside_a_sentence_reads_as_a_space_and_other_breaks_end_th
                                      "A new paragraph.", "apples", "bananas")
 
 
+def test_a_chinese_or_japanese_line_wrapped_mid_sentence_is_joined_without_a_space():
+    """A Japanese PDF's wrapped line ended its sentence at the break (a probe): no letter case tells wrapped
+    text there, so a line of 20 characters or more that ends between two of its characters is joined."""
+    wrapped = ("ログイン画面の「パスワードを忘れた方」をクリック\nしてください。リンクの有効期限は24時間です。")
+    assert split_sentences(wrapped, "ja") == ("ログイン画面の「パスワードを忘れた方」をクリックしてください。",
+                                              "リンクの有効期限は24時間です。")
+    zh = "根据本公司的退款政策，所有退款申请都将在收到退货后的七个工作日\n内处理完毕。"
+    assert split_sentences(zh, "zh") == ("根据本公司的退款政策，所有退款申请都将在收到退货后的七个工作日内处理完毕。",)
+    kept = "第三章\n退款政策\n退款申请将在七个工作日内处理。\n如有问题请联系客服。"  # a heading, ended sentences
+    assert split_sentences(kept, "zh") == ("第三章", "退款政策", "退款申请将在七个工作日内处理。", "如有问题请联系客服。")
+
+
 def test_a_long_line_goes_to_pysbd_in_pieces_cut_where_pysbd_ends_a_sentence(monkeypatch):
     """pysbd's time grows with the square of its input (a 112,000-character line took 18 s): a long
     line is split piece by piece, with the sentences pysbd would find in the whole line."""
