@@ -50,7 +50,8 @@ EXIT_CODES = f"""exit status:
        that raises while scoring (the samples already scored are kept)
   {EXIT_ENVIRONMENT}    the machine stopped the run: a full disk (standard output's too), a folder that
        cannot be written, a model store this user cannot read, too little memory, a judge whose outputs
-       are not numbers (NaN: damaged weights); every sample already scored is kept (rerun with --resume)
+       are not numbers (NaN: damaged weights), a Ray cluster that does not answer at --ray or a Ray
+       worker that died for good; every sample already scored is kept (rerun with --resume)
   {EXIT_BELOW_THRESHOLD}    scored, but a metric's mean is below its --fail-under value (results are complete)
   {EXIT_INTERRUPTED}  interrupted (Ctrl-C, SIGTERM or SIGHUP); every sample already scored is kept (rerun with --resume)
   {EXIT_BROKEN_PIPE}  what it printed was read no further (`| head`); results and summary are written
@@ -390,7 +391,8 @@ def add_ray_options(parser) -> None:
         "windows it is given, while this process writes results.jsonl as windows complete.")
     ray.add_argument("--ray", default=None, metavar="ADDRESS|local",
                      help="score on a Ray cluster: local (start one on this machine) or a running cluster's "
-                     "address, e.g. ray://head:10001 or auto (default: no Ray, this process scores)")
+                     "address: HOST:6379 as 'ray start --head' prints it, ray://HOST:10001, or auto (default: no "
+                     "Ray, this process scores)")
     # None where not given: cluster_for refuses them without --ray and gives Cluster's defaults with it.
     ray.add_argument("--workers", type=int, default=None, help="Ray workers, each holding its own judge and "
                      f"embedder (default: {RAY_DEFAULTS['workers']})")

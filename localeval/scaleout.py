@@ -156,6 +156,11 @@ class RayScorer:
                 if "ray[client]" in str(error):  # a Ray installed without its client, which ray:// needs
                     raise UserError(f"{given('ray', self.cluster.address)}: a ray:// address needs Ray Client: "
                                     "pip install 'localeval[ray]' (it brings ray[client])") from None
+                if "Could not find any running Ray instance" in str(error):  # Ray's advice names its own flags
+                    raise EnvironmentFailure(
+                        f"{given('ray', self.cluster.address)}: no running Ray cluster found (auto finds one "
+                        "started on this node with 'ray start', or RAY_ADDRESS's); give its address as HOST:PORT, or "
+                        f"use {given('ray', 'local')}") from None
                 raise EnvironmentFailure(f"{given('ray', self.cluster.address)}: cannot connect ({_gist(error)})") from None
         self._check_resources(ray, workers)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
@@ -336,6 +341,12 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
                 f"{HANDSHAKE_TIMEOUT_S:g} s, as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 "
                 "is a web server). Pass the address 'ray start --head' prints") from None
         answer = _first_call(channel, client)
+        if answer.name == "UNAUTHENTICATED" and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+            # Ray's driver sends no token unless told to, then retries the refusal for half a minute, a log
+            # line a second (a probe: a cluster from 'ray start --head', which turned authentication on)
+            raise EnvironmentFailure(
+                f"{named}: the cluster asks for a token (it was started with Ray's token authentication): run with "
+                "RAY_AUTH_MODE=token set, and the cluster's token in RAY_AUTH_TOKEN or ~/.ray/auth_token")
         if answer.name in RAY_ANSWERS:
             return
         host = target.rpartition(":")[0]

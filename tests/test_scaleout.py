@@ -557,6 +557,15 @@ def test_an_address_where_no_cluster_listens_fails_at_once_with_exit_3(six_sampl
     assert not (tmp_path / "results.jsonl").exists()
 
 
+def test_auto_without_a_cluster_says_what_to_give_not_rays_own_flags(six_samples, tmp_path, capsys, monkeypatch):
+    """Ray's advice named its `--address` flag, which localeval has not (a probe)."""
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "auto", "--quiet"]) == 3
+    err = capsys.readouterr().err
+    assert "--ray auto: no running Ray cluster found" in err and "give its address as HOST:PORT" in err
+    assert "--address" not in err and "Traceback" not in err
+
+
 def test_a_web_address_such_as_the_dashboards_is_refused_before_ray_starts():
     """`--ray http://head:8265` (the dashboard, as Ray Jobs takes it) got a fragment of Ray's advice:
     "cannot connect (  2. Set RAY_ADDRESS to the GCS address instead ...)"."""
@@ -628,11 +637,27 @@ def test_a_cluster_that_answers_rays_first_call_passes_the_check(monkeypatch):
 
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the driver sends its token
     for refused in (False, True):
         with grpc_server(RAY_GCS, RAY_CLIENT, refused=refused) as port:
             _check_reachable(f"127.0.0.1:{port}")
             _check_reachable(f"ray://127.0.0.1:{port}")
             _check_reachable(f"RAY://127.0.0.1:{port}")  # Ray reads it as ray://
+
+
+def test_a_cluster_that_asks_for_a_token_the_driver_does_not_send_is_said_at_once(monkeypatch):
+    """A cluster from 'ray start --head' with token authentication on: Ray's driver, not told to send a token,
+    retried the refusal for 27 s, a log line a second, then said only 'cannot connect' (a probe)."""
+    from localeval.errors import EnvironmentFailure
+    from localeval.scaleout import _check_reachable
+
+    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
+    with grpc_server(RAY_GCS, RAY_CLIENT, refused=True) as port:
+        for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
+            with pytest.raises(EnvironmentFailure, match=re.escape(
+                    f"--ray {address}: the cluster asks for a token (it was started with Ray's token authentication): "
+                    "run with RAY_AUTH_MODE=token set")):
+                _check_reachable(address)
 
 
 def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
