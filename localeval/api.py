@@ -200,6 +200,7 @@ def evaluate(
     samples, said = said_and_kept(lambda: as_samples(samples), caller_level=CALLER)
     if not samples:  # a file with none is refused too; an empty result would fail later, in to_pandas()
         raise UserError("no samples to evaluate")
+    cluster = cluster and cluster.for_samples(len(samples))
     settings, thresholds, calibrated = _settings_for(judge, settings, scoring, calibration)
     chosen = resolve_metrics(metrics, settings, by_name_only=True)
     said += samples_warned(samples, chosen, language, embedder, caller_level=CALLER)

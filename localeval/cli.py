@@ -395,7 +395,8 @@ def add_ray_options(parser) -> None:
                      "Ray, this process scores)")
     # None where not given: cluster_for refuses them without --ray and gives Cluster's defaults with it.
     ray.add_argument("--workers", type=int, default=None, help="Ray workers, each holding its own judge and "
-                     f"embedder (default: {RAY_DEFAULTS['workers']})")
+                     f"embedder; never more than the samples "
+                     f"to score (default: {RAY_DEFAULTS['workers']})")
     ray.add_argument("--gpus-per-worker", type=float, default=None, metavar="G",
                      help=f"GPUs per worker; with G > 0 the workers run on CUDA (default: {RAY_DEFAULTS['gpus_per_worker']:g}, CPU)")
     ray.add_argument("--cpus-per-worker", type=float, default=None, metavar="C",

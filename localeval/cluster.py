@@ -42,9 +42,14 @@ class Cluster:
         if self.cpus_per_worker <= 0:
             raise UserError(f"{option('cpus_per_worker')} must be above 0")
 
+    def for_samples(self, count: int) -> Cluster:
+        """At most one worker per sample: a worker with none would load a judge for nothing (--workers 1000
+        on 2 samples filled memory), and the run's progress, device line and summary said 1000 workers."""
+        return replace(self, workers=max(1, min(self.workers, count)))
+
     def describe(self) -> str:
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
-        return f"Ray cluster {self.address}: {self.workers} workers, {each} each"
+        return f"Ray cluster {self.address}: {count_of(self.workers, 'worker')}, {each} each"
 
     def progress(self) -> Progress:
         """The bar of a run here: samples, as windows come back (no requests reach the driver)."""

@@ -138,6 +138,7 @@ def _plan(args) -> RunPlan:
     cluster = cluster_for(args.ray, args.workers, args.gpus_per_worker, args.cpus_per_worker)
     every_sample, data_warnings = _load(args.data)
     samples = every_sample[: args.limit]
+    cluster = cluster and cluster.for_samples(len(samples))
     if args.judge is not None:
         models.check_name(args.judge, "judge")
     judge_name = models.judge_name(args.judge)
@@ -314,7 +315,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
 def _progress(todo, cluster):
     if cluster is None:  # the engine reports each request
         return progress_for(f"judging {count_of(len(todo), 'sample')}", samples=len(todo))
-    return cluster.progress()
+    return cluster.for_samples(len(todo)).progress()  # a resume's few left start as few workers
 
 
 def _gate(summary: dict, gates: dict[str, float]) -> int:
@@ -385,6 +386,7 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         "embedder_load_seconds": getattr(embedder, "load_seconds", 0.0),
     }
     now = datetime.now(UTC)
+    cluster = cluster and cluster.for_samples(scored)  # those started: a resume's few left started few
     if cluster is not None:  # the workers' seconds added up: they can pass total_seconds
         timings["workers"] = cluster.workers
     return {

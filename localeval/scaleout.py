@@ -116,7 +116,7 @@ class RayScorer:
         done = False
         try:  # closed however it ends: a refused or failed start leaves no cluster or worker behind
             windows = _windows(samples, window_for(self.recipe.window, self.recipe.device), self.cluster.workers)
-            # a worker with no window would load a judge for nothing: --workers 1000 on 2 samples filled memory
+            # a worker with no window would load a judge for nothing (a resume with few samples left)
             self._start(min(self.cluster.workers, len(windows)))
             progress.expect(len(samples))
             pool = ActorPool(self._workers)

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -286,6 +287,37 @@ def test_a_cluster_too_small_names_both_ways_to_fit():
                                   "less each (--gpus-per-worker)")
     with pytest.raises(UserError, match="^the cluster has no CPU yet; add nodes with CPUs"):  # a head of --num-cpus=0
         Cluster("auto").check_room("CPU", 1, 0)
+
+
+def test_a_run_on_fewer_samples_than_workers_says_and_records_the_workers_it_starts(monkeypatch, six_samples,
+                                                                                       tmp_path):
+    """--workers 8 on 2 samples starts 2: the progress bar, the device line, summary.json's workers and the
+    warning of workers sharing cores said 8 (a probe)."""
+    from localeval.evaluation import SampleResult
+    from localeval.metrics import MetricResult
+    from localeval.scaleout import RayScorer
+
+    seen = []
+
+    def scored_here(scorer, samples, progress):  # no cluster: what the run said of it is what matters
+        seen.append(progress.description)
+        yield from (SampleResult(s.id, "en", {"context_relevance": MetricResult(1.0)}) for s in samples)
+
+    monkeypatch.setattr(RayScorer, "run", scored_here)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # 8 workers of 1 CPU would share 2 cores, 2 would not
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--workers", "8",
+                     "--limit", "2", "--metrics", "context_relevance", "--no-cache"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["device"] == "Ray cluster local: 2 workers, 1 CPU each"
+    assert summary["timings"]["workers"] == 2
+    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--workers", "8",
+                 "--limit", "3", "--metrics", "context_relevance", "--no-cache", "--resume"]) == 0
+    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    assert summary["device"] == "Ray cluster local: 1 worker, 1 CPU each"  # one sample was left
+    assert seen == ["scoring on 2 Ray workers", "scoring on 1 Ray worker"]
+    assert not [w for w in warned if "share cores" in str(w.message)]
 
 
 def test_local_cpu_workers_that_need_more_cores_than_the_machine_has_are_warned_of(monkeypatch, recwarn):
