@@ -340,11 +340,14 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
                 f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in "
                 f"{HANDSHAKE_TIMEOUT_S:g} s, as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 "
                 "is a web server). Pass the address 'ray start --head' prints") from None
-        answer = _first_call(channel, client)
-        if answer.name == "UNAUTHENTICATED" and os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
-            # Ray's driver sends no token unless told to, then retries the refusal for half a minute, a log
-            # line a second (a probe: a cluster from 'ray start --head', which turned authentication on)
+        token = _token_sent(named)
+        answer = _first_call(channel, client, token)
+        if answer.name == "UNAUTHENTICATED":
+            # Ray's driver retries a refusal for half a minute, a log line a second, then says only "cannot
+            # connect" (a probe: a cluster from 'ray start --head', which turned authentication on)
             raise EnvironmentFailure(
+                f"{named}: the cluster refused the token this process sends (RAY_AUTH_TOKEN, else the file "
+                "RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token): give it the cluster's own, from its head node" if token else
                 f"{named}: the cluster asks for a token (it was started with Ray's token authentication): run with "
                 "RAY_AUTH_MODE=token set, and the cluster's token in RAY_AUTH_TOKEN or ~/.ray/auth_token")
         if answer.name in RAY_ANSWERS:
@@ -363,19 +366,36 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
         channel.close()
 
 
-def _first_call(channel: Any, client: bool) -> Any:
+def _token_sent(named: str) -> tuple[tuple[str, str], ...]:
+    """The token Ray's driver will send, as gRPC metadata: none unless RAY_AUTH_MODE=token. Found by Ray's own
+    loader, where Ray looks (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token)."""
+    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
+        return ()
+    from ray._raylet import AuthenticationTokenLoader
+
+    loader = AuthenticationTokenLoader.instance()
+    loader.reset_cache()  # read now, as this run's ray.init will
+    if not (token := tuple(loader.get_token_for_http_header(ignore_auth_mode=True).items())):
+        # else Ray's AuthenticationError, a traceback
+        raise EnvironmentFailure(f"{named}: RAY_AUTH_MODE=token is set but no token was found: put the cluster's "
+                                 "token in RAY_AUTH_TOKEN or ~/.ray/auth_token (on its head node, ~/.ray/auth_token)")
+    return token
+
+
+def _first_call(channel: Any, client: bool, token: tuple[tuple[str, str], ...] = ()) -> Any:
     """How the server behind `channel` answers the first call Ray's own client makes: Ray Client's ping
-    (`client`), or the GCS's cluster id; a grpc.StatusCode."""
+    (`client`), or the GCS's cluster id, with the `token` it would send; a grpc.StatusCode."""
     import grpc
     from ray.core.generated import gcs_service_pb2, gcs_service_pb2_grpc, ray_client_pb2, ray_client_pb2_grpc
 
     try:
         if client:
             ping = ray_client_pb2.ClusterInfoRequest(type=ray_client_pb2.ClusterInfoType.PING)
-            ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=HANDSHAKE_TIMEOUT_S)
+            ray_client_pb2_grpc.RayletDriverStub(channel).ClusterInfo(ping, timeout=HANDSHAKE_TIMEOUT_S,
+                                                                      metadata=token)
         else:
             gcs_service_pb2_grpc.NodeInfoGcsServiceStub(channel).GetClusterId(
-                gcs_service_pb2.GetClusterIdRequest(), timeout=HANDSHAKE_TIMEOUT_S)
+                gcs_service_pb2.GetClusterIdRequest(), timeout=HANDSHAKE_TIMEOUT_S, metadata=token)
     except grpc.RpcError as error:
         return error.code()
     return grpc.StatusCode.OK

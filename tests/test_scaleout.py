@@ -634,10 +634,10 @@ RAY_CLIENT = ("ray.rpc.RayletDriver", "ClusterInfo")
 
 
 @contextlib.contextmanager
-def grpc_server(*services: tuple[str, str], refused: bool = False, hangs: bool = False) -> Iterator[int]:
+def grpc_server(*services: tuple[str, str], token: str | None = None, hangs: bool = False) -> Iterator[int]:
     """A gRPC server on a free port of 127.0.0.1 that answers the given calls (a reply of an empty
-    message, or a refusal for want of a token where `refused`; no answer for 8 s where `hangs`) and
-    knows no other; its port."""
+    message; with a `token`, a refusal unless the call sends it, as a Ray cluster with token authentication
+    does; no answer for 8 s where `hangs`) and knows no other; its port."""
     from concurrent import futures
 
     import grpc
@@ -645,7 +645,7 @@ def grpc_server(*services: tuple[str, str], refused: bool = False, hangs: bool =
     def answer(request, context):
         if hangs:
             time.sleep(8)
-        if refused:
+        if token is not None and ("authorization", f"Bearer {token}") not in context.invocation_metadata():
             context.abort(grpc.StatusCode.UNAUTHENTICATED, "no token")
         return b""
 
@@ -663,33 +663,46 @@ def grpc_server(*services: tuple[str, str], refused: bool = False, hangs: bool =
 
 def test_a_cluster_that_answers_rays_first_call_passes_the_check(monkeypatch):
     """A cluster's GCS and Ray Client ports pass (a real head's two ports were checked by hand: 0.2 s
-    each), a cluster that wants a token too, and with an HTTP proxy in the environment, which Ray's own
+    each), a cluster that wants a token too, given it, and with an HTTP proxy in the environment, which Ray's own
     channels do not use (a reviewer's finding: the check went through it, failed)."""
     from localeval.scaleout import _check_reachable
 
     monkeypatch.setenv("http_proxy", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("https_proxy", "http://127.0.0.1:9")
     monkeypatch.setenv("RAY_AUTH_MODE", "token")  # the driver sends its token
-    for refused in (False, True):
-        with grpc_server(RAY_GCS, RAY_CLIENT, refused=refused) as port:
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "the-clusters-token")
+    for token in (None, "the-clusters-token"):
+        with grpc_server(RAY_GCS, RAY_CLIENT, token=token) as port:
             _check_reachable(f"127.0.0.1:{port}")
             _check_reachable(f"ray://127.0.0.1:{port}")
             _check_reachable(f"RAY://127.0.0.1:{port}")  # Ray reads it as ray://
 
 
-def test_a_cluster_that_asks_for_a_token_the_driver_does_not_send_is_said_at_once(monkeypatch):
-    """A cluster from 'ray start --head' with token authentication on: Ray's driver, not told to send a token,
-    retried the refusal for 27 s, a log line a second, then said only 'cannot connect' (a probe)."""
+@pytest.mark.parametrize("mode, token, said", [
+    (None, None, "the cluster asks for a token (it was started with Ray's token authentication): run with "
+                 "RAY_AUTH_MODE=token set, and the cluster's token in RAY_AUTH_TOKEN or ~/.ray/auth_token"),
+    ("token", "another-token", "the cluster refused the token this process sends (RAY_AUTH_TOKEN, else the file "
+                               "RAY_AUTH_TOKEN_PATH or ~/.ray/auth_token): give it the cluster's own, from its head node"),
+    ("token", None, "RAY_AUTH_MODE=token is set but no token was found: put the cluster's token in RAY_AUTH_TOKEN or "
+                    "~/.ray/auth_token (on its head node, ~/.ray/auth_token)"),
+])
+def test_a_cluster_that_asks_for_a_token_the_driver_does_not_send_is_said_at_once(monkeypatch, tmp_path, mode, token,
+                                                                                    said):
+    """A cluster from 'ray start --head' with token authentication on: Ray's driver, not told to send a token or
+    sending another, retried the refusal for 27 s, a log line a second, then said only 'cannot connect'; told to
+    send one it did not have, it raised a traceback (probes)."""
     from localeval.errors import EnvironmentFailure
     from localeval.scaleout import _check_reachable
 
-    monkeypatch.delenv("RAY_AUTH_MODE", raising=False)
-    with grpc_server(RAY_GCS, RAY_CLIENT, refused=True) as port:
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.ray/auth_token
+    monkeypatch.delenv("RAY_AUTH_TOKEN_PATH", raising=False)
+    for name, value in (("RAY_AUTH_MODE", mode), ("RAY_AUTH_TOKEN", token)):
+        monkeypatch.setenv(name, value) if value else monkeypatch.delenv(name, raising=False)
+    with grpc_server(RAY_GCS, RAY_CLIENT, token="the-clusters-token") as port:
         for address in (f"127.0.0.1:{port}", f"ray://127.0.0.1:{port}"):
-            with pytest.raises(EnvironmentFailure, match=re.escape(
-                    f"--ray {address}: the cluster asks for a token (it was started with Ray's token authentication): "
-                    "run with RAY_AUTH_MODE=token set")):
+            with pytest.raises(EnvironmentFailure) as failed:
                 _check_reachable(address)
+            assert str(failed.value) == f"--ray {address}: {said}"
 
 
 def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
