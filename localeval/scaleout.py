@@ -298,12 +298,15 @@ def _check_reachable(address: str) -> None:
     """Fail fast where no cluster listens: Ray itself retries such an address for minutes on end.
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
     port ("local", "auto") are left to Ray, which needs no connection or fails at once for them, unless
-    RAY_ADDRESS names the cluster that "auto" means."""
+    RAY_ADDRESS or a cluster running on this node names the cluster that "auto" means."""
     named = given("ray", address)
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
         named += f" (RAY_ADDRESS={address})"
         check_address(address, named)
+    elif address == "auto" and (running := _running_on_this_node()):
+        address = running
+        named += f" (the cluster running on this node, {address})"
     found = host_and_port(address)
     if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
         return
@@ -317,6 +320,17 @@ def _check_reachable(address: str) -> None:
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
     if not _tls():  # Ray would retry anything else without end, printing gcs_client lines, deaf to Ctrl-C
         _check_speaks_ray(named, f"{host}:{port}", client=through_client(address))
+
+
+def _running_on_this_node() -> str | None:
+    """HOST:PORT of the cluster Ray's "auto" finds on this node ('ray start' records it), or None: ray.init
+    then says it found none."""
+    from ray._private.services import canonicalize_bootstrap_address
+
+    try:
+        return canonicalize_bootstrap_address("auto")
+    except (ConnectionError, ValueError):
+        return None
 
 
 def _tls() -> bool:

@@ -705,6 +705,25 @@ def test_a_cluster_that_asks_for_a_token_the_driver_does_not_send_is_said_at_onc
             assert str(failed.value) == f"--ray {address}: {said}"
 
 
+def test_auto_is_checked_at_the_cluster_it_finds_on_this_node(monkeypatch, tmp_path):
+    """--ray auto on a node of a cluster with token authentication: Ray, sending another token, retried for 20 s,
+    a log line a second, then said 'cannot connect' (a probe); the check now finds the cluster as Ray does."""
+    import ray._private.services
+
+    from localeval.errors import EnvironmentFailure
+    from localeval.scaleout import _check_reachable
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_AUTH_MODE", "token")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "another-token")
+    with grpc_server(RAY_GCS, token="the-clusters-token") as port:
+        monkeypatch.setattr(ray._private.services, "canonicalize_bootstrap_address", lambda address: f"127.0.0.1:{port}")
+        with pytest.raises(EnvironmentFailure) as failed:
+            _check_reachable("auto")
+    assert str(failed.value).startswith(f"--ray auto (the cluster running on this node, 127.0.0.1:{port}): the cluster "
+                                        "refused the token this process sends")
+
+
 def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
     """Any gRPC service completes the handshake the check waited for: Ray then retried the address
     without end, printing gcs_client lines, and Ctrl-C did not stop it (a probe killed it at 320 s).
