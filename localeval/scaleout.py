@@ -67,13 +67,16 @@ class WindowResult:
     cache_hits: int
     judge_stats: dict[str, int]
     said: list[str]  # what the worker warned of while scoring it: its own warnings reach no one
+    worker: tuple[int, int] = (0, 0)  # which worker scored it, and in which process (a restart takes another)
 
 
 class ScoringWorker:
     """One Ray actor: a pipeline loaded once, scoring one window per call."""
 
-    def __init__(self, recipe: PipelineRecipe, keywords: bool = False, threads: int = 1):
+    def __init__(self, recipe: PipelineRecipe, keywords: bool = False, threads: int = 1, index: int = 0):
         from .offline import defaults_for_the_command_line
+
+        self.index = index  # the same after Ray restarts it: its process id is not
 
         defaults_for_the_command_line()  # this process is localeval's alone, like the CLI's
         # Its cores, whatever OMP_NUM_THREADS the driver had (Ray sets it only where it is unset).
@@ -82,10 +85,10 @@ class ScoringWorker:
             self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
             self.pipeline.load()
 
-    def loaded(self) -> tuple[dict[str, str | None], dict[str, float]]:
-        """What this worker loaded (to be checked against the driver's run), and how long each took."""
+    def loaded(self) -> tuple[dict[str, str | None], dict[str, float], int]:
+        """What this worker loaded (to be checked against the driver's run), how long each took, and its process."""
         times = {part: getattr(getattr(self.pipeline, part), "load_seconds", 0.0) for part in ("judge", "embedder")}
-        return _identities(self.pipeline), times
+        return _identities(self.pipeline), times, os.getpid()
 
     def score(self, samples: list[Sample]) -> WindowResult:
         pipeline = self.pipeline
@@ -94,7 +97,7 @@ class ScoringWorker:
         results = list(pipeline.run(samples))
         return WindowResult(results, pipeline.evaluator.timings - timings, pipeline.engine.cache_hits - hits,
                             {k: v - stats[k] for k, v in _judge_stats(pipeline).items()},
-                            pipeline.said_while_scoring()[said:])
+                            pipeline.said_while_scoring()[said:], (self.index, os.getpid()))
 
 
 class RayScorer:
@@ -105,6 +108,7 @@ class RayScorer:
         self.recipe, self.cluster, self.driver, self.log = recipe, cluster, driver, log
         self._started_here = False
         self._workers: list[Any] = []
+        self._processes: dict[int, int] = {}  # each worker's process id, as its windows last said
 
     def run(self, samples: list[Sample], progress: Progress = NoProgress()) -> Iterator[SampleResult]:
         if not samples:
@@ -166,7 +170,7 @@ class RayScorer:
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
-        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads) for _ in range(workers)]
+        self._workers = [actor.remote(self.recipe, keywords_in_use(), threads, index) for index in range(workers)]
         self._check_loaded(ray)
 
     def _check_resources(self, ray, workers: int) -> None:
@@ -184,14 +188,15 @@ class RayScorer:
         except RayActorError as error:
             raise EnvironmentFailure(f"a Ray worker could not load the models: {_cause(error)}") from None
         expected = _identities(self.driver)
-        for identity, _ in found:
+        self._processes = {index: process for index, (_, _, process) in enumerate(found)}
+        for identity, _, _ in found:
             if identity != expected:
                 raise UserError(f"a Ray worker loaded other models than this run names ({identity} there, "
                                 f"{expected} here): every node needs the same model store contents")
         for part in ("judge", "embedder"):
             model = getattr(self.driver, part)
             if hasattr(model, "load_seconds"):  # a real model (None has no such attribute, nor a stand-in)
-                model.load_seconds = max(times[part] for _, times in found)
+                model.load_seconds = max(times[part] for _, times, _ in found)
 
     def _waited_for(self, ray, loading: list[Any]) -> list[Any]:
         """`loading` once every worker has loaded its models, saying what it waits for while it waits: a worker
@@ -219,9 +224,20 @@ class RayScorer:
             setattr(stats, name, getattr(stats, name) + value)
         # shown and kept as the same warning given in this process would be; once, though workers sharing a
         # cache each find it so
-        for message in (said for said in window.said if said not in self.driver.heard):
+        for message in (said for said in [*window.said, self._restart(window)] if said and said not in self.driver.heard):
             warn(WorkerWarning(message))
             self.driver.heard.append(message)
+
+    def _restart(self, window: WindowResult) -> str | None:
+        """Said where a worker's window came from another process than its last: Ray restarted it (its process
+        ended: out of memory, or killed) and scored again what it held, which went unsaid (a probe)."""
+        index, process = window.worker
+        before = self._processes.get(index, process)
+        if before == process:
+            return None
+        self._processes[index] = process
+        return (f"Ray worker {index + 1} was restarted (its process {before} ended: out of memory, or killed; "
+                f"Ray restarts a worker up to {RESTARTS} times): the window it held was scored again, none twice")
 
     def close(self, tasks_left: bool = False) -> None:
         """The workers ended, and the connection if this run made it. `tasks_left`: stopped with windows

@@ -115,7 +115,10 @@ def test_a_worker_killed_mid_run_loses_nothing_and_doubles_nothing(six_samples, 
     assert not _alive(victim)
     _assert_same_scores(_rows(tmp_path), single_process)  # every sample once, scored as without the kill
     # --json's stdout is the summary alone: Ray's note of the lost worker (printed to stdout) goes to stderr
-    assert json.loads(stdout)["samples"] == 6 and "died" in stderr
+    summary = json.loads(stdout)
+    assert summary["samples"] == 6 and "died" in stderr
+    restarted = [warning for warning in summary["warnings"] if "was restarted" in warning]  # said and kept
+    assert len(restarted) == 1 and f"its process {victim} ended" in restarted[0] and restarted[0] in stderr
 
 
 def _a_worker_scoring(run: subprocess.Popen, timeout: float = 300) -> int:
