@@ -315,13 +315,13 @@ def _check_reachable(address: str) -> None:
     One TCP connection to the host and port, with a timeout, finds out first. Addresses without a
     port ("local", "auto") are left to Ray, which needs no connection or fails at once for them, unless
     RAY_ADDRESS or a cluster running on this node names the cluster that "auto" means."""
-    named = given("ray", address)
+    named, found_on_this_node = given("ray", address), False
     if address == "auto" and os.environ.get("RAY_ADDRESS"):
         address = os.environ["RAY_ADDRESS"]
         named += f" (RAY_ADDRESS={address})"
         check_address(address, named)
     elif address == "auto" and (running := _running_on_this_node()):
-        address = running
+        address, found_on_this_node = running, True
         named += f" (the cluster running on this node, {address})"
     found = host_and_port(address)
     if found is None or (":" in found[0] and not found[0].startswith("[")):  # no port, or bare IPv6
@@ -335,7 +335,7 @@ def _check_reachable(address: str) -> None:
             f"{named}: no Ray cluster answers there ({error.strerror or error}). Start one with "
             f"'ray start --head' and pass the address it prints, or use {given('ray', 'local')}") from None
     if not _tls():  # Ray would retry anything else without end, printing gcs_client lines, deaf to Ctrl-C
-        _check_speaks_ray(named, f"{host}:{port}", client=through_client(address))
+        _check_speaks_ray(named, f"{host}:{port}", through_client(address), found_on_this_node)
 
 
 def _running_on_this_node() -> str | None:
@@ -354,7 +354,7 @@ def _tls() -> bool:
     return os.environ.get("RAY_USE_TLS", "0").lower() in ("1", "true")
 
 
-def _check_speaks_ray(named: str, target: str, client: bool) -> None:
+def _check_speaks_ray(named: str, target: str, client: bool, found_on_this_node: bool = False) -> None:
     """What listens at HOST:PORT answers the first call Ray's own client makes there: the GCS's cluster id
     (HOST:6379), or Ray Client's ping (ray://HOST:10001). A gRPC handshake alone is not enough: any gRPC
     service gives one, and Ray then retried it without end (a probe). Never through an HTTP proxy the
@@ -370,7 +370,7 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
                 f"{named}: something answers there, but not a Ray cluster (no gRPC handshake in "
                 f"{HANDSHAKE_TIMEOUT_S:g} s, as a cluster's port 6379 and Ray Client's 10001 give; the dashboard's 8265 "
                 "is a web server). Pass the address 'ray start --head' prints") from None
-        token = _token_sent(named)
+        token = _token_sent(named, found_on_this_node)
         answer = _first_call(channel, client, token)
         if answer.name == "UNAUTHENTICATED":
             # Ray's driver retries a refusal for half a minute, a log line a second, then says only "cannot
@@ -396,16 +396,19 @@ def _check_speaks_ray(named: str, target: str, client: bool) -> None:
         channel.close()
 
 
-def _token_sent(named: str) -> tuple[tuple[str, str], ...]:
-    """The token Ray's driver will send, as gRPC metadata: none unless RAY_AUTH_MODE=token. Found by Ray's own
-    loader, where Ray looks (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token)."""
-    if os.environ.get("RAY_AUTH_MODE", "").lower() != "token":
-        return ()
+def _token_sent(named: str, found_on_this_node: bool) -> tuple[tuple[str, str], ...]:
+    """The token Ray's driver will send, as gRPC metadata, found by Ray's own loader where Ray looks
+    (RAY_AUTH_TOKEN, RAY_AUTH_TOKEN_PATH, ~/.ray/auth_token): with RAY_AUTH_MODE=token, or, for the cluster
+    "auto" found on this node, with RAY_AUTH_MODE unset and a token there (Ray then turns token mode on)."""
     from ray._raylet import AuthenticationTokenLoader
 
+    mode = os.environ.get("RAY_AUTH_MODE")
+    if not (mode is None and found_on_this_node or (mode or "").lower() == "token"):
+        return ()
     loader = AuthenticationTokenLoader.instance()
     loader.reset_cache()  # read now, as this run's ray.init will
-    if not (token := tuple(loader.get_token_for_http_header(ignore_auth_mode=True).items())):
+    token = tuple(loader.get_token_for_http_header(ignore_auth_mode=True).items())
+    if not token and mode is not None:
         # else Ray's AuthenticationError, a traceback
         raise EnvironmentFailure(f"{named}: RAY_AUTH_MODE=token is set but no token was found: put the cluster's "
                                  "token in RAY_AUTH_TOKEN or ~/.ray/auth_token (on its head node, ~/.ray/auth_token)")

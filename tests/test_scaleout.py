@@ -726,6 +726,16 @@ def test_auto_is_checked_at_the_cluster_it_finds_on_this_node(monkeypatch, tmp_p
     assert str(failed.value).startswith(f"--ray auto (the cluster running on this node, 127.0.0.1:{port}): the cluster "
                                         "refused the token this process sends")
 
+    # RAY_AUTH_MODE unset: Ray turns token mode on for the cluster it finds on this node where a token is there to
+    # send (the check refused such a cluster, a review)
+    monkeypatch.delenv("RAY_AUTH_MODE")
+    monkeypatch.setenv("RAY_AUTH_TOKEN", "the-clusters-token")
+    with grpc_server(RAY_GCS, token="the-clusters-token") as port:
+        monkeypatch.setattr(ray._private.services, "canonicalize_bootstrap_address", lambda address: f"127.0.0.1:{port}")
+        _check_reachable("auto")
+        with pytest.raises(EnvironmentFailure, match="the cluster asks for a token"):  # an explicit address: never
+            _check_reachable(f"127.0.0.1:{port}")
+
 
 def test_a_grpc_service_that_is_not_ray_is_refused_in_seconds():
     """Any gRPC service completes the handshake the check waited for: Ray then retried the address
