@@ -473,7 +473,7 @@ def _carried_sample(row: dict[str, Any]) -> Sample | None:
         return None
     contexts = row.get("retrieved_contexts")
     return Sample(str(row["id"]), row.get("user_input"), None if contexts is None else tuple(contexts),
-                  row.get("response"), row.get("reference"))
+                  row.get("response"), row.get("reference"), row.get("language"))
 
 
 def _inputs(sample: Sample | None, lang_attribute: str = "") -> str:

@@ -292,7 +292,7 @@ def _score(args, samples, writer: ResultWriter, score, cluster, pipeline, log) -
         with redirect_stdout(sys.stderr), closing(score(todo, bar)) as results:
             for result in results:
                 row = result.to_json()
-                writer.write({"id": row["id"], **inputs.get(result.sample_id, {}), **row})
+                writer.write({"id": row["id"], "language": row["language"], **inputs.get(result.sample_id, {}), **row})
     except KeyboardInterrupt:
         bar.close()
         log(f"\ninterrupted: {_saved(writer)}; {_rerun(writer)}")

@@ -245,7 +245,7 @@ def test_every_results_line_has_the_schema_version_and_only_the_id_unless_asked(
     rows = [json.loads(line) for line in (tmp_path / "inputs" / "out" / "results.jsonl").read_text().splitlines()]
     given = {r["id"]: r for r in map(json.loads, data.read_text().splitlines())}
     for row in rows:
-        assert list(row)[:3] == ["schema_version", "id", "user_input"]
+        assert list(row)[:4] == ["schema_version", "id", "language", "user_input"]  # as docs/output.md orders them
         assert row["user_input"] == given[row["id"]]["user_input"]
         assert row["retrieved_contexts"] == given[row["id"]]["retrieved_contexts"]
     assert rows[-1]["reference"] is None  # the sample without one

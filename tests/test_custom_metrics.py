@@ -140,6 +140,9 @@ def _metric(**attributes) -> type[Metric]:
     ({"steps": "score it"}, "Mine: steps must be a method: a generator that yields lists of requests"),
     ({"part_names": ("context_relevance_chunks",)}, "'context_relevance_chunks' is already a score of metric "
                                                     "'context_relevance'"),
+    # a sub-score named language overwrote each row's, and means by language grouped by the score (a review)
+    ({"part_names": ("language",)}, "its sub-score 'language' would overwrite a results line's own 'language'"),
+    ({"list_part_names": ("id",)}, "its sub-score 'id' would overwrite a results line's own 'id'"),
 ])
 def test_a_class_that_gets_the_contract_wrong_is_refused_when_registered_saying_what_to_write(attributes, said):
     with pytest.raises(UserError, match=re.escape(said)):

@@ -226,6 +226,9 @@ def test_rows_without_their_sample_show_the_inputs_they_carry_or_say_they_are_un
     assert escape(paris.user_input) in evidence_of(html, "paris")
     assert html.count("is not in the run's data") == len(SAMPLES) - 1
     assert Page(html).sample_links[0] == "#s-3"  # their scores are still ordered and linked
+    rows[0]["language"] = "de"  # the sample's own, as each results line carries it: for a browser's font and voice
+    html = write_run_report(tmp_path, rows, samples=[]).read_text(encoding="utf-8")
+    assert f"<dd dir='auto' lang='de'>{escape(paris.response)}" in evidence_of(html, "paris")
 
 
 def test_the_report_names_each_model_and_then_its_identitys_details(tmp_path):

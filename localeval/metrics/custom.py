@@ -61,5 +61,7 @@ def _class_problems(metric: type[Metric], others: dict[str, type[Metric]]):
               "metric that asks no model, a function that returns one"
     names = (metric.name, *getattr(metric, "part_names", ()), *getattr(metric, "list_part_names", ()))
     taken = {part: other for other, cls in others.items() for part in (other, *cls.part_names, *cls.list_part_names)}
+    if reserved := next((part for part in names[1:] if part in RESERVED), None):  # the name is checked above
+        yield f"its sub-score {reserved!r} would overwrite a results line's own {reserved!r}; name it otherwise"
     if clash := next((part for part in names if part in taken), None):
         yield f"its score or sub-score {clash!r} is already a score of metric {taken[clash]!r}"
