@@ -12,6 +12,7 @@ import hashlib
 import html
 import json
 import os
+import re
 import signal
 import shutil
 import subprocess
@@ -657,6 +658,25 @@ def test_a_fresh_run_into_a_finished_folder_says_it_replaces_the_earlier_results
     assert "replaces" not in capsys.readouterr().err  # --resume keeps them
 
 
+def test_a_context_whose_verdict_list_cannot_fit_is_refused_before_decoding(capsys, tmp_path, tiny_judge):
+    """A long legal context of many short sentences fits the judge's 8,192 tokens, but one verdict for each of
+    its sentences does not: it was decoded for a minute to the limit, then null (a probe, 214 sentences)."""
+    clauses = " ".join(f"Clause {i} applies." for i in range(1, 601))
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl({**GOOD, "id": "statute", "retrieved_contexts": [clauses]}))
+    out = tmp_path / "out"
+    assert main(["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--no-cache", "--quiet",
+                 "--metrics", "context_relevance"]) == EXIT_OK
+    row = json.loads((out / "results.jsonl").read_text())
+    reason = row["evidence"]["context_relevance"]["null_reason"]
+    found = re.fullmatch(r"too long for the judge: its prompt \(([\d,]+) tokens\) leaves no room for its answer "
+                         r"\(at least ([\d,]+)\) in the 8,192 tokens the judge reads \(shorten .*\)", reason)
+    prompt, answer = (int(found.group(n).replace(",", "")) for n in (1, 2))
+    assert prompt + 256 <= 8192 < prompt + answer  # the old check let it through
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["judge"]["output_tokens"] == 0  # refused, not decoded
+
+
 def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_path, tiny_judge):
     """SmolLM2 (the tiny judge's config) reads 8,192 tokens; a model past them writes nonsense, slowly."""
     long = {**GOOD, "id": "long", "retrieved_contexts": ["The bridge opened in 1932 after years of work. " * 1000]}
@@ -667,7 +687,8 @@ def test_a_sample_longer_than_the_judge_reads_is_null_and_says_why(capsys, tmp_p
             "--metrics", "answer_supported_precision,response_relevancy"]
     assert main(argv) == EXIT_OK
     stdout = capsys.readouterr().out
-    assert "too long for the judge: its prompt leaves no room for an answer in the 8,192 tokens" in stdout
+    assert re.search(r"too long for the judge: its prompt \([\d,]+ tokens\) leaves no room for its answer \(at least "
+                     r"[\d,]+\) in the 8,192 tokens", stdout)
     rows = {row["id"]: row for row in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
     assert rows["long"]["answer_supported_precision"] is None  # its prompt holds the context
     assert rows["long"]["evidence"]["answer_supported_precision"]["null_reason"].startswith("too long for the judge")

@@ -1225,6 +1225,18 @@ def test_one_answer_cache_serves_calls_from_several_threads(tmp_path):
     cache.close()
 
 
+def test_the_shortest_answer_a_schema_admits_is_what_any_answer_costs_at_least():
+    from localeval.engine.shortest import shortest_answer
+    from localeval.metrics.base import JudgeSettings
+    from localeval.metrics.schemas import string_list, verdict_list
+
+    assert shortest_answer(json.dumps(verdict_list(2, "verdict", JudgeSettings()))) == (
+        '{"verdicts":[{"sentence":1,"reason":"","verdict":0},{"sentence":2,"reason":"","verdict":0}]}')
+    assert shortest_answer(json.dumps(string_list("statements", most=5, chars=80))) == '{"statements":["x"]}'
+    # keys not required may be left out, lists without a least length left empty
+    assert shortest_answer('{"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}}}') == "{}"
+
+
 def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     requests = sized_requests([3, 8, 5], max_new_tokens=4)  # 3 + 4 and 5 + 4 fit in 9; 8 + 4 does not
     asked = []
@@ -1232,7 +1244,9 @@ def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     engine = JudgeEngine(ScriptedJudge(lambda r: asked.append(r) or {"ok": 1}, context_tokens=9), BatchLimits(32), cache)
     answers = engine.answer(requests)
     assert asked == [requests[0], requests[2]]
-    assert answers[1].refused and answers[1].data is None and "no room for an answer in the 9 tokens" in answers[1].error
+    assert answers[1].refused and answers[1].data is None and answers[1].error == (
+        "too long for the judge: its prompt (8 tokens) leaves no room for its answer (at least 4) in the 9 tokens the "
+        "judge reads (shorten the sample's texts, or use a judge that reads more)")
     assert [a.data for a in answers[::2]] == [{"ok": 1}] * 2
     assert (engine.answered, engine.invalid) == (2, 0)  # a refusal is not a bad answer of the judge
     assert requests[1] not in cache.get_many("scripted", requests)  # a longer-reading judge may answer it

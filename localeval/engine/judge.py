@@ -44,6 +44,8 @@ class Judge(Protocol):
 
     def prompt_length(self, request: JudgeRequest) -> int: ...  # the prompt's tokens, shared prefix included
 
+    def answer_length(self, text: str) -> int: ...  # the tokens of `text` as an answer, its end included
+
     # Most tokens the model reads, prompt and answer together (None: no limit known); longer requests
     # are refused by the engine.
     @property
@@ -215,6 +217,9 @@ class TransformersJudge:
 
     def prompt_length(self, request: JudgeRequest) -> int:
         return len(self.prompt_ids(request))
+
+    def answer_length(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False).input_ids) + 1  # + the end of sequence
 
     @functools.cached_property
     def context_tokens(self) -> int | None:

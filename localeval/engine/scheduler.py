@@ -16,6 +16,7 @@ from .grammar import schema_error
 from .batching import Admission
 from .judge import Judge
 from .limits import BatchLimits
+from .shortest import shortest_answer
 
 
 # Tokens a request's prompt must leave for its answer: a verdict list or a few claims take well under
@@ -39,7 +40,8 @@ class JudgeEngine:
         self.cache_hits += len(answers)
         progress.advance(len(answers))
         todo = [r for r in unique if r not in answers]
-        refused = {**self._unconstrainable(todo), **self._too_long(todo)}
+        refused = self._unconstrainable(todo)
+        refused.update(self._too_long([r for r in todo if r not in refused]))  # sized by a schema a grammar holds
         progress.advance(len(refused))
         answers.update(refused)
         answers.update(self._decode([r for r in todo if r not in refused], progress))
@@ -60,10 +62,16 @@ class JudgeEngine:
         limit = self.judge.context_tokens
         if limit is None:
             return {}
-        reason = (f"{TOO_LONG}: its prompt leaves no room for an answer in the {limit:,} tokens the "
-                  "judge reads (shorten the sample's texts, or use a judge that reads more)")
-        return {r: JudgeAnswer.refusal(reason) for r in requests
-                if self.judge.prompt_length(r) + min(r.max_new_tokens, ANSWER_ROOM) > limit}
+        refused = {}
+        for request in requests:
+            prompt = self.judge.prompt_length(request)
+            # the shortest answer its schema allows: one verdict per sentence of a long context needs thousands
+            room = max(min(request.max_new_tokens, ANSWER_ROOM), self.judge.answer_length(shortest_answer(request.schema)))
+            if prompt + room > limit:
+                refused[request] = JudgeAnswer.refusal(
+                    f"{TOO_LONG}: its prompt ({prompt:,} tokens) leaves no room for its answer (at least {room:,}) in "
+                    f"the {limit:,} tokens the judge reads (shorten the sample's texts, or use a judge that reads more)")
+        return refused
 
     def _decode(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
         """All requests in one call, shortest prompt first (so a batch pads little); the judge admits

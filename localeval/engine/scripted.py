@@ -40,6 +40,9 @@ class ScriptedJudge:
     def prompt_length(self, request: JudgeRequest) -> int:
         return self.prompt_tokens(request)  # no shared prefix: every word counts
 
+    def answer_length(self, text: str) -> int:
+        return len(text.split())  # words, as its prompts are counted
+
     def generate(self, requests: list[JudgeRequest], admission: Admission | None = None,
                  on_answer: Callable[[int, JudgeAnswer], None] | None = None) -> list[JudgeAnswer]:
         admission = admission or Admission.all_at_once(len(requests))
