@@ -43,7 +43,7 @@ LANGUAGE_NAMES = {
 
 def language_code(tag: str) -> str | None:
     """The code pysbd splits `tag`'s language by: the tag's language part, so that a system's own tags are
-    taken as they are written ("de-DE", "zh-Hans", "pt_BR", "EN": a region or a script changes no sentence
+    taken as they are written ("de-DE", "zh-Hans", "en_GB", "EN": a region or a script changes no sentence
     end); None for a language pysbd does not split."""
     code = re.split(r"[-_]", tag.strip(), maxsplit=1)[0].lower()
     return code if code in SUPPORTED_LANGUAGES else None
