@@ -52,6 +52,8 @@ def language_code(tag: str) -> str | None:
 def check_language(tag: str) -> str:
     """A run's language, as language_code reads it: one pysbd does not split would leave every sentence
     metric null."""
+    if not isinstance(tag, str):  # evaluate(language=None): an AttributeError from deep inside
+        raise UserError(f"{given('language', tag)}: give a language code, such as en (the default) or zh")
     code = language_code(tag)
     if code is None:
         raise UserError(f"{given('language', tag)}: {not_split(tag)}")

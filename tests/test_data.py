@@ -809,6 +809,14 @@ def test_a_language_tag_is_read_by_its_language_and_a_blank_one_is_none(tag, cod
         assert check_language(tag) == code
 
 
+def test_a_language_that_is_not_text_is_one_clear_error():
+    """evaluate(language=None) failed with an AttributeError from inside (a review)."""
+    from localeval import evaluate
+
+    with pytest.raises(UserError, match=re.escape("language=None: give a language code, such as en (the default)")):
+        evaluate([{"id": "a", "user_input": "q?"}], language=None)
+
+
 def test_the_readme_lists_every_language_pysbd_splits():
     """The codes a sample may name were in no document, only in the error that refused one (a probe)."""
     from localeval.text import SUPPORTED_LANGUAGES
