@@ -44,7 +44,7 @@ class Judge(Protocol):
 
     def prompt_length(self, request: JudgeRequest) -> int: ...  # the prompt's tokens, shared prefix included
 
-    def answer_length(self, text: str) -> int: ...  # the tokens of `text` as an answer, its end included
+    def answer_length(self, text: str) -> int: ...  # the positions `text` takes as an answer (its end read off its last)
 
     # Most tokens the model reads, prompt and answer together (None: no limit known); longer requests
     # are refused by the engine.
@@ -219,7 +219,7 @@ class TransformersJudge:
         return len(self.prompt_ids(request))
 
     def answer_length(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False).input_ids) + 1  # + the end of sequence
+        return len(self.tokenizer(text, add_special_tokens=False).input_ids)  # its end is read off its last token
 
     @functools.cached_property
     def context_tokens(self) -> int | None:
