@@ -80,13 +80,10 @@ def _segmenter(language: str) -> pysbd.Segmenter:
 
 
 # A line break inside a sentence: after a character that ends no sentence or clause, before a lowercase letter
-_WRAPPED = re.compile(r"(?<=[^\s.!?:;。！？：；])[ \t]*\r?\n[ \t]*(?=[\w「『（〔【《“‘])")
+_WRAPPED = re.compile(r"(?<=[^\s.!?:;。！？：；])[ \t]*\r?\n[ \t]*(?=\w)")
 # Chinese and Japanese characters (kana, ideographs, full-width forms): a line of 20 of them or more that
 # ends mid-sentence, before another, was wrapped at a width (a PDF's); they were split there (a probe)
-_HAN_OR_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff10-\uff5a"
-# their typesetting moves clause marks and closing brackets to a line's end, opening ones to its start
-_CJK_LINE_END = re.compile(f"[{_HAN_OR_KANA}、，」』）〕】》”’…々〆〇]")
-_CJK_LINE_START = re.compile(f"[{_HAN_OR_KANA}「『（〔【《“‘]")
+_HAN_OR_KANA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uff10-\uff5a]")
 # A shorter line before a break is more likely a list's item ("apples\nbananas") than wrapped text
 MIN_WRAPPED_LINE = 20
 # pysbd takes a line longer than LONG_LINE characters in pieces of PIECE characters or more
@@ -115,7 +112,7 @@ def unwrapped(text: str) -> str:
         line_start = text.rfind("\n", 0, found.start()) + 1
         if found.start() - line_start < MIN_WRAPPED_LINE:
             return found.group()
-        if _CJK_LINE_END.match(text, found.start() - 1) and _CJK_LINE_START.match(text, found.end()):
+        if _HAN_OR_KANA.match(text, found.start() - 1) and _HAN_OR_KANA.match(text, found.end()):
             return ""
         return " " if text[found.end()].islower() else found.group()
 
