@@ -1231,6 +1231,21 @@ def test_the_shortest_answer_a_schema_admits_is_what_any_answer_costs_at_least()
     assert shortest_answer('{"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}}}') == "{}"
 
 
+def test_the_least_answer_never_stops_a_judge_call():
+    """A schema of several types crashed every request of the call; a judge of one's own without answer_length
+    raised AttributeError (a review): the estimate falls back to the plain room."""
+    schema = {"type": "object", "properties": {"a": {"type": ["string", "null"], "maxLength": 5}}, "required": ["a"],
+              "additionalProperties": False}
+    request = JudgeRequest.build("s", "u", schema, 50)
+    engine = JudgeEngine(ScriptedJudge(lambda r: {"a": None}, context_tokens=8192), BatchLimits(4))
+    assert engine.answer([request])[0].data == {"a": None}
+
+    class OwnJudge(ScriptedJudge):
+        answer_length = property(lambda self: (_ for _ in ()).throw(AttributeError("answer_length")))
+
+    assert JudgeEngine(OwnJudge(lambda r: {"a": None}, context_tokens=8192), BatchLimits(4)).answer([request])[0].data
+
+
 def test_a_request_longer_than_the_judge_reads_is_refused_not_decoded(tmp_path):
     requests = sized_requests([3, 8, 5], max_new_tokens=4)  # 3 + 4 and 5 + 4 fit in 9; 8 + 4 does not
     asked = []

@@ -66,12 +66,21 @@ class JudgeEngine:
         for request in requests:
             prompt = self.judge.prompt_length(request)
             # the shortest answer its schema allows: one verdict per sentence of a long context needs thousands
-            room = max(min(request.max_new_tokens, ANSWER_ROOM), self.judge.answer_length(shortest_answer(request.schema)))
+            room = max(min(request.max_new_tokens, ANSWER_ROOM), self._least_answer(request))
             if prompt + room > limit:
                 refused[request] = JudgeAnswer.refusal(
                     f"{TOO_LONG}: its prompt ({prompt:,} tokens) leaves no room for its answer (at least {room:,}) in "
                     f"the {limit:,} tokens the judge reads (shorten the sample's texts, or use a judge that reads more)")
         return refused
+
+    def _least_answer(self, request: JudgeRequest) -> int:
+        """The positions the shortest answer its schema allows takes; 0 where it cannot be told: a judge of one's
+        own without answer_length (README's interface lists it as optional), or a schema the estimate cannot read."""
+        length = getattr(self.judge, "answer_length", None)
+        try:
+            return length(shortest_answer(request.schema)) if length is not None else 0
+        except (TypeError, ValueError, KeyError, AttributeError):  # an estimate only: the old room stands
+            return 0
 
     def _decode(self, todo: list[JudgeRequest], progress: Progress) -> dict[JudgeRequest, JudgeAnswer]:
         """All requests in one call, shortest prompt first (so a batch pads little); the judge admits

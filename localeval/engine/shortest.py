@@ -25,6 +25,9 @@ def _shortest(schema: Any) -> Any:
     if "enum" in schema:
         return min(schema["enum"], key=lambda value: len(json.dumps(value, ensure_ascii=False)))
     kind = schema.get("type")
+    if isinstance(kind, list):  # one of several types: the shortest of theirs
+        return min((_shortest({**schema, "type": one}) for one in kind),
+                   key=lambda value: len(json.dumps(value, ensure_ascii=False)), default=None)
     if kind == "object":
         required = schema.get("required", [])  # the others may be left out
         return {key: _shortest(sub) for key, sub in schema.get("properties", {}).items() if key in required}
