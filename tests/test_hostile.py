@@ -2105,12 +2105,9 @@ def test_what_localeval_says_in_lines_of_its_own_keeps_them_and_escapes_the_rest
     assert for_terminal("a\nb") == "a\\nb" and for_terminal("a\nb", lines=True) == "a\nb"
 
 
-@pytest.mark.parametrize("positions, scored", [(1463, True), (1462, False)])
-def test_the_least_answer_is_not_overcounted_an_answer_of_that_length_is_decoded(tmp_path, tiny_judge, positions,
-                                                                                   scored):
-    """Without reasons this judge writes the shortest answer the schema allows, 397 tokens after a 1,066-token
-    prompt: in 1,463 positions it fits and scores (its end is read off its last token), in one fewer it is refused
-    undecoded. A count one too high refused requests that fit."""
+def _forty_facts_judged(tmp_path, tiny_judge, positions: int, reasons: str) -> dict:
+    """The results line of a response of 40 sentences, a verdict each (answer_supported_precision), judged by the
+    tiny judge told it reads `positions` tokens."""
     from localeval.cli import main
 
     judge = tmp_path / "judge"
@@ -2121,9 +2118,18 @@ def test_the_least_answer_is_not_overcounted_an_answer_of_that_length_is_decoded
     data = tmp_path / "long.jsonl"
     data.write_bytes(jsonl({"id": "long", "user_input": "How many lamps?", "response": response,
                             "retrieved_contexts": ["The bridge has lamps."]}))
-    assert main(["run", str(data), "--judge", str(judge), "--metrics", "answer_supported_precision", "--reasons", "off",
-                 "--out", str(tmp_path / "out"), "--quiet", "--no-cache"]) == 0
-    row = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    assert main(["run", str(data), "--judge", str(judge), "--metrics", "answer_supported_precision", "--reasons",
+                 reasons, "--out", str(tmp_path / "out"), "--quiet", "--no-cache"]) == 0
+    return json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+
+
+@pytest.mark.parametrize("positions, scored", [(1463, True), (1462, False)])
+def test_the_least_answer_is_not_overcounted_an_answer_of_that_length_is_decoded(tmp_path, tiny_judge, positions,
+                                                                                   scored):
+    """Without reasons this judge writes the shortest answer the schema allows, 397 tokens after a 1,066-token
+    prompt: in 1,463 positions it fits and scores (its end is read off its last token), in one fewer it is refused
+    undecoded. A count one too high refused requests that fit."""
+    row = _forty_facts_judged(tmp_path, tiny_judge, positions, reasons="off")
     assert (row["answer_supported_precision"] is not None) == scored
     if not scored:
         assert row["evidence"]["answer_supported_precision"]["null_reason"].startswith(
@@ -2133,21 +2139,9 @@ def test_the_least_answer_is_not_overcounted_an_answer_of_that_length_is_decoded
 def test_an_answer_cut_off_at_the_judges_limit_is_said_as_too_long_not_as_bad_json(tmp_path, tiny_judge):
     """A response of hundreds of sentences, a verdict each: the prompt fit, the answer was stopped where the
     judge's positions end, and its null said "judge output is not valid JSON", blaming the judge (a probe)."""
-    from localeval.cli import main
-
-    judge = tmp_path / "judge"
-    shutil.copytree(tiny_judge, judge)
-    config = json.loads((judge / "config.json").read_text())
     # fits the prompt and the shortest answer (1,107 + 517 tokens, which the engine would refuse undecoded), not the
     # reasons this judge writes (1,197 tokens in all)
-    (judge / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 1700}))
-    response = " ".join(f"Fact number {i} is that the bridge has {i} lamps." for i in range(1, 41))
-    data = tmp_path / "long.jsonl"
-    data.write_bytes(jsonl({"id": "long", "user_input": "How many lamps?", "response": response,
-                            "retrieved_contexts": ["The bridge has lamps."]}))
-    assert main(["run", str(data), "--judge", str(judge), "--metrics", "answer_supported_precision", "--reasons", "on",
-                 "--out", str(tmp_path / "out"), "--quiet", "--no-cache"]) == 0
-    row = json.loads((tmp_path / "out" / "results.jsonl").read_text().splitlines()[0])
+    row = _forty_facts_judged(tmp_path, tiny_judge, 1700, reasons="on")
     evidence = row["evidence"]["answer_supported_precision"]
     assert row["answer_supported_precision"] is None
     assert evidence["null_reason"] == ("too long for the judge: its answer did not fit in the 1,700 tokens the judge "

@@ -23,11 +23,10 @@ def _shortest(schema: Any) -> Any:
     if "const" in schema:
         return schema["const"]
     if "enum" in schema:
-        return min(schema["enum"], key=lambda value: len(json.dumps(value, ensure_ascii=False)))
+        return min(schema["enum"], key=_written_length)
     kind = schema.get("type")
     if isinstance(kind, list):  # one of several types: the shortest of theirs
-        return min((_shortest({**schema, "type": one}) for one in kind),
-                   key=lambda value: len(json.dumps(value, ensure_ascii=False)), default=None)
+        return min((_shortest({**schema, "type": one}) for one in kind), key=_written_length, default=None)
     if kind == "object":
         required = schema.get("required", [])  # the others may be left out
         return {key: _shortest(sub) for key, sub in schema.get("properties", {}).items() if key in required}
@@ -38,3 +37,7 @@ def _shortest(schema: Any) -> Any:
     if kind == "string":
         return "x" * schema.get("minLength", 0)
     return {"integer": 0, "number": 0, "boolean": False}.get(kind)
+
+
+def _written_length(value: Any) -> int:
+    return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
