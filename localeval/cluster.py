@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from . import models
-from .errors import LocalevalWarning, UserError, count_of, warn
+from .errors import UserError, count_of
 from .options import given, option
 from .progress import Progress, progress_for
 
@@ -32,8 +32,6 @@ class Cluster:
         if isinstance(self.address, str) and through_client(self.address):  # Ray takes only ray:// itself
             object.__setattr__(self, "address", "ray://" + self.address[6:])
         check_address(self.address, given("ray", self.address))
-        if self.workers < 1:
-            raise UserError(f"{option('workers')} must be at least 1")
         if not (math.isfinite(self.gpus_per_worker) and math.isfinite(self.cpus_per_worker)):
             raise UserError(f"{option('gpus_per_worker')} and {option('cpus_per_worker')} take a number of GPUs and "
                             f"cores; got {self.gpus_per_worker:g} and {self.cpus_per_worker:g}")
@@ -44,10 +42,13 @@ class Cluster:
 
     def for_samples(self, count: int) -> Cluster:
         """At most one worker per sample: a worker with none would load a judge for nothing (--workers 1000
-        on 2 samples filled memory), and the run's progress, device line and summary said 1000 workers."""
-        return replace(self, workers=max(1, min(self.workers, count)))
+        on 2 samples filled memory), and the run's progress, device line and summary said 1000 workers. None
+        for none: a resume with every sample scored starts no worker."""
+        return replace(self, workers=min(self.workers, count))
 
     def describe(self) -> str:
+        if not self.workers:  # a resume with nothing left
+            return f"Ray cluster {self.address}: no worker started (every sample was scored already)"
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
         return f"Ray cluster {self.address}: {count_of(self.workers, 'worker')}, {each} each"
 
@@ -78,8 +79,6 @@ class Cluster:
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
         if self.address == "local":  # this machine's GPUs are the cluster's: refused now, not once Ray has started
             self.check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
-            if device == "cpu":
-                self._warn_if_sharing_cores(os.cpu_count() or 1)
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
                             "only the GPUs it asks for")
@@ -89,15 +88,15 @@ class Cluster:
         limits = recipe.limits.with_batch_size(models.batch_size(recipe.judge, device))
         return replace(recipe, device=device, dtype=dtype_name(device, recipe.dtype), limits=limits)
 
-    def _warn_if_sharing_cores(self, cores: int) -> None:
-        """CPU workers on this machine that need more cores than it has: Ray starts them all the same
-        (the local cluster is given as many as they ask), and they run slower side by side."""
-        needed = self.workers * self.cpus_per_worker
-        if needed > cores:
-            warn(LocalevalWarning(
-                f"{count_of(self.workers, 'worker')} of {self.cpus_per_worker:g} CPU each need {needed:g} cores and "
+    def sharing_cores(self, device: str) -> str | None:
+        """Said where CPU workers of a local cluster need more cores than this machine has: Ray starts them all
+        the same (the local cluster is given as many as they ask), and they run slower side by side."""
+        needed, cores = self.workers * self.cpus_per_worker, os.cpu_count() or 1
+        if self.address != "local" or device != "cpu" or needed <= cores:
+            return None
+        return (f"{count_of(self.workers, 'worker')} of {self.cpus_per_worker:g} CPU each need {needed:g} cores and "
                 f"this machine has {cores}: they will share cores, each slower; ask for fewer ({option('workers')}) "
-                f"or less each ({option('cpus_per_worker')})"))
+                f"or less each ({option('cpus_per_worker')})")
 
 
 def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker: float | None = None,
@@ -108,6 +107,8 @@ def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker
     if address is None and (named := [option(name) for name, value in asked.items() if value is not None]):
         raise UserError(f"{' and '.join(named)} {'applies' if len(named) == 1 else 'apply'} only to a run on Ray; add "
                         f"{given('ray', 'local')} (or a cluster's address)")
+    if workers is not None and workers < 1:  # checked here, not by Cluster: for_samples(0) is a run that starts none
+        raise UserError(f"{option('workers')} must be at least 1")
     return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
 
 

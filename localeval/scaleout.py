@@ -144,6 +144,9 @@ class RayScorer:
         ray = _import_ray()
         _check_sendable(self.recipe.metrics)  # before the cluster starts (seconds): Ray's own failure was a traceback
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
+        # the workers this run starts, not those asked for: a resume with one sample left starts one
+        started = self.cluster.for_samples(workers)
+        self._say(started.sharing_cores(self.recipe.device), LocalevalWarning)
         if not ray.is_initialized():
             _check_reachable(self.cluster.address)
             self._started_here = True
@@ -151,7 +154,7 @@ class RayScorer:
                 # Ray stopped halfway through starting a cluster left its agents running, and the process could
                 # crash at exit (a probe: exit 139 in 3 of 17 interrupts 9-10 s into a run on 2 cores)
                 with held(), _sigterm_kept():
-                    ray.init(**_init_options(self.cluster))
+                    ray.init(**_init_options(started))
             except SystemExit as stop:  # ray.init's own SIGTERM handler, set as it starts, exits
                 if stop.code != signal.SIGTERM:
                     raise
@@ -166,16 +169,16 @@ class RayScorer:
                         "started on this node with 'ray start', or RAY_ADDRESS's); give its address as HOST:PORT, or "
                         f"use {given('ray', 'local')}") from None
                 raise EnvironmentFailure(f"{given('ray', self.cluster.address)}: cannot connect ({_gist(error)})") from None
-        self._check_resources(ray, workers)
+        self._check_resources(ray, started)
         actor = ray.remote(num_cpus=self.cluster.cpus_per_worker, num_gpus=self.cluster.gpus_per_worker,
                            max_restarts=RESTARTS, max_task_retries=RESTARTS)(ScoringWorker)
         threads = max(1, math.floor(self.cluster.cpus_per_worker))
         self._workers = [actor.remote(self.recipe, keywords_in_use(), threads, index) for index in range(workers)]
         self._check_loaded(ray)
 
-    def _check_resources(self, ray, workers: int) -> None:
-        total, started = ray.cluster_resources(), replace(self.cluster, workers=workers)
-        for name, each in (("CPU", self.cluster.cpus_per_worker), ("GPU", self.cluster.gpus_per_worker)):
+    def _check_resources(self, ray, started: Cluster) -> None:
+        total = ray.cluster_resources()
+        for name, each in (("CPU", started.cpus_per_worker), ("GPU", started.gpus_per_worker)):
             started.check_room(name, each, total.get(name, 0))
 
     def _check_loaded(self, ray) -> None:
@@ -222,10 +225,14 @@ class RayScorer:
         stats = getattr(self.driver.judge, "stats", None)
         for name, value in window.judge_stats.items() if stats is not None else ():
             setattr(stats, name, getattr(stats, name) + value)
-        # shown and kept as the same warning given in this process would be; once, though workers sharing a
-        # cache each find it so
-        for message in (said for said in [*window.said, self._restart(window)] if said and said not in self.driver.heard):
-            warn(WorkerWarning(message))
+        for message in [*window.said, self._restart(window)]:
+            self._say(message, WorkerWarning)
+
+    def _say(self, message: str | None, category: type[LocalevalWarning]) -> None:
+        """A warning of the scoring, shown and kept for summary.json as one given in this process would be;
+        once, though workers sharing a cache each find it so."""
+        if message and message not in self.driver.heard:
+            warn(category(message))
             self.driver.heard.append(message)
 
     def _restart(self, window: WindowResult) -> str | None:

@@ -294,8 +294,8 @@ def test_a_cluster_too_small_names_both_ways_to_fit():
 
 def test_a_run_on_fewer_samples_than_workers_says_and_records_the_workers_it_starts(monkeypatch, six_samples,
                                                                                        tmp_path):
-    """--workers 8 on 2 samples starts 2: the progress bar, the device line, summary.json's workers and the
-    warning of workers sharing cores said 8 (a probe)."""
+    """--workers 8 on 3 samples starts 3: the progress bar, the device line and summary.json's workers said 8 (a
+    probe). A resume starts as many as there are samples left, none for none."""
     from localeval.evaluation import SampleResult
     from localeval.metrics import MetricResult
     from localeval.scaleout import RayScorer
@@ -306,36 +306,61 @@ def test_a_run_on_fewer_samples_than_workers_says_and_records_the_workers_it_sta
         seen.append(progress.description)
         yield from (SampleResult(s.id, "en", {"context_relevance": MetricResult(1.0)}) for s in samples)
 
-    monkeypatch.setattr(RayScorer, "run", scored_here)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)  # 8 workers of 1 CPU would share 2 cores, 2 would not
-    with warnings.catch_warnings(record=True) as warned:
-        warnings.simplefilter("always")
+    def recorded(*resume: str) -> tuple[str, int]:
         assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--workers", "8",
-                     "--limit", "2", "--metrics", "context_relevance", "--no-cache"]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
-    assert summary["device"] == "Ray cluster local: 2 workers, 1 CPU each"
-    assert summary["timings"]["workers"] == 2
-    assert main(["run", str(six_samples), "--out", str(tmp_path), "--ray", "local", "--workers", "8",
-                 "--limit", "3", "--metrics", "context_relevance", "--no-cache", "--resume"]) == 0
-    summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
-    assert summary["device"] == "Ray cluster local: 1 worker, 1 CPU each"  # one sample was left
-    assert seen == ["scoring on 2 Ray workers", "scoring on 1 Ray worker"]
-    assert not [w for w in warned if "share cores" in str(w.message)]
+                     "--limit", "3", "--metrics", "context_relevance", "--no-cache", *resume]) == 0
+        summary = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+        return summary["device"], summary["timings"]["workers"]
+
+    monkeypatch.setattr(RayScorer, "run", scored_here)
+    assert recorded() == ("Ray cluster local: 3 workers, 1 CPU each", 3)
+    (tmp_path / "results.jsonl").write_text((tmp_path / "results.jsonl").read_text().splitlines(True)[0])
+    assert recorded("--resume") == ("Ray cluster local: 2 workers, 1 CPU each", 2)  # two samples were left
+    assert recorded("--resume") == ("Ray cluster local: no worker started (every sample was scored already)", 0)
+    assert seen[:2] == ["scoring on 3 Ray workers", "scoring on 2 Ray workers"]
 
 
-def test_local_cpu_workers_that_need_more_cores_than_the_machine_has_are_warned_of(monkeypatch, recwarn):
+def test_local_cpu_workers_that_need_more_cores_than_the_machine_has_are_warned_of(monkeypatch):
     """Ray starts a local cluster with the cores its workers ask for, however few the machine has."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert Cluster("local", workers=4).sharing_cores("cpu") is None  # 4 of 4 cores
+    assert Cluster("auto", workers=8).sharing_cores("cpu") is None  # a running cluster's cores are Ray's to count
+    assert Cluster("local", workers=8).sharing_cores("cuda") is None
+    assert Cluster("local", workers=3, cpus_per_worker=2).sharing_cores("cpu") == (
+        "3 workers of 2 CPU each need 6 cores and this machine has 4: they will share cores, each slower; ask for "
+        "fewer (--workers) or less each (--cpus-per-worker)")
+
+
+def test_a_local_cluster_is_started_for_the_workers_the_run_starts_and_warned_of_them(monkeypatch):
+    """A resume with one sample left starts one worker: the cluster's cores and the warning of workers sharing
+    cores were those of every sample's (a review). The warning is kept for summary.json, as a worker's are."""
+    from types import SimpleNamespace
+
+    import ray
+
+    from localeval import scaleout
     from localeval.errors import LocalevalWarning
     from localeval.pipeline import PipelineRecipe
 
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
-    Cluster("local", workers=4).place(PipelineRecipe(metrics=[]))  # 4 of 4 cores
-    Cluster("auto", workers=8).place(PipelineRecipe(metrics=[]))  # a running cluster's cores are Ray's to count
-    assert not [w for w in recwarn if issubclass(w.category, LocalevalWarning)]
-    with pytest.warns(LocalevalWarning) as warned:
-        Cluster("local", workers=3, cpus_per_worker=2).place(PipelineRecipe(metrics=[]))
-    assert str(warned[0].message) == ("3 workers of 2 CPU each need 6 cores and this machine has 4: they will share "
-                                      "cores, each slower; ask for fewer (--workers) or less each (--cpus-per-worker)")
+    def resources_checked(scorer, ray, started):  # where the start stops: no cluster was started
+        raise RuntimeError(f"{started.workers} started")
+
+    options = []
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(ray, "is_initialized", lambda: False)
+    monkeypatch.setattr(ray, "init", lambda **given: options.append(given))
+    monkeypatch.setattr(scaleout.RayScorer, "_check_resources", resources_checked)
+    driver = SimpleNamespace(heard=[])
+    with warnings.catch_warnings(record=True) as warned:
+        warnings.simplefilter("always")
+        for workers in (2, 3):
+            scorer = scaleout.RayScorer(PipelineRecipe(metrics=[], device="cpu"), Cluster("local", workers=8), driver)
+            with pytest.raises(RuntimeError, match=f"^{workers} started$"):
+                scorer._start(workers)
+    assert [given["num_cpus"] for given in options] == [2, 3]
+    assert [str(w.message) for w in warned if issubclass(w.category, LocalevalWarning)] == driver.heard == [
+        "3 workers of 1 CPU each need 3 cores and this machine has 2: they will share cores, each slower; ask for "
+        "fewer (--workers) or less each (--cpus-per-worker)"]
 
 
 def test_ray_options_without_ray_are_refused_by_evaluate_as_by_run():
