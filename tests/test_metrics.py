@@ -1229,6 +1229,13 @@ def test_the_shortest_answer_a_schema_admits_is_what_any_answer_costs_at_least()
     assert shortest_answer(json.dumps(string_list("statements", most=5, chars=80))) == '{"statements":["x"]}'
     # keys not required may be left out, lists without a least length left empty
     assert shortest_answer('{"type": "object", "properties": {"a": {"type": "array", "items": {"type": "number"}}}}') == "{}"
+    # a lower bound wherever a value could be written shorter: one character of a string (a token may hold many),
+    # true before false, 0 for a value of any type (a review)
+    assert shortest_answer('{"type": "array", "prefixItems": [{"type": "string", "minLength": 40}, {"type": "boolean"},'
+                           ' {}, {"type": "null"}], "minItems": 4}') == '["x",true,0,null]'
+    # a least length no judge could hold is written out only so far: arrays of a million arrays filled memory
+    huge = {"type": "array", "minItems": 10**6, "items": {"type": "array", "minItems": 10**6, "items": {}}}
+    assert shortest_answer(json.dumps(huge)).count(",") < 50_000
 
 
 def test_the_least_answer_never_stops_a_judge_call():
