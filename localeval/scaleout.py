@@ -56,6 +56,9 @@ HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
+_RESTARTED = f"out of memory, or killed; Ray restarts a worker up to {RESTARTS} times"
+
+
 class WorkerWarning(LocalevalWarning):
     """What a Ray worker warned of while scoring (its answer cache found damaged, say), said by the driver."""
 
@@ -85,10 +88,14 @@ class ScoringWorker:
             self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
             self.pipeline.load()
 
-    def loaded(self) -> tuple[dict[str, str | None], dict[str, float], int]:
-        """What this worker loaded (to be checked against the driver's run), how long each took, and its process."""
+    def loaded(self) -> tuple[dict[str, str | None], dict[str, float], int, bool]:
+        """What this worker loaded (to be checked against the driver's run), how long each took, its process, and
+        whether Ray restarted it to get there (a process of it ended while it loaded)."""
+        import ray
+
         times = {part: getattr(getattr(self.pipeline, part), "load_seconds", 0.0) for part in ("judge", "embedder")}
-        return _identities(self.pipeline), times, os.getpid()
+        restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
+        return _identities(self.pipeline), times, os.getpid(), restarted
 
     def score(self, samples: list[Sample]) -> WindowResult:
         pipeline = self.pipeline
@@ -191,15 +198,19 @@ class RayScorer:
         except RayActorError as error:
             raise EnvironmentFailure(f"a Ray worker could not load the models: {_cause(error)}") from None
         expected = _identities(self.driver)
-        self._processes = {index: process for index, (_, _, process) in enumerate(found)}
-        for identity, _, _ in found:
+        self._processes = {index: process for index, (_, _, process, _) in enumerate(found)}
+        for identity, _, _, _ in found:
             if identity != expected:
                 raise UserError(f"a Ray worker loaded other models than this run names ({identity} there, "
                                 f"{expected} here): every node needs the same model store contents")
+        for index, (_, _, _, restarted) in enumerate(found):
+            if restarted:  # its window results cannot tell: they all come from the process that loaded
+                self._say(f"Ray worker {index + 1} was restarted while it loaded the models (a process of it ended: "
+                          f"{_RESTARTED})", WorkerWarning)
         for part in ("judge", "embedder"):
             model = getattr(self.driver, part)
             if hasattr(model, "load_seconds"):  # a real model (None has no such attribute, nor a stand-in)
-                model.load_seconds = max(times[part] for _, times, _ in found)
+                model.load_seconds = max(times[part] for _, times, _, _ in found)
 
     def _waited_for(self, ray, loading: list[Any]) -> list[Any]:
         """`loading` once every worker has loaded its models, saying what it waits for while it waits: a worker
@@ -243,8 +254,8 @@ class RayScorer:
         if before == process:
             return None
         self._processes[index] = process
-        return (f"Ray worker {index + 1} was restarted (its process {before} ended: out of memory, or killed; "
-                f"Ray restarts a worker up to {RESTARTS} times): the window it held was scored again, none twice")
+        return (f"Ray worker {index + 1} was restarted (its process {before} ended: {_RESTARTED}): the window it held "
+                "was scored again, none twice")
 
     def close(self, tasks_left: bool = False) -> None:
         """The workers ended, and the connection if this run made it. `tasks_left`: stopped with windows

@@ -219,6 +219,31 @@ def test_the_same_warning_from_workers_sharing_a_cache_is_said_and_kept_once():
     assert [str(warning.message) for warning in shown] == driver.heard == ["the cache is full", "another"]
 
 
+def test_a_worker_restarted_while_it_loaded_is_said_and_kept(monkeypatch):
+    """A worker whose process ended while it loaded (out of memory) came back as a new process before its first
+    window, which its windows could not tell: the run said nothing (a review)."""
+    from types import SimpleNamespace
+
+    from localeval.pipeline import PipelineRecipe
+    from localeval.scaleout import RayScorer, WorkerWarning
+
+    identity = {"judge": "j", "embedder": None}
+
+    def worker(process: int, restarted: bool):
+        return SimpleNamespace(loaded=SimpleNamespace(remote=lambda: (identity, {"judge": 1.0}, process, restarted)))
+
+    driver = SimpleNamespace(judge=SimpleNamespace(identity="j"), embedder=None, heard=[])
+    scorer = RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver)
+    scorer._workers = [worker(101, False), worker(202, True)]
+    monkeypatch.setattr(RayScorer, "_waited_for", lambda self, ray, loading: loading)
+    with pytest.warns(WorkerWarning) as shown:
+        scorer._check_loaded(SimpleNamespace(get=lambda loading: loading))
+    assert [str(warning.message) for warning in shown] == driver.heard == [
+        "Ray worker 2 was restarted while it loaded the models (a process of it ended: out of memory, or killed; "
+        "Ray restarts a worker up to 3 times)"]
+    assert scorer._processes == {0: 101, 1: 202}  # its later windows compare with the process that loaded
+
+
 def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
     samples = list(range(13))
     windows = _windows(samples, window=64, workers=2)
