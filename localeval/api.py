@@ -12,7 +12,7 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import (CalibrationWarning, applied, applies_none, described, fit_warnings, load_thresholds,
                           outdated_thresholds, scoring_overridden, seen_in_fitting)
-from .cluster import Cluster, cluster_for
+from .cluster import Cluster, cluster_for, scored_on
 from .data import frame_gives_ids, load_samples, names_a_file, pandas_of_a_frame, samples_in_memory
 from .engine.cache import AnswerCache
 from .device import DTYPES, INT8, choose_device, dtype_name
@@ -244,7 +244,10 @@ def evaluate(
         bar.close()
     # plain values, as summary.json has them: a notebook saves details with json.dump
     said += [kept_warning(message) for message in pipeline.said_while_scoring()]  # warned as they came
-    details: dict[str, Any] = {"timings": asdict(pipeline.evaluator.timings), "warnings": said}
+    details: dict[str, Any] = {"device": scored_on(pipeline.device, cluster),
+                               "timings": asdict(pipeline.evaluator.timings), "warnings": said}
+    if cluster is not None:  # the workers' seconds added up, as summary.json's timings say
+        details["timings"]["workers"] = cluster.workers
     if calibration_applied is not None:
         details["calibration"] = described(calibration_applied)
     result = EvaluationResult(results, result_names(chosen), details, human, samples, frame_index, frame_ids)

@@ -112,6 +112,14 @@ def cluster_for(address: str | None, workers: int | None = None, gpus_per_worker
     return None if address is None else Cluster(address, **{k: v for k, v in asked.items() if v is not None})
 
 
+def scored_on(device: str, cluster: Cluster | None) -> str:
+    """Where the samples were scored, as summary.json's "device" and evaluate()'s details say it: this process's
+    device, or the Ray workers the run started."""
+    from .device import describe  # torch, loaded by now with the models
+
+    return describe(device) if cluster is None else cluster.describe()
+
+
 def check_address(address: Any, named: str) -> None:
     """An address Ray can read, or a UserError naming it as `named` (the option, or RAY_ADDRESS under it)."""
     if isinstance(address, str) and _web_address(address):  # Ray answered with a fragment of advice

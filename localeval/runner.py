@@ -17,7 +17,7 @@ from . import models
 from .bench.labels import human_scores
 from .calibration import (CalibrationWarning, applied, applies_none, described, fit_warnings, load_thresholds,
                           outdated_thresholds, scoring_overridden, seen_in_fitting)
-from .cluster import Cluster, cluster_for
+from .cluster import Cluster, cluster_for, scored_on
 from .data import load_samples
 from .engine.cache import check_writable as check_cache_writable
 from .engine.cache import default_cache_dir
@@ -375,8 +375,6 @@ def _applied_calibration(calibration: dict | None, n_metrics: int) -> str | None
 
 def _details(args, pipeline, cluster, samples: list[Sample], scored, started) -> dict:
     judge, embedder, engine, evaluator = pipeline.judge, pipeline.embedder, pipeline.engine, pipeline.evaluator
-    from .device import describe  # torch, loaded by now with the models
-
     stats = getattr(judge, "stats", None)
     timings = {
         "total_seconds": time.perf_counter() - started,
@@ -397,7 +395,7 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         "scored_this_run": scored,
         "data": str(args.data),
         "models": {"judge": judge.identity, "embedder": _identity(embedder)},
-        "device": describe(pipeline.device) if cluster is None else cluster.describe(),
+        "device": scored_on(pipeline.device, cluster),
         # the rows decoded together as chosen (--batch-size, else the judge's own for the device)
         "settings": {"batch_size": engine.limits.batch_size, "max_batch_tokens": engine.limits.max_batch_tokens,
                      **_asked(args, evaluator.metrics)},

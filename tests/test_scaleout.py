@@ -178,6 +178,10 @@ def test_evaluate_takes_the_same_options_and_gives_the_same_results():
     spread = evaluate(samples, METRICS, judge, embedder, cache=False, device="cpu", ray="local", workers=2)
     assert len(spread.rows()) == len(samples) > 4
     assert spread.rows() == local.rows()  # in the samples' order, though windows finish in any order
+    # where each scored, as summary.json says it
+    assert local.details["device"].startswith("CPU (") and "workers" not in local.details["timings"]
+    assert (spread.details["device"], spread.details["timings"]["workers"]) == (
+        "Ray cluster local: 2 workers, 1 CPU each", 2)
 
 
 def test_a_cache_a_worker_sets_aside_is_said_and_kept_by_the_driver(tmp_path):
