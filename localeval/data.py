@@ -1,7 +1,8 @@
 """Reading an evaluation dataset (JSON Lines, JSON, CSV or Parquet) into Samples.
 
 Every problem with the file becomes a DataError naming the file and, where known, the line (or,
-for JSON and Parquet, the record) and the field, so the user can go straight to it.
+for JSON and Parquet, the record) and the field, so the user can go straight to it. Records refused
+are refused together: the first one's error names where the others are.
 
 In-memory data (evaluate() from Python) is checked the same way: lists of dicts or Samples, a
 pandas DataFrame, or a dataset object with `to_list()` (a Hugging Face datasets.Dataset, a ragas
@@ -51,6 +52,7 @@ READ_FIELDS = ("id", *TEXT_FIELDS, LIST_FIELD, "language")
 LABELED_FIELDS = ("labels",)
 KNOWN_FIELDS = frozenset({*READ_FIELDS, *FIELD_ALIASES, *LABELED_FIELDS})
 CONTENT_FIELDS = frozenset({*TEXT_FIELDS, LIST_FIELD, *FIELD_ALIASES})  # what a metric reads
+MOST_PLACES_NAMED = 5  # of the other records refused, beside the first one's error: the message stays one line
 
 # A sentence that already ends, closing quotes or brackets included, needs no full stop added.
 _SENTENCE_END = re.compile(r"[.!?。！？…][\"'”’)\]」』]*$")
@@ -208,12 +210,19 @@ def _frame_records(frame) -> Iterator[dict[str, Any]]:
 
 def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample]:
     samples, first_seen, ignored, with_content, without_id, only_ignored = [], {}, Counter(), 0, [], []
+    refused: list[DataError] = []  # every record's, said together: a file of many bad lines was mended one run a line
     for where, record in records:
-        sample, given = _to_sample(path, record, where), _id_given(record)
+        try:
+            if isinstance(record, _Unparsed):
+                raise record.error
+            sample, given = _to_sample(path, record, where), _id_given(record)
+            if sample.id in first_seen:
+                raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where))
+        except DataError as error:
+            refused.append(error)
+            continue
         if not given:
             without_id.append(where)
-        if sample.id in first_seen:
-            raise where.error(path, _duplicate_id(sample.id, first_seen[sample.id], None if given else where))
         first_seen[sample.id] = f"{where.unit} {where.number}" + (
             "" if given else f", which has no id and so takes the id '{where.default_id}'")
         samples.append(sample)
@@ -227,6 +236,8 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
                 only_ignored.append(where)
         else:
             with_content += 1
+    if refused:
+        raise _all_refused(refused)
     if ignored and not with_content:  # misnamed columns: every metric of every sample would be null
         raise DataError(path, f"no record has a field localeval scores ({', '.join(READ_FIELDS[1:-1])}, or the "
                               f"ragas names {', '.join(FIELD_ALIASES)}); its fields: {', '.join(ignored)}")
@@ -235,6 +246,29 @@ def _checked_samples(path, records: Iterable[tuple[_Where, Any]]) -> list[Sample
     if 0 < len(without_id) < len(samples):
         _warn_without_id(path, without_id, len(samples))
     return samples
+
+
+class _Unparsed(NamedTuple):
+    """A line of JSON Lines that is no JSON: refused with the other lines' errors, once every line was read."""
+
+    error: DataError
+
+
+def _all_refused(refused: list[DataError]) -> DataError:
+    """The first refused record's error, naming where the others are, so that one pass mends them all."""
+    first, others = refused[0], refused[1:]
+    if others:
+        places = [_place(error) for error in others[:MOST_PLACES_NAMED]]
+        if len(others) > MOST_PLACES_NAMED:
+            places.append(f"and {len(others) - MOST_PLACES_NAMED:,} more")
+        first.args = (f"{first.args[0]} (refused too: {'; '.join(places)})",)
+    return first
+
+
+def _place(error: DataError) -> str:
+    """line 7, record 9, field 'response'."""
+    where = f"line {error.line}" if error.line is not None else f"record {getattr(error, 'record', '?')}"
+    return where + (f", field '{error.field}'" if error.field else "")
 
 
 def _id_given(record: Any) -> bool:
@@ -300,8 +334,11 @@ def _read_jsonl(path: Path) -> Iterator[tuple[_Where, Any]]:
             raise DataError(path, f"{len(line):,} characters on one line; a sample may take at most "
                                   f"{MAX_LINE_CHARS:,}", line=number)
         if line.strip():
-            where = _Where(number, "line", str(number))
-            yield where, _parse_json(path, line, where.number)
+            try:
+                record = _parse_json(path, line, number)
+            except DataError as error:
+                record = _Unparsed(error)
+            yield _Where(number, "line", str(number)), record
 
 
 def _read_json(path: Path) -> Iterator[tuple[_Where, Any]]:

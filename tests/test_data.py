@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from localeval.bench.labels import read_labeled
-from localeval.data import NUMPY_ARRAY_HINT, PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples
+from localeval.data import (NUMPY_ARRAY_HINT, PARQUET_HINT, IgnoredFieldsWarning, MissingIdsWarning, load_samples,
+                            samples_from_records)
 from localeval.errors import DataError, UserError
 from localeval.samples import Sample
 
@@ -116,6 +117,22 @@ def test_csv_written_by_hand_with_spaces_after_commas_and_a_line_break_in_a_chun
     assert samples[0] == Sample(id="1", user_input="What is X?", retrieved_contexts=("X is a cat.",),
                                 response="X is a cat.")
     assert samples[1].retrieved_contexts == ("Y is a dog.\nIt barks.",)
+
+
+def test_every_refused_record_is_named_in_the_one_message(tmp_path):
+    """A file of many bad lines was mended one run a line (a probe): the first one's fault is said, and where
+    every other is, up to five, then how many more."""
+    bad = [{"user_input": "q", "response": 5}, "not json", {**FULL, "retrieved_contexts": [1]}, {"user_input": 3}]
+    path = write_jsonl(tmp_path, FULL, *bad, *[{"user_input": "q", "response": 5}] * 3, {**FULL, "id": "q1"})
+    assert load_error(path) == (
+        f"{path}, line 2, field 'response': expected a string, got a number (refused too: line 3; line 4, field "
+        "'retrieved_contexts'; line 5, field 'user_input'; line 6, field 'response'; line 7, field 'response'; and 2 "
+        "more)")
+    assert load_error(write_jsonl(tmp_path, FULL, "not json", FULL)) == (
+        f"{path}, line 2: malformed JSON: Expecting value (column 1) (refused too: line 3)")  # the duplicate id
+    with pytest.raises(UserError, match=r"^samples, record 1, field 'response': .* \(refused too: record 2, field "
+                                        r"'user_input'\)$"):
+        samples_from_records([{"user_input": "q", "response": 5}, {"user_input": 3}])
 
 
 def test_csv_list_cell_that_is_not_json_says_where_it_broke(tmp_path):
