@@ -10,12 +10,9 @@ headings and paragraphs keep their breaks, unless a line of 20 characters or mor
 punctuation is followed by a lowercase one. Chinese and Japanese, which have no letter case, are joined
 without a space where such a line ends between two of their characters. Other scripts without letter
 case (Hindi, Arabic) are never joined, nor a German line that starts with a noun.
-Three of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
-sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes; a piece it
-ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins; and a company's
-`Co.` before its legal form (`Acme Co. Ltd.`, `GmbH & Co. KG`) ends no sentence. English reads the
-abbreviations of references in contracts and statutes (`para. 12`, `ch. 3`, `reg. 5`, `ss. 3-4`) as
-pysbd reads `No. 5`: they were split after the period (a probe with legal chunks).
+Two of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
+sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes, and a piece it
+ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins.
 pysbd's time grows with the square of the text it is given (13,000 characters without a line break:
 0.65 s; 112,000: 18 s), so it is given a line at a time, and a long line in pieces that end where
 pysbd ends a sentence.
@@ -28,7 +25,6 @@ import threading
 from functools import lru_cache
 
 import pysbd
-from pysbd.lang.english import English
 from pysbd.languages import LANGUAGE_CODES
 
 from .errors import UserError
@@ -70,15 +66,6 @@ def not_split(tag: str) -> str:
             "(a region or script may follow: de-DE, zh-Hans; README, \"Languages\", says what to do for another)")
 
 
-class _English(English):
-    """pysbd's English, with the abbreviations of references: a period after one ends no sentence where a number
-    or a lowercase word follows it (pysbd's rule for its own abbreviations)."""
-
-    class Abbreviation(English.Abbreviation):
-        ABBREVIATIONS = [*English.Abbreviation.ABBREVIATIONS, "para", "paras", "subpara", "ch", "chap", "vol", "vols",
-                         "sch", "pt", "pts", "reg", "regs", "ss", "secs", "subsec", "arts", "cls", "figs", "cf"]
-
-
 _per_thread = threading.local()
 
 
@@ -89,8 +76,6 @@ def _segmenter(language: str) -> pysbd.Segmenter:
     segmenters = _per_thread.__dict__.setdefault("segmenters", {})
     if language not in segmenters:
         segmenters[language] = pysbd.Segmenter(language=language, clean=False)
-        if language == "en":  # its own language class: pysbd's stays as other users of pysbd in the process have it
-            segmenters[language].language_module = _English
     return segmenters[language]
 
 
@@ -154,23 +139,18 @@ def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
 # What closes a quote or a bracket, never opens one (not the ASCII quotes, which do both)
 _CLOSERS = "”’」』）》】〉)]"
 _COMMAS = ("،", ",", "，", "、")
-# A company's "Co." (or "Corp.") before its legal form, which pysbd takes for an end before a capital
-_COMPANY_END = re.compile(r"\b(?:Co|Corp|Bros)\.\s*$")
-_LEGAL_FORM = re.compile(r"(?:Ltd|Inc|LLC|LLP|LP|plc|PLC|Pty|KG|KGaA|GmbH|AG|SA|S\.A|NV|N\.V|BV|B\.V|Limited)\b")
 
 
 def _mended(pieces: list[str]) -> list[str]:
     """pysbd's pieces of a line, with a piece's leading closing quotes or brackets given back to the
     piece before, where they touch it (after a space, "’s Avonds" is Dutch's apostrophe, not a quote
-    closed), and a piece that ends at a comma, or at a company's "Co." before its legal form, joined to the
-    next (see the module's note)."""
+    closed), and a piece that ends at a comma joined to the next (see the module's note)."""
     mended: list[str] = []
     for piece in pieces:
         closing = len(piece) - len(piece.lstrip(_CLOSERS))
         if mended and closing and not mended[-1][-1:].isspace():
             mended[-1], piece = mended[-1] + piece[:closing], piece[closing:]
-        if mended and (mended[-1].rstrip().endswith(_COMMAS) or _COMPANY_END.search(mended[-1])
-                       and _LEGAL_FORM.match(piece)):
+        if mended and mended[-1].rstrip().endswith(_COMMAS):
             mended[-1] += piece
         elif piece.strip() or not mended:
             mended.append(piece)
