@@ -218,7 +218,7 @@ def evaluate(
         raise UserError("ray=: a judge or embedder loaded in this process (load_judge, load_embedder) cannot go to "
                         "Ray's workers; give its name or folder, and each worker loads its own")
     recipe = PipelineRecipe(chosen, judge, embedder, device, dtype, limits, cache, language, window)
-    # what setting up warns of (emulated bfloat16, Ray workers sharing cores) is kept too
+    # what setting up warns of (emulated bfloat16, a forked process) is kept too
     (pipeline, score), set_up = said_and_kept(  # a library's stdout is its caller's: log to stderr
         lambda: build_scoring(recipe, cluster, to_stderr), caller_level=CALLER)
     said += set_up

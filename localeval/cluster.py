@@ -24,7 +24,7 @@ class Cluster:
     a running cluster's address (e.g. "ray://head:10001", or "auto" on one of its nodes)."""
 
     address: str
-    workers: int = 2
+    workers: int = 2  # at least 1 as asked (cluster_for checks it); 0 only from for_samples(0), a run that starts none
     gpus_per_worker: float = 0.0
     cpus_per_worker: float = 1.0
 
@@ -42,13 +42,13 @@ class Cluster:
 
     def for_samples(self, count: int) -> Cluster:
         """At most one worker per sample: a worker with none would load a judge for nothing (--workers 1000
-        on 2 samples filled memory), and the run's progress, device line and summary said 1000 workers. None
-        for none: a resume with every sample scored starts no worker."""
+        on 2 samples filled memory), and the run's progress, device line and summary said 1000 workers. No
+        worker for no sample: a resume with every sample scored starts none (`workers` is then 0)."""
         return replace(self, workers=min(self.workers, count))
 
     def describe(self) -> str:
-        if not self.workers:  # a resume with nothing left
-            return f"Ray cluster {self.address}: no worker started (every sample was scored already)"
+        if not self.workers:  # for_samples(0): a resume with nothing left
+            return f"Ray cluster {self.address}: no worker started (no sample was left to score)"
         each = f"{self.gpus_per_worker:g} GPU" if self.gpus_per_worker else f"{self.cpus_per_worker:g} CPU"
         return f"Ray cluster {self.address}: {count_of(self.workers, 'worker')}, {each} each"
 
@@ -77,8 +77,9 @@ class Cluster:
         from .device import dtype_name
 
         device = recipe.device if recipe.device != "auto" else "cuda" if self.gpus_per_worker else "cpu"
-        if self.address == "local":  # this machine's GPUs are the cluster's: refused now, not once Ray has started
-            self.check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
+        if self.address == "local":  # this machine's GPUs are the cluster's: a machine without refused now, before
+            # the models are found; whether all the workers fit, once a resume knows how many it starts (RayScorer)
+            self.for_samples(1).check_room("GPU", self.gpus_per_worker, torch.cuda.device_count())
         if device.startswith("cuda") and not self.gpus_per_worker:
             raise UserError(f"{given('device', device)} on Ray needs {option('gpus_per_worker')}: Ray gives a worker "
                             "only the GPUs it asks for")

@@ -42,7 +42,8 @@ class Pipeline:
     engine: JudgeEngine
     evaluator: Evaluator
     device: str
-    # what Ray's workers warned of while scoring for this pipeline (RayScorer): their own warnings reach no one
+    # what a Ray run warned of while scoring for this pipeline (RayScorer): its workers' warnings, which reach no one
+    # else, and the driver's own (workers restarted, or sharing cores)
     heard: list[str] = field(default_factory=list)
 
     def load(self) -> None:
@@ -61,7 +62,7 @@ class Pipeline:
 
     def said_while_scoring(self) -> list[str]:
         """The warnings scoring gave, for the run to keep (shown as they came): the answer cache set aside as
-        damaged or turned off, here or in a Ray worker."""
+        damaged or turned off, here or in a Ray worker, and what a Ray run said of its workers."""
         return [*(self.engine.cache.said if self.engine.cache is not None else ()), *self.heard]
 
 

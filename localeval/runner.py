@@ -93,7 +93,7 @@ def run_command(args) -> int:
             check_appendable(Path(args.out) / RESULTS_FILE)
         log = to_stderr
         try:  # seconds of imports: a Ctrl-C here is told that nothing was written, as it is later what was kept
-            # what setting up warns of (emulated bfloat16, Ray workers sharing cores) kept for summary.json
+            # what setting up warns of (emulated bfloat16, a forked process) kept for summary.json
             (pipeline, score), set_up = said_and_kept(lambda: _scoring_for(args, plan, log))
         except KeyboardInterrupt:
             log(f"\ninterrupted before the first sample was scored: nothing was written in {args.out}")

@@ -32,7 +32,7 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -56,11 +56,23 @@ HANDSHAKE_TIMEOUT_S = 5.0  # for what answers there to complete a gRPC handshake
 STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judge counters the summary shows
 
 
-_RESTARTED = f"out of memory, or killed; Ray restarts a worker up to {RESTARTS} times"
+def _why_restarted() -> str:
+    """Why a worker's process ends, and what to do (named as the caller names options, so not a constant)."""
+    return (f"out of memory, or killed; Ray restarts a worker up to {RESTARTS} times, and one short of memory will "
+            f"likely run out again: fewer workers ({option('workers')}) or a smaller {option('batch_size')} need less")
 
 
 class WorkerWarning(LocalevalWarning):
     """What a Ray worker warned of while scoring (its answer cache found damaged, say), said by the driver."""
+
+
+class Loaded(NamedTuple):
+    """What a worker says once it has loaded its models."""
+
+    identities: dict[str, str | None]  # checked against the driver's: one run's results come from one judge
+    load_seconds: dict[str, float]  # the judge's and the embedder's
+    process: int  # its process id: a later window from another was scored after a restart
+    restarted: bool  # Ray restarted it to get here: a process of it ended while it loaded
 
 
 @dataclass
@@ -88,14 +100,12 @@ class ScoringWorker:
             self.pipeline = recipe.build(log=lambda message: None)  # a worker's messages would reach no one
             self.pipeline.load()
 
-    def loaded(self) -> tuple[dict[str, str | None], dict[str, float], int, bool]:
-        """What this worker loaded (to be checked against the driver's run), how long each took, its process, and
-        whether Ray restarted it to get there (a process of it ended while it loaded)."""
+    def loaded(self) -> Loaded:
         import ray
 
         times = {part: getattr(getattr(self.pipeline, part), "load_seconds", 0.0) for part in ("judge", "embedder")}
-        restarted = bool(ray.get_runtime_context().was_current_actor_reconstructed)
-        return _identities(self.pipeline), times, os.getpid(), restarted
+        return Loaded(_identities(self.pipeline), times, os.getpid(),
+                      bool(ray.get_runtime_context().was_current_actor_reconstructed))
 
     def score(self, samples: list[Sample]) -> WindowResult:
         pipeline = self.pipeline
@@ -152,7 +162,9 @@ class RayScorer:
         _check_sendable(self.recipe.metrics)  # before the cluster starts (seconds): Ray's own failure was a traceback
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
         # the workers this run starts, not those asked for: a resume with one sample left starts one
-        started = self.cluster.for_samples(workers)
+        started = replace(self.cluster, workers=workers)
+        if started.address == "local":  # this machine's GPUs are the cluster's: refused before Ray starts (seconds)
+            started.check_room("GPU", started.gpus_per_worker, torch.cuda.device_count())
         self._say(started.sharing_cores(self.recipe.device), LocalevalWarning)
         if not ray.is_initialized():
             _check_reachable(self.cluster.address)
@@ -198,19 +210,19 @@ class RayScorer:
         except RayActorError as error:
             raise EnvironmentFailure(f"a Ray worker could not load the models: {_cause(error)}") from None
         expected = _identities(self.driver)
-        self._processes = {index: process for index, (_, _, process, _) in enumerate(found)}
-        for identity, _, _, _ in found:
-            if identity != expected:
-                raise UserError(f"a Ray worker loaded other models than this run names ({identity} there, "
+        self._processes = {index: worker.process for index, worker in enumerate(found)}
+        for worker in found:
+            if worker.identities != expected:
+                raise UserError(f"a Ray worker loaded other models than this run names ({worker.identities} there, "
                                 f"{expected} here): every node needs the same model store contents")
-        for index, (_, _, _, restarted) in enumerate(found):
-            if restarted:  # its window results cannot tell: they all come from the process that loaded
-                self._say(f"Ray worker {index + 1} was restarted while it loaded the models (a process of it ended: "
-                          f"{_RESTARTED})", WorkerWarning)
+        for index, worker in enumerate(found):
+            if worker.restarted:  # its windows cannot tell: they all come from the process that loaded
+                self._say(f"Ray worker {index + 1} was restarted while it loaded the models (its first process ended: "
+                          f"{_why_restarted()})", WorkerWarning)
         for part in ("judge", "embedder"):
             model = getattr(self.driver, part)
             if hasattr(model, "load_seconds"):  # a real model (None has no such attribute, nor a stand-in)
-                model.load_seconds = max(times[part] for _, times, _, _ in found)
+                model.load_seconds = max(worker.load_seconds[part] for worker in found)
 
     def _waited_for(self, ray, loading: list[Any]) -> list[Any]:
         """`loading` once every worker has loaded its models, saying what it waits for while it waits: a worker
@@ -254,8 +266,8 @@ class RayScorer:
         if before == process:
             return None
         self._processes[index] = process
-        return (f"Ray worker {index + 1} was restarted (its process {before} ended: {_RESTARTED}): the window it held "
-                "was scored again, none twice")
+        return (f"Ray worker {index + 1} was restarted (its process {before} ended: {_why_restarted()}): the window it "
+                "held was scored again, none twice")
 
     def close(self, tasks_left: bool = False) -> None:
         """The workers ended, and the connection if this run made it. `tasks_left`: stopped with windows

@@ -82,13 +82,13 @@ def test_gating_on_a_weak_judge_is_said_before_the_scoring(tmp_path, data, tiny_
 
 def test_what_setting_up_warns_of_is_kept_in_the_summary_and_evaluates_details(tmp_path, data, tiny_judge, capsys,
                                                                               monkeypatch):
-    """Emulated bfloat16 and Ray workers sharing cores were warned of as the models were found, and kept
-    neither in summary.json nor in evaluate()'s details["warnings"], which the README says keep them."""
+    """Emulated bfloat16 was warned of as the models were found, and kept neither in summary.json nor in
+    evaluate()'s details["warnings"], which the README says keep them."""
     import localeval
     from localeval import api, pipeline
     from localeval.errors import LocalevalWarning, warn
 
-    said = "3 workers of 2 CPU each need 6 cores and this machine has 4: they will share cores"
+    said = "this CPU has no bf16 instructions: bfloat16 is emulated, slower than float32"
     real = pipeline.build_scoring
 
     def warning_first(*args, **kwargs):

@@ -1236,6 +1236,10 @@ def test_the_shortest_answer_a_schema_admits_is_what_any_answer_costs_at_least()
     # a least length no judge could hold is written out only so far: arrays of a million arrays filled memory
     huge = {"type": "array", "minItems": 10**6, "items": {"type": "array", "minItems": 10**6, "items": {}}}
     assert shortest_answer(json.dumps(huge)).count(",") < 50_000
+    # a type passed over spends none of that budget (a review: b's three items were left out)
+    either = {"type": "object", "required": ["a", "b"], "properties": {
+        "a": {"type": ["array", "null"], "minItems": 60_000}, "b": {"type": "array", "minItems": 3}}}
+    assert shortest_answer(json.dumps(either)) == '{"a":null,"b":[0,0,0]}'
 
 
 def test_the_least_answer_never_stops_a_judge_call():

@@ -228,24 +228,29 @@ def test_a_worker_restarted_while_it_loaded_is_said_and_kept(monkeypatch):
     window, which its windows could not tell: the run said nothing (a review)."""
     from types import SimpleNamespace
 
+    import ray
+
     from localeval.pipeline import PipelineRecipe
-    from localeval.scaleout import RayScorer, WorkerWarning
+    from localeval.scaleout import RayScorer, ScoringWorker, WorkerWarning
 
-    identity = {"judge": "j", "embedder": None}
+    def worker(restarted: bool):  # a worker's own loaded(), Ray's runtime context saying whether it was restarted
+        monkeypatch.setattr(ray, "get_runtime_context", lambda: SimpleNamespace(was_current_actor_reconstructed=restarted))
+        itself = object.__new__(ScoringWorker)
+        itself.pipeline = SimpleNamespace(judge=SimpleNamespace(identity="j", load_seconds=2.0), embedder=None)
+        return SimpleNamespace(loaded=SimpleNamespace(remote=lambda found=itself.loaded(): found))
 
-    def worker(process: int, restarted: bool):
-        return SimpleNamespace(loaded=SimpleNamespace(remote=lambda: (identity, {"judge": 1.0}, process, restarted)))
-
-    driver = SimpleNamespace(judge=SimpleNamespace(identity="j"), embedder=None, heard=[])
+    driver = SimpleNamespace(judge=SimpleNamespace(identity="j", load_seconds=0.0), embedder=None, heard=[])
     scorer = RayScorer(PipelineRecipe(metrics=[]), Cluster("local"), driver)
-    scorer._workers = [worker(101, False), worker(202, True)]
+    scorer._workers = [worker(False), worker(True)]
     monkeypatch.setattr(RayScorer, "_waited_for", lambda self, ray, loading: loading)
     with pytest.warns(WorkerWarning) as shown:
         scorer._check_loaded(SimpleNamespace(get=lambda loading: loading))
     assert [str(warning.message) for warning in shown] == driver.heard == [
-        "Ray worker 2 was restarted while it loaded the models (a process of it ended: out of memory, or killed; "
-        "Ray restarts a worker up to 3 times)"]
-    assert scorer._processes == {0: 101, 1: 202}  # its later windows compare with the process that loaded
+        "Ray worker 2 was restarted while it loaded the models (its first process ended: out of memory, or killed; "
+        "Ray restarts a worker up to 3 times, and one short of memory will likely run out again: fewer workers "
+        "(--workers) or a smaller --batch-size need less)"]
+    assert scorer._processes == {0: os.getpid(), 1: os.getpid()}  # its later windows compare with this process
+    assert driver.judge.load_seconds == 2.0
 
 
 def test_windows_give_every_worker_work_and_keep_the_dataset_whole():
@@ -345,7 +350,7 @@ def test_a_run_on_fewer_samples_than_workers_says_and_records_the_workers_it_sta
     assert recorded() == ("Ray cluster local: 3 workers, 1 CPU each", 3)
     (tmp_path / "results.jsonl").write_text((tmp_path / "results.jsonl").read_text().splitlines(True)[0])
     assert recorded("--resume") == ("Ray cluster local: 2 workers, 1 CPU each", 2)  # two samples were left
-    assert recorded("--resume") == ("Ray cluster local: no worker started (every sample was scored already)", 0)
+    assert recorded("--resume") == ("Ray cluster local: no worker started (no sample was left to score)", 0)
     assert seen[:2] == ["scoring on 3 Ray workers", "scoring on 2 Ray workers"]
 
 
@@ -387,6 +392,16 @@ def test_a_local_cluster_is_started_for_the_workers_the_run_starts_and_warned_of
             with pytest.raises(RuntimeError, match=f"^{workers} started$"):
                 scorer._start(workers)
     assert [given["num_cpus"] for given in options] == [2, 3]
+    # GPUs too: 4 workers of 1 GPU on a 2-GPU machine are refused where all four would start, not where 2 samples
+    # are left (the driver checks only that one fits)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    on_gpus = Cluster("local", workers=4, gpus_per_worker=1)
+    on_gpus.place(PipelineRecipe(metrics=[]))
+    with pytest.raises(RuntimeError, match="^2 started$"):
+        scaleout.RayScorer(PipelineRecipe(metrics=[], device="cuda"), on_gpus, driver)._start(2)
+    with pytest.raises(UserError, match="^4 workers of 1 GPU each need 4; the cluster has 2"):
+        scaleout.RayScorer(PipelineRecipe(metrics=[], device="cuda"), on_gpus, driver)._start(4)
+    assert len(options) == 3  # refused before Ray started
     assert [str(w.message) for w in warned if issubclass(w.category, LocalevalWarning)] == driver.heard == [
         "3 workers of 1 CPU each need 3 cores and this machine has 2: they will share cores, each slower; ask for "
         "fewer (--workers) or less each (--cpus-per-worker)"]

@@ -18,8 +18,8 @@ MOST_VALUES = 50_000
 @lru_cache(maxsize=256)
 def shortest_answer(schema: str) -> str:
     """The shortest JSON text `schema` (JSON Schema text) admits, written as the grammar has the judge
-    write it: no whitespace, only the required keys, strings as short as allowed. A lower bound at every
-    step, so that a request refused for it could not have fitted: where in doubt, the shorter."""
+    write it: no whitespace, only the required keys, a string of one character where one is needed. A lower
+    bound at every step, so that a request refused for it could not have fitted: where in doubt, the shorter."""
     return json.dumps(_Shortest().of(json.loads(schema)), ensure_ascii=False, separators=(",", ":"))
 
 
@@ -38,8 +38,13 @@ class _Shortest:
         if "enum" in schema:
             return min(schema["enum"], key=_written_length)
         kind = schema.get("type")
-        if isinstance(kind, list):  # one of several types: the shortest of theirs
-            return min((self.of({**schema, "type": one}) for one in kind), key=_written_length, default=0)
+        if isinstance(kind, list):  # one of several types: the shortest of theirs, which alone spends the budget
+            start, written = self.left, []
+            for one in kind:
+                self.left = start
+                written.append((self.of({**schema, "type": one}), self.left))
+            value, self.left = min(written, key=lambda option: _written_length(option[0]), default=(0, start))
+            return value
         if kind == "object":
             required = schema.get("required", [])  # the others may be left out
             return {key: self.of(sub) for key, sub in schema.get("properties", {}).items() if key in required}
