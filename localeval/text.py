@@ -10,9 +10,12 @@ headings and paragraphs keep their breaks, unless a line of 20 characters or mor
 punctuation is followed by a lowercase one. Chinese and Japanese, which have no letter case, are joined
 without a space where such a line ends between two of their characters. Other scripts without letter
 case (Hindi, Arabic) are never joined, nor a German line that starts with a noun.
-Two of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
-sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes, and a piece it
-ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins.
+Three of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
+sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes; a piece it
+ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins; and so is one it ends at
+a dot that begins a word (`.env`, `~/.bashrc`, `.NET`).
+Code and markup: the lines of a fenced code block (```, ~~~) are never joined, and a piece without a word
+(a fence's marker line, `{`, a table's `|---|` row) is no sentence: a judge cannot say it is true.
 pysbd's time grows with the square of the text it is given (13,000 characters without a line break:
 0.65 s; 112,000: 18 s), so it is given a line at a time, and a long line in pieces that end where
 pysbd ends a sentence.
@@ -93,6 +96,10 @@ _SPACES = re.compile(r"\s*")
 # A line break, for sentences and for the loaders' line numbers alike: not str.splitlines's others (a
 # form feed, U+2028), which pysbd reads within a sentence and JSON allows raw inside a string
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# A fenced code block's marker line, ```python or ~~~: where a block opens or closes, never a sentence
+_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$", re.MULTILINE)
+_FENCE_LINE = re.compile(r"(`{3,}|~{3,})[^\n`]*")
+_WORD = re.compile(r"\w")
 
 
 @lru_cache(maxsize=4096)
@@ -102,21 +109,43 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
         return ()
     segmenter = _segmenter(language)
     return tuple(sentence.strip() for line in LINE_BREAK.split(unwrapped(text))
-                 for sentence in _line_sentences(segmenter, line) if sentence.strip())
+                 for sentence in _line_sentences(segmenter, line) if _a_unit(sentence))
+
+
+def _a_unit(sentence: str) -> bool:
+    """Whether a piece is something a judge can say is true or relevant: not a code fence's marker line, nor
+    markup without a word (`{`, `|---|---|`). A docs chatbot's answer of one code block was judged on its
+    fences, a third of its units (a probe)."""
+    return bool(_WORD.search(sentence)) and not _FENCE_LINE.fullmatch(sentence.strip())
 
 
 def unwrapped(text: str) -> str:
     """`text` with each line break inside a sentence made a space, or nothing between Chinese or Japanese
     characters, which no space separates (see the module's note)."""
+    code = _fenced_code(text)
+
     def joined(found: re.Match) -> str:
         line_start = text.rfind("\n", 0, found.start()) + 1
-        if found.start() - line_start < MIN_WRAPPED_LINE:
-            return found.group()
+        if found.start() - line_start < MIN_WRAPPED_LINE or any(start <= found.start() < end for start, end in code):
+            return found.group()  # a short line (a list's item), or a line of code: code is not wrapped prose
         if _HAN_OR_KANA.match(text, found.start() - 1) and _HAN_OR_KANA.match(text, found.end()):
             return ""
         return " " if text[found.end()].islower() else found.group()
 
     return _WRAPPED.sub(joined, text)
+
+
+def _fenced_code(text: str) -> list[tuple[int, int]]:
+    """Where `text`'s fenced code blocks (```, ~~~) are: from an opening fence's line to the next fence of
+    the same character, or to the end of the text where none closes it."""
+    blocks, opened = [], None
+    for fence in _FENCE.finditer(text):
+        if opened is None:
+            opened = fence
+        elif fence.group(1)[0] == opened.group(1)[0]:
+            blocks.append((opened.start(), fence.end()))
+            opened = None
+    return blocks + ([(opened.start(), len(text))] if opened else [])
 
 
 def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
@@ -139,6 +168,9 @@ def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
 # What closes a quote or a bracket, never opens one (not the ASCII quotes, which do both)
 _CLOSERS = "”’」』）》】〉)]"
 _COMMAS = ("،", ",", "，", "、")
+# A dot that begins a word (.env, ~/.bashrc, ./run.sh, .NET, cd ..), where pysbd ends a sentence with no space
+# after it: a real end keeps the space that follows it in pysbd's piece
+_DOT_STARTING_A_WORD = re.compile(r"(?:^|[\s~/=`'\"(\[])\.+$")
 
 
 def _mended(pieces: list[str]) -> list[str]:
@@ -150,11 +182,17 @@ def _mended(pieces: list[str]) -> list[str]:
         closing = len(piece) - len(piece.lstrip(_CLOSERS))
         if mended and closing and not mended[-1][-1:].isspace():
             mended[-1], piece = mended[-1] + piece[:closing], piece[closing:]
-        if mended and mended[-1].rstrip().endswith(_COMMAS):
+        if mended and _continues(mended[-1], piece):
             mended[-1] += piece
         elif piece.strip() or not mended:
             mended.append(piece)
     return mended
+
+
+def _continues(previous: str, piece: str) -> bool:
+    """Whether pysbd's `piece` goes on the sentence `previous` began: that ended at a comma, or at a dot that
+    begins a word (`Copy .env to .env.local` was three sentences, `Copy .`, `env to .` and `env.local`)."""
+    return previous.rstrip().endswith(_COMMAS) or bool(_DOT_STARTING_A_WORD.search(previous)) and not piece[:1].isspace()
 
 
 def _piece_sentences(segmenter: pysbd.Segmenter, line: str, start: int) -> list[str] | None:

@@ -359,6 +359,27 @@ def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, lan
     assert split_sentences(text, language) == sentences
 
 
+@pytest.mark.parametrize("text, sentences", [
+    # pysbd ends a sentence at a dot that begins a word, with no space after it (a probe: a docs chatbot)
+    ("Copy .env.example to .env and edit it. Then run it.", ("Copy .env.example to .env and edit it.", "Then run it.")),
+    ("Run `source ~/.bashrc` or `APP_CONFIG=./dev.yaml` first.", ("Run `source ~/.bashrc` or `APP_CONFIG=./dev.yaml` first.",)),
+    ("Use .NET 8 or node.js 20.\ncd ..", ("Use .NET 8 or node.js 20.", "cd ..")),
+    ("The answer is . Next one.", ("The answer is .", "Next one.")),  # a spaced period still ends one
+    # code in a fence is no wrapped prose: its lines stay apart, and its fences and markup are no sentences
+    ("Use this one to fetch items:\n```python\nsession = requests.Session()\nresp = session.get(url, timeout=10)\n"
+     "items = resp.json()\n```\nThat is all.",
+     ("Use this one to fetch items:", "session = requests.Session()", "resp = session.get(url, timeout=10)",
+      "items = resp.json()", "That is all.")),
+    ("```bash\npip install acme-cli==2.3.1\n```", ("pip install acme-cli==2.3.1",)),
+    ("| a | b |\n|---|---|\n| 1 | 2 |\n{\n}", ("| a | b |", "| 1 | 2 |")),
+    # an unclosed fence runs to the end; outside one, a wrapped line is still joined
+    ("~~~\nthe first line of code here\ncontinues here", ("the first line of code here", "continues here")),
+    ("a line of wrapped prose that goes\non to the next line.", ("a line of wrapped prose that goes on to the next line.",)),
+])
+def test_markdown_and_code_split_into_units_a_judge_can_judge(text, sentences):
+    assert split_sentences(text) == sentences
+
+
 @pytest.mark.parametrize(
     ("text", "language"),
     [(EINSTEIN_REFERENCE, "en"), (EINSTEIN_CONTEXT, "en"), (ZH_ANSWER, "zh"), (ZH_DOCS[0], "zh"),
