@@ -506,7 +506,8 @@ def _no_list_because(text: str) -> str:
         return NUMPY_ARRAY_HINT
     if any(quote in text for quote in "\u201c\u201d"):
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
-    if not text.lstrip().startswith("["):  # plain text: one chunk, or several run together
+    if not (text.lstrip().startswith("[") and text.rstrip().endswith("]")):
+        # plain text, one chunk or several run together, which may start with a bracket too: a Markdown link
         return '; a single chunk is written ["the chunk"]'
     if _python_list_of_strings(text, apart=False):
         return "; two of its items have no comma between them, which Python would read as one"

@@ -239,6 +239,8 @@ def test_a_list_written_as_text_where_the_contexts_list_belongs_is_read_as_that_
     ("['Paris is the capital.', 'France is' 'in Europe.']", "two of its items have no comma between them, which "
                                                             "Python would read as one"),
     ("Paris is the capital.", 'a single chunk is written ["the chunk"]'),
+    # a chunk that starts with a bracket, a Markdown link's, is plain text too (a probe: a docs chatbot's)
+    ("[Upload guide](https://acme.dev/upload) explains it.", 'a single chunk is written ["the chunk"]'),
 ])
 def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_holds(tmp_path, contexts, hint):
     """Text of a list that is not read as one: numpy's (Python would join its items, with no commas between
