@@ -66,6 +66,9 @@ class Cluster:
         if not total:
             raise UserError(f"{given(f'{name.lower()}s_per_worker', f'{each:g}')}: the cluster has no {name}; leave "
                             f"{per_worker} out" + (" (the workers then run on CPU cores)" if name == "GPU" else ""))
+        if self.workers == 1:  # none fits: fewer is no way out
+            raise UserError(f"a worker of {each:g} {name} needs more than the cluster's {total:g}: ask for less "
+                            f"({per_worker})")
         raise UserError(f"{count_of(self.workers, 'worker')} of {each:g} {name} each need {each * self.workers:g}; "
                         f"the cluster has {total:g}: ask for fewer ({option('workers')}) or less each ({per_worker})")
 

@@ -499,19 +499,24 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, TOO_LONG_A_NUMBER, line=line) from None
 
 
-def _no_list_because(text: str) -> str:
+def _no_list_because(text: str, single: str = '; a single chunk is written ["the chunk"]') -> str:
     """What the text of a list field that holds no list localeval reads (_written_list) most likely is, as
-    the tools that write CSV write one."""
+    the tools that write CSV write one; `single`, what to write for plain text."""
     if _numpy_array_text(text):
         return NUMPY_ARRAY_HINT
     if any(quote in text for quote in "\u201c\u201d"):
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
-    if not (text.lstrip().startswith("[") and text.rstrip().endswith("]")):
-        # plain text, one chunk or several run together, which may start with a bracket too: a Markdown link
-        return '; a single chunk is written ["the chunk"]'
+    if not _a_lists_text(text):  # plain text: one chunk, or several run together
+        return single
     if _python_list_of_strings(text, apart=False):
         return "; two of its items have no comma between them, which Python would read as one"
     return ""
+
+
+def _a_lists_text(text: str) -> bool:
+    """Whether `text` begins as a list of strings is written, `["`, `['` or `[]`, cut off or not: plain text
+    may begin with a bracket too (a Markdown link, `[Upload guide](...)`, a docs chatbot's chunk)."""
+    return re.match(r"\s*\[\s*[\"'\]]", text) is not None
 
 
 # numpy's text of an array, which pandas' to_csv writes for a column read from Parquet: Python reads its
@@ -765,7 +770,7 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
     if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
         text, value = value, _written_list(value)
         if value is None:  # one chunk or many run together? Only the user knows
-            hint = single if single and not text.lstrip().startswith("[") else _no_list_because(text)
+            hint = _no_list_because(text, single) if single else _no_list_because(text)
             raise where.error(path, f"expected a list of strings, got a string{hint}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)

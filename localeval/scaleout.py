@@ -58,8 +58,11 @@ STATS_SUMMED = ("requests", "batches", "prompt_tokens", "output_tokens")  # judg
 
 def _why_restarted() -> str:
     """Why a worker's process ends, and what to do (named as the caller names options, so not a constant)."""
+    smaller = ("limits=BatchLimits(batch_size=..., max_batch_tokens=...)" if keywords_in_use() else
+               "--batch-size or --max-batch-tokens")
     return (f"out of memory, or killed; Ray restarts a worker up to {RESTARTS} times, and one short of memory will "
-            f"likely run out again: fewer workers ({option('workers')}) or a smaller {option('batch_size')} need less")
+            f"likely run out again: smaller batches ({smaller}), or fewer workers on a node ({option('workers')}), "
+            "need less")
 
 
 class WorkerWarning(LocalevalWarning):

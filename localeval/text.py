@@ -13,9 +13,11 @@ case (Hindi, Arabic) are never joined, nor a German line that starts with a noun
 Three of pysbd's splits are mended: a closing quote or bracket it puts at the start of the next
 sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes; a piece it
 ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins; and so is one it ends at
-a dot that begins a word (`.env`, `~/.bashrc`, `.NET`).
-Code and markup: the lines of a fenced code block (```, ~~~) are never joined, and a piece without a word
-(a fence's marker line, `{`, a table's `|---|` row) is no sentence: a judge cannot say it is true.
+a dot that begins a word (`.env`, `~/.bashrc`, `.NET`), where the two touch.
+Code and markup: the lines of a fenced code block (```, ~~~, as CommonMark reads fences) are never
+joined, its fences and its lines without a word (`{`) are no sentences, and nor is a table's delimiter
+row (`|---|---|`): a judge cannot say they are true. Everywhere else every piece pysbd gives is a
+sentence, `！！` and `...` too: labeled data is counted on pysbd's sentences.
 pysbd's time grows with the square of the text it is given (13,000 characters without a line break:
 0.65 s; 112,000: 18 s), so it is given a line at a time, and a long line in pieces that end where
 pysbd ends a sentence.
@@ -25,6 +27,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Iterator
 from functools import lru_cache
 
 import pysbd
@@ -96,9 +99,11 @@ _SPACES = re.compile(r"\s*")
 # A line break, for sentences and for the loaders' line numbers alike: not str.splitlines's others (a
 # form feed, U+2028), which pysbd reads within a sentence and JSON allows raw inside a string
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# A fenced code block's marker line, ```python or ~~~: where a block opens or closes, never a sentence
-_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n`]*$", re.MULTILINE)
-_FENCE_LINE = re.compile(r"(`{3,}|~{3,})[^\n`]*")
+# A fenced code block's marker line as CommonMark reads one (```python, ~~~): up to 3 spaces before it, and no
+# backtick after a backtick fence's own (```x``` is inline code)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\r\n]*)$", re.MULTILINE)
+# A table's delimiter row, |---|:--:|: markup that no prose holds
+_TABLE_RULE = re.compile(r"\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{3,}:?\s*\|?|\|(?:\s*:?-{3,}:?\s*\|)+")
 _WORD = re.compile(r"\w")
 
 
@@ -107,16 +112,29 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
     """The pysbd sentences of `text`, stripped, without empty ones; wrapped lines read as one."""
     if not text or not text.strip():
         return ()
-    segmenter = _segmenter(language)
-    return tuple(sentence.strip() for line in LINE_BREAK.split(unwrapped(text))
-                 for sentence in _line_sentences(segmenter, line) if _a_unit(sentence))
+    segmenter, text = _segmenter(language), unwrapped(text)
+    code = _fenced_code(text)
+    return tuple(sentence.strip() for start, line in _lines(text) for sentence in _line_sentences(segmenter, line)
+                 if _a_unit(sentence, in_code=any(begin <= start < end for begin, end in code)))
 
 
-def _a_unit(sentence: str) -> bool:
-    """Whether a piece is something a judge can say is true or relevant: not a code fence's marker line, nor
-    markup without a word (`{`, `|---|---|`). A docs chatbot's answer of one code block was judged on its
-    fences, a third of its units (a probe)."""
-    return bool(_WORD.search(sentence)) and not _FENCE_LINE.fullmatch(sentence.strip())
+def _lines(text: str) -> Iterator[tuple[int, str]]:
+    """Each line of `text`, and where it starts."""
+    start = 0
+    for line_break in LINE_BREAK.finditer(text):
+        yield start, text[start:line_break.start()]
+        start = line_break.end()
+    yield start, text[start:]
+
+
+def _a_unit(sentence: str, in_code: bool) -> bool:
+    """Whether a piece is something a judge can say is true or relevant: not a table's delimiter row, nor in a
+    fenced code block its fences or a line without a word (`{`). A docs chatbot's answer of one code block was
+    judged on its fences, a third of its units (a probe). Outside code every piece counts, `！！` and `...`
+    too, as pysbd gives them: labels are counted on its sentences."""
+    if not sentence.strip() or _TABLE_RULE.fullmatch(sentence.strip()):
+        return False
+    return not in_code or bool(_WORD.search(sentence)) and not _FENCE.fullmatch(sentence)
 
 
 def unwrapped(text: str) -> str:
@@ -126,8 +144,8 @@ def unwrapped(text: str) -> str:
 
     def joined(found: re.Match) -> str:
         line_start = text.rfind("\n", 0, found.start()) + 1
-        if found.start() - line_start < MIN_WRAPPED_LINE or any(start <= found.start() < end for start, end in code):
-            return found.group()  # a short line (a list's item), or a line of code: code is not wrapped prose
+        if found.start() - line_start < MIN_WRAPPED_LINE or any(start <= found.start() <= end for start, end in code):
+            return found.group()  # a short line (a list's item), or a line of code or a fence: no wrapped prose
         if _HAN_OR_KANA.match(text, found.start() - 1) and _HAN_OR_KANA.match(text, found.end()):
             return ""
         return " " if text[found.end()].islower() else found.group()
@@ -136,13 +154,16 @@ def unwrapped(text: str) -> str:
 
 
 def _fenced_code(text: str) -> list[tuple[int, int]]:
-    """Where `text`'s fenced code blocks (```, ~~~) are: from an opening fence's line to the next fence of
-    the same character, or to the end of the text where none closes it."""
+    """Where `text`'s fenced code blocks are, as CommonMark reads them: from an opening fence's line to the
+    next fence of the same character, at least as long and with nothing after it, or to the end of the text
+    where none closes it."""
     blocks, opened = [], None
     for fence in _FENCE.finditer(text):
+        marks, after = fence.groups()
         if opened is None:
-            opened = fence
-        elif fence.group(1)[0] == opened.group(1)[0]:
+            if not (marks[0] == "`" and "`" in after):
+                opened = fence
+        elif marks[0] == opened.group(1)[0] and len(marks) >= len(opened.group(1)) and not after.strip():
             blocks.append((opened.start(), fence.end()))
             opened = None
     return blocks + ([(opened.start(), len(text))] if opened else [])
@@ -162,37 +183,53 @@ def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
             break
         sentences += found[:-1]
         start += len(kept)
-    return _mended(sentences + segmenter.segment(line[start:]))
+    return _mended(sentences + segmenter.segment(line[start:]), line)
 
 
 # What closes a quote or a bracket, never opens one (not the ASCII quotes, which do both)
 _CLOSERS = "”’」』）》】〉)]"
 _COMMAS = ("،", ",", "，", "、")
-# A dot that begins a word (.env, ~/.bashrc, ./run.sh, .NET, cd ..), where pysbd ends a sentence with no space
-# after it: a real end keeps the space that follows it in pysbd's piece
-_DOT_STARTING_A_WORD = re.compile(r"(?:^|[\s~/=`'\"(\[])\.+$")
+# A dot that begins a word (.env, ~/.bashrc, ./run.sh, .NET), where pysbd ended a sentence: after a space, or
+# right after a path's or an assignment's mark
+_DOT_STARTING_A_WORD = re.compile(r"(?:^|\s|(?P<path>[~/=`]))\.+$")
+# What such a word goes on with: a lowercase letter or a digit (.env, .5), or a capital's run (.NET); not one
+# capital (`home .I stayed`), which ends a sentence typed with a space before its dot
+_WORD_AFTER_A_DOT = re.compile(r"[^\W\d_A-Z]|\d|[A-Z]{2}")
 
 
-def _mended(pieces: list[str]) -> list[str]:
+def _mended(pieces: list[str], line: str) -> list[str]:
     """pysbd's pieces of a line, with a piece's leading closing quotes or brackets given back to the
     piece before, where they touch it (after a space, "’s Avonds" is Dutch's apostrophe, not a quote
-    closed), and a piece that ends at a comma joined to the next (see the module's note)."""
+    closed), and a piece joined to the one before where that ended at a comma, or at a dot that begins a
+    word (see the module's note)."""
     mended: list[str] = []
-    for piece in pieces:
+    for piece, touching in zip(pieces, _touching(pieces, line)):
         closing = len(piece) - len(piece.lstrip(_CLOSERS))
         if mended and closing and not mended[-1][-1:].isspace():
             mended[-1], piece = mended[-1] + piece[:closing], piece[closing:]
-        if mended and _continues(mended[-1], piece):
+        if mended and (mended[-1].rstrip().endswith(_COMMAS) or touching and _dot_word_goes_on(mended[-1], piece)):
             mended[-1] += piece
         elif piece.strip() or not mended:
             mended.append(piece)
     return mended
 
 
-def _continues(previous: str, piece: str) -> bool:
-    """Whether pysbd's `piece` goes on the sentence `previous` began: that ended at a comma, or at a dot that
-    begins a word (`Copy .env to .env.local` was three sentences, `Copy .`, `env to .` and `env.local`)."""
-    return previous.rstrip().endswith(_COMMAS) or bool(_DOT_STARTING_A_WORD.search(previous)) and not piece[:1].isspace()
+def _touching(pieces: list[str], line: str) -> list[bool]:
+    """For each piece, whether it starts in `line` right where the one before it ended: no space between them,
+    none that pysbd dropped."""
+    touching, end = [], None
+    for piece in pieces:
+        at = line.find(piece, end or 0)
+        touching.append(at >= 0 and at == end)
+        end = at + len(piece) if at >= 0 else None
+    return touching
+
+
+def _dot_word_goes_on(previous: str, piece: str) -> bool:
+    """Whether `previous` ended at a dot that begins the word `piece` goes on with: `Copy .env to .env.local`
+    was three sentences, `Copy .`, `env to .` and `env.local` (a probe: a docs chatbot)."""
+    dot = _DOT_STARTING_A_WORD.search(previous)
+    return dot is not None and (dot.group("path") is not None or _WORD_AFTER_A_DOT.match(piece) is not None)
 
 
 def _piece_sentences(segmenter: pysbd.Segmenter, line: str, start: int) -> list[str] | None:

@@ -250,6 +250,17 @@ def test_a_string_where_the_contexts_list_belongs_gets_the_hint_for_what_it_hold
     assert message.endswith(f"field 'retrieved_contexts': expected a list of strings, got a string; {hint}"), message
 
 
+def test_a_list_cut_off_is_not_told_to_be_written_as_one_chunk(tmp_path):
+    """A CSV cell cut at a spreadsheet's 32,767 characters begins as a list: the single-chunk hint, which a
+    Markdown link's bracket now gets, would mislead (a review)."""
+    message = load_error(write_jsonl(tmp_path, {**FULL, "retrieved_contexts": '["Paris is the capital.", "France is in Eur'}))
+    assert message.endswith("field 'retrieved_contexts': expected a list of strings, got a string"), message
+    without_reference = {key: value for key, value in FULL.items() if key != "reference"}
+    message = load_error(write_jsonl(tmp_path, {**without_reference, "ground_truths": "[Upload guide](https://acme.dev) "
+                                                                                      "explains it."}))
+    assert message.endswith("a single reference is written 'reference' (or 'ground_truth')"), message
+
+
 def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_path):
     """A record with none of the fields read (query/context/generated_answer among user_input/...) was
     scored as all nulls, said only as a field count among the ignored ones."""

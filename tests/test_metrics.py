@@ -363,21 +363,41 @@ def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, lan
     # pysbd ends a sentence at a dot that begins a word, with no space after it (a probe: a docs chatbot)
     ("Copy .env.example to .env and edit it. Then run it.", ("Copy .env.example to .env and edit it.", "Then run it.")),
     ("Run `source ~/.bashrc` or `APP_CONFIG=./dev.yaml` first.", ("Run `source ~/.bashrc` or `APP_CONFIG=./dev.yaml` first.",)),
-    ("Use .NET 8 or node.js 20.\ncd ..", ("Use .NET 8 or node.js 20.", "cd ..")),
-    ("The answer is . Next one.", ("The answer is .", "Next one.")),  # a spaced period still ends one
-    # code in a fence is no wrapped prose: its lines stay apart, and its fences and markup are no sentences
+    ("Use .NET 8 or node.js 20.", ("Use .NET 8 or node.js 20.",)),
+    # code in a fence is no wrapped prose: its lines stay apart, and its fences and wordless lines are no sentences
     ("Use this one to fetch items:\n```python\nsession = requests.Session()\nresp = session.get(url, timeout=10)\n"
-     "items = resp.json()\n```\nThat is all.",
+     "{\n}\n```\nThat is all.",
      ("Use this one to fetch items:", "session = requests.Session()", "resp = session.get(url, timeout=10)",
-      "items = resp.json()", "That is all.")),
+      "That is all.")),
     ("```bash\npip install acme-cli==2.3.1\n```", ("pip install acme-cli==2.3.1",)),
-    ("| a | b |\n|---|---|\n| 1 | 2 |\n{\n}", ("| a | b |", "| 1 | 2 |")),
-    # an unclosed fence runs to the end; outside one, a wrapped line is still joined
+    ("| a | b |\n|---|:---:|\n| 1 | 2 |", ("| a | b |", "| 1 | 2 |")),  # a table's delimiter row, anywhere
+    # an unclosed fence runs to the end; a fence closes only on one of its kind at least as long, with nothing
+    # after it; the line after a closing fence is not joined to it
     ("~~~\nthe first line of code here\ncontinues here", ("the first line of code here", "continues here")),
+    ("````markdown\n```python\nx = compute_the_value(a, b)\nprint(x)\n```\nthe outer block goes on here\n````\nDone.",
+     ("x = compute_the_value(a, b)", "print(x)", "the outer block goes on here", "Done.")),
+    ("~~~~~~~~~~~~~~~~~~~~~~~~\nprint(x)\n~~~~~~~~~~~~~~~~~~~~~~~~\nnext line is prose here.",
+     ("print(x)", "next line is prose here.")),
     ("a line of wrapped prose that goes\non to the next line.", ("a line of wrapped prose that goes on to the next line.",)),
 ])
 def test_markdown_and_code_split_into_units_a_judge_can_judge(text, sentences):
     assert split_sentences(text) == sentences
+
+
+@pytest.mark.parametrize("text, language", [
+    # labels are counted on pysbd's sentences: outside code its every piece stays one, wordless or not (a review)
+    ("太好了！！！谢谢。", "zh"), ("好的。。。我知道了。", "zh"), ("すごい！！！ありがとう。", "ja"), ("Look! ... There!", "en"),
+    ("Thanks! :)", "en"), ("It works! 🎉", "en"), ("Yes.\n---\nNo.", "en"), ("Er schwieg. ... Dann sprach er.", "de"),
+    ("नहीं। । आया।", "hi"),
+    # a dot typed after a space still ends a sentence before a capital, or before another dot
+    ("He went home .I stayed.", "en"), ("The answer is . Next one.", "en"), ("Okay .... Fine.", "en"),
+    ("I'm not sure .. maybe.", "en"), ("A sentence. .Another one.", "en"),
+])
+def test_prose_splits_as_pysbd_splits_it(text, language):
+    import pysbd
+
+    plain = pysbd.Segmenter(language=language, clean=False).segment(text)
+    assert split_sentences(text, language) == tuple(piece.strip() for piece in plain if piece.strip())
 
 
 @pytest.mark.parametrize(

@@ -247,8 +247,8 @@ def test_a_worker_restarted_while_it_loaded_is_said_and_kept(monkeypatch):
         scorer._check_loaded(SimpleNamespace(get=lambda loading: loading))
     assert [str(warning.message) for warning in shown] == driver.heard == [
         "Ray worker 2 was restarted while it loaded the models (its first process ended: out of memory, or killed; "
-        "Ray restarts a worker up to 3 times, and one short of memory will likely run out again: fewer workers "
-        "(--workers) or a smaller --batch-size need less)"]
+        "Ray restarts a worker up to 3 times, and one short of memory will likely run out again: smaller batches "
+        "(--batch-size or --max-batch-tokens), or fewer workers on a node (--workers), need less)"]
     assert scorer._processes == {0: os.getpid(), 1: os.getpid()}  # its later windows compare with this process
     assert driver.judge.load_seconds == 2.0
 
@@ -401,6 +401,9 @@ def test_a_local_cluster_is_started_for_the_workers_the_run_starts_and_warned_of
         scaleout.RayScorer(PipelineRecipe(metrics=[], device="cuda"), on_gpus, driver)._start(2)
     with pytest.raises(UserError, match="^4 workers of 1 GPU each need 4; the cluster has 2"):
         scaleout.RayScorer(PipelineRecipe(metrics=[], device="cuda"), on_gpus, driver)._start(4)
+    with pytest.raises(UserError, match=r"^a worker of 3 GPU needs more than the cluster's 2: ask for less "
+                                        r"\(--gpus-per-worker\)$"):  # not "1 worker ... ask for fewer"
+        Cluster("local", workers=4, gpus_per_worker=3).place(PipelineRecipe(metrics=[]))
     assert len(options) == 3  # refused before Ray started
     assert [str(w.message) for w in warned if issubclass(w.category, LocalevalWarning)] == driver.heard == [
         "3 workers of 1 CPU each need 3 cores and this machine has 2: they will share cores, each slower; ask for "
