@@ -138,6 +138,10 @@ def scored_otherwise(before: RunFiles, after: RunFiles, shared: list[str]) -> li
         was, now = (before.summary.get("models") or {}).get(model), (after.summary.get("models") or {}).get(model)
         if was != now:
             notes.append(f"another {model}: {_recorded(was)} before, {_recorded(now)} after")
+    was, now = before.summary.get("scoring_rules"), after.summary.get("scoring_rules")
+    if was != now:  # an upgrade of localeval: the same answers may score otherwise (a probe: a "regression")
+        notes.append(f"other scoring rules (localeval's, how it splits sentences and scores answers): {_recorded(was)} "
+                     f"before, {_recorded(now)} after; an upgrade needs a new baseline")
     return notes + list(_settings_changed(before.summary, after.summary, metrics)) + list(
         _metric_code_changed(before.summary, after.summary, metrics))
 

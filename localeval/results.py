@@ -280,6 +280,10 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
     if differences := another_run(recorded, identity):
+        if recorded.get("scoring_rules") != identity.get("scoring_rules"):  # no option brings them back
+            raise UserError(f"--resume: {out_dir} holds a run scored by another localeval's rules ({differences}), "
+                            "whose scores would not mix with this one's in one file: score into another --out, or "
+                            "run without --resume to score it afresh here (replacing it)")
         raise UserError(f"--resume: {out_dir} holds another run ({differences}); "
                         "resume it with the same data and options, or score into another --out")
 

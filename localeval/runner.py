@@ -34,6 +34,7 @@ from .paths import users_folders
 from .progress import NoProgress, progress_for, to_stderr
 from .report import write_report
 from .samples import Sample
+from .scoring_rules import SCORING_RULES
 from .results import (
     RESULTS_FILE,
     RESUME_AFTER_ROOM,
@@ -344,6 +345,7 @@ def run_identity(args, pipeline, metric_sources: list[MetricSource]) -> dict:
         "embedder": _identity(pipeline.embedder),
         "metrics": names,
         "settings": _asked(args, pipeline.metrics),
+        "scoring_rules": SCORING_RULES,  # the same answers score otherwise under other rules
         # one results.jsonl, one shape of line; recorded only when set, so that a run.json written
         # before it was recorded reads as what it was, a run without the inputs
         **({"with_inputs": True} if args.with_inputs else {}),
@@ -408,6 +410,7 @@ def _details(args, pipeline, cluster, samples: list[Sample], scored, started) ->
         },
         "timings": timings,
         "localeval": __version__,
+        "scoring_rules": SCORING_RULES,  # compare notes runs scored by other rules
         "python": platform.python_version(),
         # which run a kept report or summary is; with when this invocation began (a resumed run's other
         # invocations are in no file: a probe found only the last one's end)

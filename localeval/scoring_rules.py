@@ -1,0 +1,13 @@
+"""Which rules a run's scores were computed by: how texts split into sentences, what each metric asks the
+judge and how it turns the answers into a score. Two runs scored by different rules give different scores
+for the same answers, so their results do not go in one results.jsonl (--resume refuses), and compare says
+so (--same-judge refuses). An upgrade across a change resumed an interrupted run with lines of both, and
+compare took the change for a regression (a probe).
+
+SCORING_RULES is a date, set anew with each change that can move a score (tests/test_scoring_rules.py
+holds the code it covers to it); localeval's own version number does not follow such changes.
+"""
+
+SCORING_RULES = "2026-11-29"
+# The code whose changes SCORING_RULES follows, from the package's folder
+SCORING_CODE = ("text.py", "metrics/*.py")

@@ -1,0 +1,66 @@
+"""The rules a run's scores were computed by: recorded with every run, and changed with the code they name."""
+
+import hashlib
+import json
+from pathlib import Path
+
+import localeval
+from localeval.cli import main
+from localeval.errors import EXIT_OK, EXIT_USER
+from localeval.scoring_rules import SCORING_CODE, SCORING_RULES
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
+# The code SCORING_RULES was last set for. Where this test fails, the scoring code changed: if any score can
+# move (a sentence split, a prompt, a schema, a formula), set SCORING_RULES to today's date; then pin the
+# digest the failure names, whether or not the rules changed.
+PINNED = ("2026-11-29", "84c77c3295c7b64355b02fd4466611f12f351f45d9d7c0b7fe261dbbf96f56f2")
+
+
+def _scoring_code_digest() -> str:
+    package = Path(localeval.__file__).parent
+    digest = hashlib.sha256()
+    for path in sorted(path for pattern in SCORING_CODE for path in package.glob(pattern)):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
+
+
+def test_the_scoring_rules_follow_the_scoring_code():
+    assert (SCORING_RULES, _scoring_code_digest()) == PINNED, (
+        "the scoring code changed since SCORING_RULES was last set: if a score can move, set it anew "
+        "(localeval/scoring_rules.py); then pin this digest")
+
+
+def _run(out: Path, judge: Path, *options: str) -> int:
+    return main(["run", str(EXAMPLES), "--out", str(out), "--metrics", "context_recall", "--judge", str(judge),
+                 "--limit", "2", "--quiet", "--no-cache", *options])
+
+
+def _recorded_by_an_earlier_localeval(out: Path) -> None:
+    """The folder as a localeval before the rules were recorded leaves it, cut short by an interrupt."""
+    for name in ("run.json", "summary.json"):
+        recorded = json.loads((out / name).read_text(encoding="utf-8"))
+        recorded.pop("scoring_rules")
+        (out / name).write_text(json.dumps(recorded), encoding="utf-8")
+    (out / "results.jsonl").write_text((out / "results.jsonl").read_text(encoding="utf-8").splitlines(True)[0])
+
+
+def test_a_run_scored_by_other_rules_is_not_resumed_and_compare_says_so(tmp_path, tiny_judge, capsys):
+    """An upgrade across a change of the rules resumed an interrupted run, one file holding lines of both, and
+    compare --same-judge took the change for a regression (a probe)."""
+    before, after = tmp_path / "before", tmp_path / "after"
+    assert _run(before, tiny_judge) == _run(after, tiny_judge) == EXIT_OK
+    for out in (before, after):
+        assert json.loads((out / "run.json").read_text())["scoring_rules"] == SCORING_RULES
+        assert json.loads((out / "summary.json").read_text())["scoring_rules"] == SCORING_RULES
+    capsys.readouterr()
+    assert main(["compare", str(before), str(after), "--same-judge"]) == EXIT_OK
+    _recorded_by_an_earlier_localeval(before)
+    assert main(["compare", str(before), str(after), "--same-judge"]) == EXIT_USER
+    assert (f"other scoring rules (localeval's, how it splits sentences and scores answers): not recorded before, "
+            f"{SCORING_RULES} after; an upgrade needs a new baseline") in capsys.readouterr().err
+    kept = (before / "results.jsonl").read_bytes()
+    assert _run(before, tiny_judge, "--resume") == EXIT_USER
+    assert (f"holds a run scored by another localeval's rules (scoring_rules: not set there, {SCORING_RULES} now), "
+            "whose scores would not mix with this one's in one file: score into another --out, or run without "
+            "--resume to score it afresh here (replacing it)") in capsys.readouterr().err
+    assert (before / "results.jsonl").read_bytes() == kept
