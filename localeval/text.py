@@ -14,8 +14,8 @@ Three of pysbd's splits are mended: a closing quote or bracket it puts at the st
 sentence, right after the end (Chinese `“可以吗？”我说` gave `”我说`), goes back to the sentence it closes; a piece it
 ends at a comma (Arabic's `،`: `نعم،` alone) is joined to the sentence it begins; and so is one it ends at
 a dot that begins a word (`.env`, `~/.bashrc`, `.NET`), where the two touch.
-Code and markup: the lines of a fenced code block (```, ~~~, as CommonMark reads fences) are never
-joined, its fences and its lines without a word (`{`) are no sentences, and nor is a table's delimiter
+Code and markup: each line of a fenced code block (```, ~~~, as CommonMark reads fences) is one
+sentence, never joined nor split, its fences and its lines without a word (`{`) are none, and nor is a table's delimiter
 row (`|---|---|`): a judge cannot say they are true. Everywhere else every piece pysbd gives is a
 sentence, `！！` and `...` too: labeled data is counted on pysbd's sentences.
 pysbd's time grows with the square of the text it is given (13,000 characters without a line break:
@@ -114,8 +114,13 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
         return ()
     segmenter, text = _segmenter(language), unwrapped(text)
     code = _fenced_code(text)
-    return tuple(sentence.strip() for start, line in _lines(text) for sentence in _line_sentences(segmenter, line)
-                 if _a_unit(sentence, in_code=any(begin <= start < end for begin, end in code)))
+    sentences = []
+    for start, line in _lines(text):
+        if any(begin <= start < end for begin, end in code):  # a line of code is one unit: pysbd cut `cd ..` in two
+            sentences += [line.strip()] if _a_unit(line, in_code=True) else []
+        else:
+            sentences += [piece.strip() for piece in _line_sentences(segmenter, line) if _a_unit(piece, in_code=False)]
+    return tuple(sentences)
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:

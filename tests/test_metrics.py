@@ -369,7 +369,8 @@ def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, lan
      "{\n}\n```\nThat is all.",
      ("Use this one to fetch items:", "session = requests.Session()", "resp = session.get(url, timeout=10)",
       "That is all.")),
-    ("```bash\npip install acme-cli==2.3.1\n```", ("pip install acme-cli==2.3.1",)),
+    ("```bash\npip install acme-cli==2.3.1\ncd ..\nls ../src. Then x.\n```", ("pip install acme-cli==2.3.1", "cd ..",
+                                                                             "ls ../src. Then x.")),
     ("| a | b |\n|---|:---:|\n| 1 | 2 |", ("| a | b |", "| 1 | 2 |")),  # a table's delimiter row, anywhere
     # an unclosed fence runs to the end; a fence closes only on one of its kind at least as long, with nothing
     # after it; the line after a closing fence is not joined to it
