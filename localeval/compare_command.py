@@ -71,8 +71,9 @@ def table(changes: list[ScoreChange]) -> str:
 def _say(before: RunFiles, after: RunFiles, changes: list[ScoreChange], notes: list[str]) -> None:
     for name, run in (("before", before), ("after", after)):
         facts = run.described()
+        finished = f"finished {facts['finished']}" if facts["finished"] else "its finish not recorded"  # older summaries
         print(for_terminal(f"{name}: {facts['folder']} ({count_of(facts['samples'] or 0, 'sample')}, judge "
-                           f"{facts['judge']}, finished {facts['finished']})"))
+                           f"{facts['judge']}, {finished})"))
     print(f"\n{table(changes)}")
     print("\nEvery score is better higher. change: after's mean minus before's. paired change: the mean of each\n"
           "sample's own change, over the samples both runs scored, with its 95% interval. direction: higher or\n"

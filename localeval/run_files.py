@@ -14,7 +14,7 @@ from typing import Any
 
 from .errors import UserError
 from .gating import a_score
-from .results import LOCK_FILE, RESULTS_FILE, SUMMARY_FILE, folder_in_use, result_of
+from .results import LOCK_FILE, RESULTS_FILE, RUN_FILE, SUMMARY_FILE, folder_in_use, result_of
 
 
 @dataclass(frozen=True)
@@ -54,11 +54,24 @@ def read_run(given: str) -> RunFiles:
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         _check_summary(summary, summary_path)
+        summary = _with_data_digest(summary, folder)
         results = folder / RESULTS_FILE
         scores, rows, unreadable = _scores(results, list(summary["metrics"])) if results.exists() else ({}, 0, 0)
     except (OSError, UnicodeDecodeError, ValueError, RecursionError) as error:
         raise UserError(f"compare: cannot read {folder}'s run ({type(error).__name__}: {error})") from None
     return RunFiles(folder, summary, scores, results.exists(), rows, unreadable)
+
+
+def _with_data_digest(summary: dict[str, Any], folder: Path) -> dict[str, Any]:
+    """A summary written before it kept the data's sha256 takes its run.json's, which has had it longer: compare
+    said whether the two runs scored one data file was unknown (an upgrade probe)."""
+    if summary.get("data_sha256"):
+        return summary
+    try:
+        recorded = json.loads((folder / RUN_FILE).read_text(encoding="utf-8")).get("data_sha256")
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return summary
+    return {**summary, "data_sha256": recorded} if isinstance(recorded, str) and recorded else summary
 
 
 def _scores(results: Path, names: list[str]) -> tuple[dict[str, dict[str, float | None]], int, int]:

@@ -250,6 +250,25 @@ def test_an_older_summary_without_schema_version_is_read_and_the_runs_order_is_n
         "the before run finished after the after run (2026-11-29T00:00:00+00:00 against 2026-11-28T00:00:00+00:00): "
         "swapped?"]
     assert compared(capsys, str(after), str(after))[1]["notes"] == ["the same run is given twice"]
+    # a summary older still, without its finish: the table's heading says so, not Python's None (a probe)
+    del summary["finished"]
+    (before / "summary.json").write_text(json.dumps(summary))
+    assert main(["compare", str(before), str(after)]) == EXIT_OK
+    assert f"before: {before} (1 sample, judge {JUDGE}, its finish not recorded)" in capsys.readouterr().out
+
+
+def test_a_summary_without_the_datas_digest_takes_its_run_jsons(tmp_path, capsys):
+    """run.json kept the data's sha256 before summary.json did: compare said whether two such runs scored one
+    file was unknown, the answer beside it (an upgrade probe)."""
+    before = write_run(tmp_path / "before", {"a": 1.0}, data_sha256=None)
+    after = write_run(tmp_path / "after", {"a": 1.0})
+    unknown = ("a summary written before localeval kept the data's sha256: whether the two runs scored the same data "
+               "file is unknown")
+    assert compared(capsys, str(before), str(after))[1]["notes"] == [unknown]
+    (before / "run.json").write_text(json.dumps({"data_sha256": SHA}), encoding="utf-8")
+    assert compared(capsys, str(before), str(after))[1]["notes"] == []
+    (before / "run.json").write_text(json.dumps({"data_sha256": "0" * 64}), encoding="utf-8")
+    assert compared(capsys, str(before), str(after))[1]["notes"][0].startswith("the runs scored different data files")
 
 
 def test_lines_of_results_that_are_no_result_are_said_not_blamed_on_a_resume(tmp_path, capsys):
