@@ -37,6 +37,7 @@ class ScoreChange:
     interval: tuple[float, float] | None  # its 95% t-interval; None below MIN_PAIRS
     drops: list[tuple[str, float, float]]  # (id, before, after) of the samples that fell most, most first
     lost: int  # samples scored before and null after
+    gained: int  # samples null before and scored after: in the after mean only (an upgrade scored some that were null)
     scored_before_of_shared: int  # of the samples both runs hold, those scored before: what `lost` is out of
 
     @property
@@ -59,7 +60,7 @@ class ScoreChange:
     def to_json(self) -> dict[str, Any]:
         return {"before": self.before, "after": self.after, "mean_change": self.mean_change, "paired": self.paired,
                 "paired_change": self.paired_change, "interval": list(self.interval) if self.interval else None,
-                "direction": self.direction, "lost": self.lost,
+                "direction": self.direction, "lost": self.lost, "gained": self.gained,
                 "drops": [{"id": sample, "before": was, "after": now} for sample, was, now in self.drops]}
 
 
@@ -78,6 +79,7 @@ def _change(name: str, before: RunFiles, after: RunFiles) -> ScoreChange:
                        paired=len(pairs), paired_change=fmean(differences) if differences else None,
                        interval=mean_interval(differences) if len(differences) >= MIN_PAIRS else None,
                        drops=drops[:DROPS_SHOWN], lost=sum(1 for _, was, now in both if was is not None and now is None),
+                       gained=sum(1 for _, was, now in both if was is None and now is not None),
                        scored_before_of_shared=sum(1 for _, was, _ in both if was is not None))
 
 
@@ -98,7 +100,7 @@ def unlike(before: RunFiles, after: RunFiles, changes: list[ScoreChange]) -> lis
     """What makes the two runs' scores not like for like, a note each."""
     return [*_which_runs(before, after), *_data_notes(before, after),
             *scored_otherwise(before, after, [c.name for c in changes]), *_sample_notes(before, after),
-            *_lost_notes(changes), *_one_run_only(before, after)]
+            *_null_notes(changes), *_one_run_only(before, after)]
 
 
 def _which_runs(before: RunFiles, after: RunFiles) -> list[str]:
@@ -219,9 +221,12 @@ def _file_notes(run: RunFiles, where: str) -> list[str]:
     return notes
 
 
-def _lost_notes(changes: list[ScoreChange]) -> list[str]:
+def _null_notes(changes: list[ScoreChange]) -> list[str]:
+    """Samples scored in one run and null in the other: in one mean only, so the means moved by them too."""
     lost = [f"{change.name} {change.lost}" for change in changes if change.lost]
-    return [f"samples scored before and null after (see their null_reason): {', '.join(lost)}"] if lost else []
+    gained = [f"{change.name} {change.gained}" for change in changes if change.gained]
+    return ([f"samples scored before and null after (see their null_reason): {', '.join(lost)}"] if lost else []) + (
+        [f"samples null before and scored after (in the after mean only): {', '.join(gained)}"] if gained else [])
 
 
 def _one_run_only(before: RunFiles, after: RunFiles) -> list[str]:

@@ -88,6 +88,10 @@ def test_max_drop_fails_a_mean_that_fell_beyond_it_and_says_each_gate(tmp_path, 
             "0.2 allowed: FAILED") in err
     assert "samples scored before and null after (see their null_reason): context_recall 1" in found["notes"]
     assert compared(capsys, str(before), str(fewer), "--max-drop", "0.5")[0] == EXIT_OK
+    # the other way: a sample null before and scored after moved the after mean alone (an upgrade probe)
+    found = compared(capsys, str(fewer), str(before))[1]
+    assert found["scores"]["context_recall"]["gained"] == 1 and found["scores"]["context_recall"]["lost"] == 0
+    assert "samples null before and scored after (in the after mean only): context_recall 1" in found["notes"]
 
 
 def test_a_gate_keeps_the_larger_of_the_paired_fall_and_the_fall_of_the_means(tmp_path, capsys):
