@@ -36,6 +36,7 @@ from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.metrics import DEFAULT_METRICS, JudgeSettings, resolve_metrics
 from localeval.requests import Choice, JudgeAnswer, JudgeRequest
 from localeval.results import file_digest
+from localeval.scoring_rules import SCORING_RULES
 from localeval.text import split_chunks
 from localeval.tuning import measured_settings, metric_settings
 
@@ -1376,6 +1377,11 @@ def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, mon
         assert f"--resume: {out} holds another bench ({expected}" in error and len(error.strip().splitlines()) == 1
     assert called == ["smollm2-135m-instruct"] and (out / "bench.json").read_bytes() == before
     bench = json.loads(before)
+    del bench["scoring_rules"]  # as a bench before the scoring rules were recorded: its judges measured by others
+    (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
+    assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
+    assert (f"holds a bench measured by another localeval's rules (scoring_rules: not set there, {SCORING_RULES} now): "
+            "bench without --resume (it replaces that bench) or into another --out") in capsys.readouterr().err
     del bench["dataset"]["sha256"]  # as a bench before the digest was recorded
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
     assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2

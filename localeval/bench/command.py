@@ -27,6 +27,7 @@ from ..options import check_counts, check_paths, limit_beyond
 from ..out_folder import (check_not_a_link, check_ours, is_ours, json_object_with, markdown_titled, page_titled,
                           scored_rows)
 from ..progress import to_stderr
+from ..scoring_rules import SCORING_RULES
 from ..tuning import metric_settings, settings_used
 from .cpu_share import allowed_cores, crowded, load_average, read_clock, sharing
 from .compare import compare, mean_spearman_interval, ranking_certainty, spearman_interval, verdict_probabilities
@@ -145,7 +146,7 @@ def _kept_said(kept: EarlierJudges) -> str:
 def _asked(args, jobs: list[JudgeJob], data_sha256: str, device: str) -> Asked:
     """What this bench asks, for --resume to tell which judges of the bench in --out stand for this one's."""
     settings = bench_settings(jobs[0], args.reasons, args.example, args.scoring, args.calibrate)
-    return Asked(bench_identity(data_sha256, len(jobs[0].samples), device, settings),
+    return Asked(bench_identity(data_sha256, len(jobs[0].samples), device, settings, SCORING_RULES),
                  {job.name: settings_used(resolve_metrics(job.metrics, job.settings)) for job in jobs},
                  {job.name: models.weights_now(job.name) for job in jobs})
 
@@ -352,6 +353,7 @@ def assemble(labeled: list[LabeledSample], runs: list[JudgeRun], jobs: Sequence[
         "total_seconds": elapsed,
         "warnings": list(warnings),
         "localeval": __version__,
+        "scoring_rules": SCORING_RULES,  # a --resume keeps only judges measured by these
         "python": platform.python_version(),
         "judges": judges,
         "not_run": list(not_run),

@@ -4,8 +4,8 @@ the others run.
 Three judges take a quarter of an hour on a CPU, and Ctrl-C during the last one cost all three. What
 is kept is whole judges, as the bench measured them: a judge's speed and peak memory are measured over
 all its samples in one process of its own, so a judge stopped midway runs again from its first sample.
-A bench is resumed only where it is a bench of the same data (its digest), metrics, options and
-device, and names no finished judge that this one leaves out (it would be dropped from the report).
+A bench is resumed only where it is a bench of the same data (its digest), metrics, options, device
+and scoring rules, and names no finished judge that this one leaves out (it would be dropped from the report).
 A judge is kept where it was asked as this bench asks it, its weights (a folder's) are unchanged, and
 its results file holds a row for each sample of this bench, in order; else it runs again, said.
 """
@@ -45,15 +45,17 @@ class EarlierJudges:
     measured_in: dict[str, str] = field(default_factory=dict)  # judge -> the start of the bench that ran it
 
 
-def bench_identity(data_sha256: str, samples: int, device: str, settings: dict[str, Any]) -> dict[str, Any]:
+def bench_identity(data_sha256: str, samples: int, device: str, settings: dict[str, Any],
+                   scoring_rules: str | None) -> dict[str, Any]:
     """What makes two benches one: the data and how many of its samples (--limit), the device, the options
-    (with --calibrate: a resume without it would remove the calibration.json of the judges it keeps). The
-    metrics in any order: their order changes no judge's answer; the embedder only where one embeds."""
+    (with --calibrate: a resume without it would remove the calibration.json of the judges it keeps), and the
+    scoring rules (scoring_rules.py; None from a localeval before they were recorded). The metrics in any order:
+    their order changes no judge's answer; the embedder only where one embeds."""
     embeds = any(getattr(METRICS.get(name), "uses_embedder", False) for name in settings["metrics"])
     asked = {key: value for key, value in settings.items() if key != "metrics" and (key != "embedder" or embeds)}
     # the metrics first, where a difference is said: a change of metrics explains the rest
     return {"metrics": sorted(settings["metrics"]), "data_sha256": data_sha256, "samples": samples, "device": device,
-            "settings": asked}
+            "settings": asked, **({"scoring_rules": scoring_rules} if scoring_rules else {})}
 
 
 def kept_judges(out: Path, earlier: dict[str, Any] | None, asked: Asked, labeled: Sequence[LabeledSample],
@@ -109,8 +111,11 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
                         "its data's digest, so it cannot be checked to be this bench; bench without --resume (it "
                         "replaces that bench) or into another --out")
     recorded = bench_identity(earlier["dataset"]["sha256"], earlier["dataset"].get("samples"), earlier.get("device"),
-                              earlier["settings"])
-    if shown := said_differences(recorded, asked.identity):
+                              earlier["settings"], earlier.get("scoring_rules"))
+    if (shown := said_differences(recorded, asked.identity)) and "scoring_rules: " in shown:  # no option brings them back
+        raise UserError(f"--resume: {out} holds a bench measured by another localeval's rules ({shown}): bench "
+                        "without --resume (it replaces that bench) or into another --out")
+    if shown:
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
                         "or bench into another --out")
     left_out = [judge["name"] for judge in earlier["judges"]
