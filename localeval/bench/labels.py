@@ -27,7 +27,10 @@ from ..text import DEFAULT_LANGUAGE, LINE_BREAK, SUPPORTED_LANGUAGES, split_chun
 LABELED_EXTENSIONS = (".jsonl", ".json")
 FORMAT_DOC = manual.see("labeled-data")
 # where a label count differs: pysbd's sentences, after the line breaks inside one are read as spaces
-SHOW_SPLIT = f"localeval.text.split_sentences and split_chunks print them; {FORMAT_DOC} says how"
+# Labels counted on plain pysbd, or by a localeval before a change of its splitting, count otherwise where a text
+# holds code, wrapped lines, or a quote pysbd puts after its end (an upgrade probe: the message did not say why)
+SHOW_SPLIT = (f"localeval.text.split_sentences and split_chunks print them; labels counted on plain pysbd, or by an "
+              f"earlier localeval, may count such a text otherwise; {FORMAT_DOC} says how")
 
 
 @dataclass(frozen=True)
