@@ -101,7 +101,7 @@ _SPACES = re.compile(r"\s*")
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # A fenced code block's marker line as CommonMark reads one (```python, ~~~): up to 3 spaces before it, and no
 # backtick after a backtick fence's own (```x``` is inline code)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\r\n]*)$", re.MULTILINE)
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\r\n]*)\r?$", re.MULTILINE)
 # A table's delimiter row, |---|:--:|: markup that no prose holds
 _TABLE_RULE = re.compile(r"\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{3,}:?\s*\|?|\|(?:\s*:?-{3,}:?\s*\|)+")
 _WORD = re.compile(r"\w")

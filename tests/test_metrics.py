@@ -372,6 +372,8 @@ def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, lan
     ("```bash\npip install acme-cli==2.3.1\ncd ..\nls ../src. Then x.\n```", ("pip install acme-cli==2.3.1", "cd ..",
                                                                              "ls ../src. Then x.")),
     ("| a | b |\n|---|:---:|\n| 1 | 2 |", ("| a | b |", "| 1 | 2 |")),  # a table's delimiter row, anywhere
+    ("## Install\r\n\r\n```bash\r\npip install acme-cli==2.3.1\r\n```\r\n\r\nThen run it.",  # Windows' line breaks
+     ("## Install", "pip install acme-cli==2.3.1", "Then run it.")),
     # an unclosed fence runs to the end; a fence closes only on one of its kind at least as long, with nothing
     # after it; the line after a closing fence is not joined to it
     ("~~~\nthe first line of code here\ncontinues here", ("the first line of code here", "continues here")),
