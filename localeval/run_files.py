@@ -50,7 +50,7 @@ def read_run(given: str) -> RunFiles:
                         "once that run has ended")
     if not summary_path.is_file():
         raise UserError(f"compare: {folder} holds no {SUMMARY_FILE} (a run that did not finish writes none: --resume "
-                        f"finishes it); give a run's --out folder or its {SUMMARY_FILE}")
+                        f"with the localeval that scored it finishes it); give a run's --out folder or its {SUMMARY_FILE}")
     try:
         summary = json.loads(summary_path.read_text(encoding="utf-8"))
         _check_summary(summary, summary_path)

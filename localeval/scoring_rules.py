@@ -4,10 +4,12 @@ for the same answers, so their results do not go in one results.jsonl (--resume 
 so (--same-judge refuses). An upgrade across a change resumed an interrupted run with lines of both, and
 compare took the change for a regression (a probe).
 
-SCORING_RULES is a date, set anew with each change that can move a score (tests/test_scoring_rules.py
-holds the code it covers to it); localeval's own version number does not follow such changes.
+SCORING_RULES is a date, set anew with each change that can move a score (a second change on one day adds
+.2, .3, ...; tests/test_scoring_rules.py holds the code it covers to it); localeval's own version number does
+not follow such changes. A localeval before 2026-11-29 recorded none.
 """
 
 SCORING_RULES = "2026-11-29"
 # The code whose changes SCORING_RULES follows, from the package's folder
 SCORING_CODE = ("text.py", "metrics/*.py")
+RECORDED_SINCE = "2026-11-29"  # the first SCORING_RULES: a run without one was scored before it

@@ -99,9 +99,9 @@ _SPACES = re.compile(r"\s*")
 # A line break, for sentences and for the loaders' line numbers alike: not str.splitlines's others (a
 # form feed, U+2028), which pysbd reads within a sentence and JSON allows raw inside a string
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
-# A fenced code block's marker line as CommonMark reads one (```python, ~~~): up to 3 spaces before it, and no
-# backtick after a backtick fence's own (```x``` is inline code)
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})([^\r\n]*)\r?$", re.MULTILINE)
+# A fenced code block's marker line (```python, ~~~): up to 3 spaces before it, as CommonMark has it, and at most
+# one word after it, a language's name: prose that begins with ``` or ~~~ ("~~~ The End ~~~") opens no block
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})[ \t]*([\w+#.-]*)[ \t]*\r?$", re.MULTILINE)
 # A table's delimiter row, |---|:--:|: markup that no prose holds
 _TABLE_RULE = re.compile(r"\|?(?:\s*:?-{3,}:?\s*\|)+\s*:?-{3,}:?\s*\|?|\|(?:\s*:?-{3,}:?\s*\|)+")
 _WORD = re.compile(r"\w")
@@ -160,18 +160,18 @@ def unwrapped(text: str) -> str:
 
 def _fenced_code(text: str) -> list[tuple[int, int]]:
     """Where `text`'s fenced code blocks are, as CommonMark reads them: from an opening fence's line to the
-    next fence of the same character, at least as long and with nothing after it, or to the end of the text
-    where none closes it."""
+    next fence of the same character, at least as long and with nothing after it. A block left open runs to
+    the end where its fence names a language (an answer cut off inside its code); a bare fence left open is
+    none: a chunk cut inside a block begins with its closing fence, and the prose after it is no code."""
     blocks, opened = [], None
     for fence in _FENCE.finditer(text):
-        marks, after = fence.groups()
+        marks, language = fence.groups()
         if opened is None:
-            if not (marks[0] == "`" and "`" in after):
-                opened = fence
-        elif marks[0] == opened.group(1)[0] and len(marks) >= len(opened.group(1)) and not after.strip():
+            opened = fence
+        elif marks[0] == opened.group(1)[0] and len(marks) >= len(opened.group(1)) and not language:
             blocks.append((opened.start(), fence.end()))
             opened = None
-    return blocks + ([(opened.start(), len(text))] if opened else [])
+    return blocks + ([(opened.start(), len(text))] if opened and opened.group(2) else [])
 
 
 def _line_sentences(segmenter: pysbd.Segmenter, line: str) -> list[str]:
@@ -196,10 +196,9 @@ _CLOSERS = "”’」』）》】〉)]"
 _COMMAS = ("،", ",", "，", "、")
 # A dot that begins a word (.env, ~/.bashrc, ./run.sh, .NET), where pysbd ended a sentence: after a space, or
 # right after a path's or an assignment's mark
-_DOT_STARTING_A_WORD = re.compile(r"(?:^|\s|(?P<path>[~/=`]))\.+$")
-# What such a word goes on with: a lowercase letter or a digit (.env, .5), or a capital's run (.NET); not one
-# capital (`home .I stayed`), which ends a sentence typed with a space before its dot
-_WORD_AFTER_A_DOT = re.compile(r"[^\W\d_A-Z]|\d|[A-Z]{2}")
+_DOT_STARTING_A_WORD = re.compile(r"(?:^|\s|(?P<mark>[~/=`]))\.+$")
+# What a path goes on with after its dot (~/.bashrc, =./dev.yaml): a file name's characters, or its next folder
+_FILE_NAME_START = re.compile(r"[A-Za-z0-9_./-]")
 
 
 def _mended(pieces: list[str], line: str) -> list[str]:
@@ -232,9 +231,17 @@ def _touching(pieces: list[str], line: str) -> list[bool]:
 
 def _dot_word_goes_on(previous: str, piece: str) -> bool:
     """Whether `previous` ended at a dot that begins the word `piece` goes on with: `Copy .env to .env.local`
-    was three sentences, `Copy .`, `env to .` and `env.local` (a probe: a docs chatbot)."""
+    was three sentences, `Copy .`, `env to .` and `env.local` (a probe: a docs chatbot). After a space the word
+    goes on in lowercase, a digit or a run of capitals (.env, .5, .NET), not one capital, as a sentence after a
+    dot typed with a space before it begins (`home .I stayed`), nor a Chinese or Japanese character; in a path
+    (~/., =./, an inline code's `.) with a file name's character, and a closing backtick ends a code span."""
     dot = _DOT_STARTING_A_WORD.search(previous)
-    return dot is not None and (dot.group("path") is not None or _WORD_AFTER_A_DOT.match(piece) is not None)
+    if dot is None:
+        return False
+    if dot.group("mark"):
+        code_opened = dot.group("mark") != "`" or previous.count("`") % 2 == 1
+        return code_opened and _FILE_NAME_START.match(piece) is not None
+    return piece[:1].islower() or piece[:1].isdigit() or piece[:2].isalpha() and piece[:2].isupper()
 
 
 def _piece_sentences(segmenter: pysbd.Segmenter, line: str, start: int) -> list[str] | None:

@@ -192,7 +192,8 @@ def test_the_table_says_each_fall_on_a_line_of_its_own(tmp_path, capsys):
 
 @pytest.mark.parametrize("given, said", [
     ("missing", "compare: {}: no such folder or file"),
-    ("empty", "compare: {} holds no summary.json (a run that did not finish writes none: --resume finishes it)"),
+    ("empty", "compare: {} holds no summary.json (a run that did not finish writes none: --resume with the localeval "
+              "that scored it finishes it)"),
     ("not-json", "compare: cannot read {}'s run ("),
     ("not-a-row", "compare: {}/summary.json is not a localeval summary (context_recall's row is not a mean from 0 to 1 "
                   "and its counts)"),

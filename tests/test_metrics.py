@@ -374,9 +374,14 @@ def test_a_closing_quote_stays_with_its_sentence_and_a_comma_ends_none(text, lan
     ("| a | b |\n|---|:---:|\n| 1 | 2 |", ("| a | b |", "| 1 | 2 |")),  # a table's delimiter row, anywhere
     ("## Install\r\n\r\n```bash\r\npip install acme-cli==2.3.1\r\n```\r\n\r\nThen run it.",  # Windows' line breaks
      ("## Install", "pip install acme-cli==2.3.1", "Then run it.")),
-    # an unclosed fence runs to the end; a fence closes only on one of its kind at least as long, with nothing
-    # after it; the line after a closing fence is not joined to it
-    ("~~~\nthe first line of code here\ncontinues here", ("the first line of code here", "continues here")),
+    # a fence that names a language left open runs to the end (an answer cut off in its code); a bare one left
+    # open is no code: a chunk cut inside a block begins with its closing fence, and prose follows (a review)
+    ("```python\nthe first line of code here\ncontinues here", ("the first line of code here", "continues here")),
+    ("    npm run build\n```\n\nThen start the server. It listens on port 8080.",
+     ("npm run build", "```", "Then start the server.", "It listens on port 8080.")),
+    ("~~~ The End ~~~\nIt was over. We left.", ("~~~ The End ~~~", "It was over.", "We left.")),  # prose, no fence
+    # a fence closes only on one of its kind at least as long, with nothing after it; the line after a closing
+    # fence is not joined to it
     ("````markdown\n```python\nx = compute_the_value(a, b)\nprint(x)\n```\nthe outer block goes on here\n````\nDone.",
      ("x = compute_the_value(a, b)", "print(x)", "the outer block goes on here", "Done.")),
     ("~~~~~~~~~~~~~~~~~~~~~~~~\nprint(x)\n~~~~~~~~~~~~~~~~~~~~~~~~\nnext line is prose here.",
@@ -394,7 +399,11 @@ def test_markdown_and_code_split_into_units_a_judge_can_judge(text, sentences):
     ("नहीं। । आया।", "hi"),
     # a dot typed after a space still ends a sentence before a capital, or before another dot
     ("He went home .I stayed.", "en"), ("The answer is . Next one.", "en"), ("Okay .... Fine.", "en"),
-    ("I'm not sure .. maybe.", "en"), ("A sentence. .Another one.", "en"),
+    ("I'm not sure .. maybe.", "en"), ("A sentence. .Another one.", "en"), ("Он ушёл домой .Потом вернулся.", "ru"),
+    ("他回家了 .第二天又来了.", "zh"),
+    # a dot after inline code or a web address, a sentence's end where the next touches it (Chinese, Japanese)
+    ("请先运行`npm install`.然后运行`npm start`.", "zh"), ("打开https://example.com/.然后点击登录.", "zh"),
+    ("Press `Enter`.Then type `ls`.", "en"),
 ])
 def test_prose_splits_as_pysbd_splits_it(text, language):
     import pysbd

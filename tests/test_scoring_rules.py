@@ -13,14 +13,15 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
 # The code SCORING_RULES was last set for. Where this test fails, the scoring code changed: if any score can
 # move (a sentence split, a prompt, a schema, a formula), set SCORING_RULES to today's date; then pin the
 # digest the failure names, whether or not the rules changed.
-PINNED = ("2026-11-29", "8cb8386cc233985113442ff291ad74ee139d99ca325053be400396c18a383cb3")
+PINNED = ("2026-11-29", "dbccafe751b9c9838901812d564e3ae6c45af2bfd8c55ba42d0ec90a5cff0c52")
 
 
 def _scoring_code_digest() -> str:
     package = Path(localeval.__file__).parent
     digest = hashlib.sha256()
     for path in sorted(path for pattern in SCORING_CODE for path in package.glob(pattern)):
-        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+        # Unix line breaks whatever the checkout's: a Windows clone's CRLF changes no rule
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes().replace(b"\r\n", b"\n"))
     return digest.hexdigest()
 
 
@@ -60,7 +61,7 @@ def test_a_run_scored_by_other_rules_is_not_resumed_and_compare_says_so(tmp_path
             f"{SCORING_RULES} after; an upgrade needs a new baseline") in capsys.readouterr().err
     kept = (before / "results.jsonl").read_bytes()
     assert _run(before, tiny_judge, "--resume") == EXIT_USER
-    assert (f"holds a run scored by another localeval's rules (scoring_rules: not set there, {SCORING_RULES} now), "
-            "whose scores would not mix with this one's in one file: score into another --out, or run without "
-            "--resume to score it afresh here (replacing it)") in capsys.readouterr().err
+    assert ("holds a run scored by a localeval before 2026-11-29, which recorded no scoring rules, whose scores "
+            "would not mix with this localeval's in one file: score into another --out, or run without --resume to "
+            "score it afresh here (replacing it)") in capsys.readouterr().err
     assert (before / "results.jsonl").read_bytes() == kept

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import UserError, count_of
 from ..metrics import METRICS
+from ..results import other_rules
 from ..run_differences import said_differences
 from .labels import LabeledSample
 from .report import JSON_FILE, RESULTS_DIR
@@ -112,10 +113,10 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
                         "replaces that bench) or into another --out")
     recorded = bench_identity(earlier["dataset"]["sha256"], earlier["dataset"].get("samples"), earlier.get("device"),
                               earlier["settings"], earlier.get("scoring_rules"))
-    if (shown := said_differences(recorded, asked.identity)) and "scoring_rules: " in shown:  # no option brings them back
-        raise UserError(f"--resume: {out} holds a bench measured by another localeval's rules ({shown}): bench "
-                        "without --resume (it replaces that bench) or into another --out")
-    if shown:
+    if (rules := earlier.get("scoring_rules")) != asked.identity.get("scoring_rules"):  # no option brings them back
+        raise UserError(f"--resume: {out} holds a bench measured by {other_rules(rules)}: bench without --resume (it "
+                        "replaces that bench) or into another --out")
+    if shown := said_differences(recorded, asked.identity):
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
                         "or bench into another --out")
     left_out = [judge["name"] for judge in earlier["judges"]
