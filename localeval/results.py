@@ -37,7 +37,7 @@ from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .run_differences import another_run
 from .samples import Sample
-from .scoring_rules import RECORDED_SINCE, SCORING_RULES
+from .scoring_rules import RECORDED_SINCE
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
 # may appear without a bump): what a pipeline reading them checks.
@@ -265,12 +265,12 @@ def check_writable_folder(folder: Path) -> None:
                                  "file system); choose another folder")
 
 
-def other_rules(recorded: Any) -> str:
-    """Whose rules scored a folder that this localeval's do not: "a localeval before 2026-11-29, which recorded
-    no scoring rules", or "a localeval of other scoring rules (2026-12-03)"."""
+def other_rules(recorded: Any, ours: Any) -> str:
+    """Whose rules scored a folder that `ours` are not: "a localeval before 2026-11-29, which recorded no
+    scoring rules", or "a localeval of other scoring rules (2026-12-03; this one's are 2026-11-29)"."""
     if not recorded:
         return f"a localeval before {RECORDED_SINCE}, which recorded no scoring rules"
-    return f"a localeval of other scoring rules ({recorded}; this one's are {SCORING_RULES})"
+    return f"a localeval of other scoring rules ({recorded}; this one's are {ours})"
 
 
 def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
@@ -288,10 +288,11 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     except (OSError, ValueError):
         raise UserError(f"--resume: {recorded_path} is unreadable, so this cannot be checked to be the same run; "
                         "use another --out") from None
-    if (rules := recorded.get("scoring_rules")) != identity.get("scoring_rules"):  # no option brings them back
-        raise UserError(f"--resume: {out_dir} holds a run scored by {other_rules(rules)}, whose scores would not mix "
-                        "with this localeval's in one file: score into another --out, or run without --resume to score "
-                        "it afresh here (replacing it)")
+    # other scoring rules first: no option brings them back
+    if (rules := recorded.get("scoring_rules")) != (ours := identity.get("scoring_rules")):
+        raise UserError(f"--resume: {out_dir} holds a run scored by {other_rules(rules, ours)}, whose scores would not "
+                        "mix with this localeval's in one file: score into another --out, or run without --resume to "
+                        "score it afresh here (replacing it)")
     if differences := another_run(recorded, identity):
         raise UserError(f"--resume: {out_dir} holds another run ({differences}); "
                         "resume it with the same data and options, or score into another --out")

@@ -462,6 +462,7 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
     run.json beside the earlier run's results, and --resume then took that run's samples as its own."""
     from localeval.errors import EnvironmentFailure, UserError
     from localeval.results import ResultWriter, check_same_run
+    from localeval.scoring_rules import SCORING_RULES
 
     _, out, _ = finished
     opened = os.open
@@ -471,7 +472,7 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
             raise OSError(5, "Input/output error")
         return opened(path, *args, **kwargs)
 
-    identity, earlier = {"data_sha256": "another run's"}, (out / "run.json").read_bytes()
+    identity, earlier = {"data_sha256": "another run's", "scoring_rules": SCORING_RULES}, (out / "run.json").read_bytes()
     writer = ResultWriter(out, False, identity)
     monkeypatch.setattr(os, "open", results_refused)
     with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: once it can be "

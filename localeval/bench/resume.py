@@ -113,9 +113,10 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
                         "replaces that bench) or into another --out")
     recorded = bench_identity(earlier["dataset"]["sha256"], earlier["dataset"].get("samples"), earlier.get("device"),
                               earlier["settings"], earlier.get("scoring_rules"))
-    if (rules := earlier.get("scoring_rules")) != asked.identity.get("scoring_rules"):  # no option brings them back
-        raise UserError(f"--resume: {out} holds a bench measured by {other_rules(rules)}: bench without --resume (it "
-                        "replaces that bench) or into another --out")
+    # other scoring rules first: no option brings them back
+    if (rules := earlier.get("scoring_rules")) != (ours := asked.identity.get("scoring_rules")):
+        raise UserError(f"--resume: {out} holds a bench measured by {other_rules(rules, ours)}: bench without --resume "
+                        "(it replaces that bench) or into another --out")
     if shown := said_differences(recorded, asked.identity):
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
                         "or bench into another --out")
