@@ -499,15 +499,15 @@ def _parse_json(path: Path, text: str, line: int | None = None) -> Any:
         raise DataError(path, TOO_LONG_A_NUMBER, line=line) from None
 
 
-def _no_list_because(text: str, single: str = '; a single chunk is written ["the chunk"]') -> str:
+def _no_list_because(text: str, single: str = "") -> str:
     """What the text of a list field that holds no list localeval reads (_written_list) most likely is, as
-    the tools that write CSV write one; `single`, what to write for plain text."""
+    the tools that write CSV write one; `single`, what to write for plain text, where not one chunk."""
     if _numpy_array_text(text):
         return NUMPY_ARRAY_HINT
     if any(quote in text for quote in "\u201c\u201d"):
         return "; its quotes are typographic (\u201c \u201d): JSON's are straight (\")"
     if not _a_lists_text(text):  # plain text: one chunk, or several run together
-        return single
+        return single or '; a single chunk is written ["the chunk"]'
     if _python_list_of_strings(text, apart=False):
         return "; two of its items have no comma between them, which Python would read as one"
     return ""
@@ -770,8 +770,7 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
     if isinstance(value, str):  # a list written as text (a frame read from CSV) is that list
         text, value = value, _written_list(value)
         if value is None:  # one chunk or many run together? Only the user knows
-            hint = _no_list_because(text, single) if single else _no_list_because(text)
-            raise where.error(path, f"expected a list of strings, got a string{hint}", field)
+            raise where.error(path, f"expected a list of strings, got a string{_no_list_because(text, single)}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     for index, item in enumerate(value, start=1):
