@@ -30,6 +30,7 @@ from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs
 from .summary import is_number, summarize
 from .samples import Sample
+from .scoring_rules import SCORING_RULES
 from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (FewLabelsWarning, NothingScoredWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels,
                     nothing_scored, samples_warned, unmeasured_judge_note, weak_judge_warning)
@@ -244,7 +245,7 @@ def evaluate(
         bar.close()
     # plain values, as summary.json has them: a notebook saves details with json.dump
     said += [kept_warning(message) for message in pipeline.said_while_scoring()]  # warned as they came
-    details: dict[str, Any] = {"device": scored_on(pipeline.device, cluster),
+    details: dict[str, Any] = {"device": scored_on(pipeline.device, cluster), "scoring_rules": SCORING_RULES,
                                "timings": asdict(pipeline.evaluator.timings), "warnings": said}
     if cluster is not None:  # the workers' seconds added up, as summary.json's timings say
         details["timings"]["workers"] = cluster.workers

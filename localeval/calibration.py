@@ -12,10 +12,11 @@ is noise: recorded with the reason, not applied.
 The file names each judge's thresholds per metric, those `run --calibration` applies under
 "judges" and the rest under "not_applied", each with what fitting it did, and under "fitted_with"
 what the thresholds belong to: the judge's weights (weights_of), its folder when it is not a
-registered judge, and how each metric asked it (reasons, worked example). A threshold fitted on
-one model's probabilities means nothing for another's, so `run` refuses other weights (a folder's
-weights are known by sampling its files' contents, so a copy keeps them: models.folder_weights);
-asked another way, the same judge's probabilities move, so `run` warns.
+registered judge, how each metric asked it (reasons, worked example) and by which scoring rules. A
+threshold fitted on one model's probabilities means nothing for another's, so `run` refuses other
+weights (a folder's weights are known by sampling its files' contents, so a copy keeps them:
+models.folder_weights); asked another way, or under other rules, the same judge's probabilities
+move, so `run` warns.
 
     {"localeval_calibration": 1, "data": "dev.jsonl", "samples": 30, "fitted_on_samples": ["3f2a...", ...],
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
@@ -42,8 +43,9 @@ from . import models
 from .errors import LocalevalWarning, UserError, count_of
 from .metrics import METRICS
 from .options import given, option
-from .results import write_atomically
+from .results import other_rules, write_atomically
 from .samples import Sample
+from .scoring_rules import SCORING_RULES
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
@@ -175,9 +177,10 @@ def write_calibration(path: Path, judges: dict[str, dict[str, Any]], data: str, 
 
 def fitted_with(weights: str | None, folder: str | None, settings: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """What a judge's thresholds belong to: its weights (weights_of), its folder (resolved, for a judge
-    that is not registered) and how each metric asked it (tuning.settings_used's reasons and example)."""
+    that is not registered), how each metric asked it (tuning.settings_used's reasons and example) and
+    the scoring rules it was asked by (scoring_rules.py: what a sentence is, what each metric asks)."""
     return {"weights": weights, "folder": folder,
-            **{setting: dict(settings.get(setting, {})) for setting in ASKED_BY}}
+            **{setting: dict(settings.get(setting, {})) for setting in ASKED_BY}, "scoring_rules": SCORING_RULES}
 
 
 ASKED_BY = ("reasons", "example")  # the settings that change a verdict's probability, not only its use
@@ -356,8 +359,7 @@ def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str
     if not calibration or not calibration.get("fitted_with"):
         return []
     check_weights(calibration, weights_of(models.judge_folder(judge), getattr(judge, "fingerprint", None)))
-    warning = asked_otherwise(calibration, asked)
-    return [warning] if warning else []
+    return [warning for warning in (asked_otherwise(calibration, asked), fitted_by_other_rules(calibration)) if warning]
 
 
 def applies_none(calibration: dict[str, Any] | None, in_file: dict[str, float]) -> str | None:
@@ -404,6 +406,16 @@ def asked_otherwise(calibration: dict[str, Any], asked: dict[str, dict[str, Any]
     return (f"{', '.join(dict.fromkeys(metric for metric, _ in differ))} asked the judge otherwise than the bench "
             f"that fitted {given('calibration', calibration['path'])} ({how}): the judge's probabilities move "
             "with how it is asked, so those thresholds may not fit")
+
+
+def fitted_by_other_rules(calibration: dict[str, Any]) -> str | None:
+    """Thresholds fitted under other scoring rules: the judge was asked of other sentences, or otherwise,
+    so its probabilities may have moved (warned, as another asking is: the weights are the same)."""
+    if (rules := calibration["fitted_with"].get("scoring_rules")) == SCORING_RULES or not calibration["thresholds"]:
+        return None
+    return (f"{given('calibration', calibration['path'])} was fitted by {other_rules(rules, SCORING_RULES)}: what a "
+            "sentence is and what each metric asks the judge may have changed since, and its probabilities with "
+            "them, so those thresholds may not fit; fit them again with `bench --calibrate`")
 
 
 def _on_off(value: Any) -> str:

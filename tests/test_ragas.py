@@ -30,6 +30,7 @@ from localeval.errors import DataError, LocalevalWarning, UserError
 from localeval.metrics import METRICS, JudgeSettings, resolve_metrics
 from localeval.tuning import metric_settings
 from localeval.samples import Sample
+from localeval.scoring_rules import SCORING_RULES
 from localeval.text import split_sentences
 
 QUESTION = "What is the capital of France?"
@@ -339,6 +340,7 @@ def test_a_result_keeps_what_the_call_warned_of_as_summary_json_does():
     assert details["warnings"] == []
     # plain JSON, as summary.json's: the timings were a dataclass, which json.dumps refused (a notebook probe)
     assert json.loads(json.dumps(details))["timings"]["judge_requests"] == 1
+    assert details["scoring_rules"] == SCORING_RULES  # as summary.json records them: two calls compare under one
 
 
 def test_a_result_shows_itself_in_a_line_not_its_evidence():

@@ -20,6 +20,7 @@ from localeval.gating import undecided
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.summary import format_table, summarize
 from localeval.samples import Sample
+from localeval.scoring_rules import RECORDED_SINCE, SCORING_RULES
 from localeval.trust import WEAK, measured_agreement, weak_judge_warning
 
 LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"  # four dev samples, labeled
@@ -278,7 +279,8 @@ def test_calibration_file_round_trip_and_its_errors(tmp_path):
     belongs_to = {"judge-a": fitted_with("aaaa", None, {}), "judge-c": fitted_with("cccc", None, {})}
     write_calibration(path, fitted, "dev.jsonl", [Sample(str(n), f"question {n}?") for n in range(30)], belongs_to)
     thresholds, named = load_thresholds(path, "judge-a")
-    assert named["fitted_with"] == {"weights": "aaaa", "folder": None, "reasons": {}, "example": {}}
+    assert named["fitted_with"] == {"weights": "aaaa", "folder": None, "reasons": {}, "example": {},
+                                    "scoring_rules": SCORING_RULES}
     assert thresholds == {"context_recall": 0.25}  # a threshold that did not help both halves is not applied
     assert json.loads(path.read_text())["not_applied"]["judge-a"] == {"context_relevance": fitted["judge-a"]["context_relevance"]}
     assert load_thresholds(path, "judge-c")[0] == {}  # calibrated, nothing worth applying
@@ -698,6 +700,23 @@ def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_wa
     assert fit_warnings(named, judge_with(None), {}) == []  # a judge object without a fingerprint: nothing to compare
 
 
+def test_thresholds_fitted_by_other_scoring_rules_are_warned_of():
+    """The judge was asked of other sentences, or otherwise: its probabilities may have moved (an upgrade
+    applied an old calibration without a word)."""
+    def named(rules: str | None, thresholds: dict[str, float]) -> dict:
+        fitted = {**fitted_with("aaaa", None, {}), "scoring_rules": rules}
+        return {"path": "c.json", "judge": "j", "thresholds": thresholds, "fitted_with": fitted}
+
+    assert fit_warnings(named(SCORING_RULES, {"context_recall": 0.3}), judge_with("aaaa"), {}) == []
+    (warning,) = fit_warnings(named("2026-01-01", {"context_recall": 0.3}), judge_with("aaaa"), {})
+    assert warning.startswith("--calibration c.json was fitted by a localeval of other scoring rules "
+                              f"(2026-01-01; this one's are {SCORING_RULES}): ")
+    assert warning.endswith("fit them again with `bench --calibrate`")
+    (warning,) = fit_warnings(named(None, {"context_recall": 0.3}), judge_with("aaaa"), {})
+    assert f"was fitted by a localeval before {RECORDED_SINCE}, which recorded no scoring rules" in warning
+    assert fit_warnings(named(None, {}), judge_with("aaaa"), {}) == []  # no threshold applied: nothing moves
+
+
 def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tmp_path, tiny_judge, capsys,
                                                                              monkeypatch):
     """End to end through both commands. It was matched by the path as typed: the same folder typed
@@ -719,7 +738,8 @@ def test_bench_calibration_of_a_judge_folder_follows_its_weights_not_its_path(tm
     written = json.loads(calibration.read_text())
     key = str(judge.resolve())  # "./judge", named as in any working directory
     assert written["fitted_with"][key] == {"weights": models.folder_weights(judge), "folder": key,
-                                           "reasons": {"context_recall": False}, "example": {"context_recall": True}}
+                                           "reasons": {"context_recall": False}, "example": {"context_recall": True},
+                                           "scoring_rules": SCORING_RULES}
     # a random tiny judge's threshold helps on neither half; as if it had helped on both:
     written["judges"][key] = {"context_recall": {**written["not_applied"][key]["context_recall"], "threshold": 0.2,
                                                  "helps_both_halves": True, "not_applied_because": None}}
