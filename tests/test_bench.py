@@ -1552,6 +1552,25 @@ def test_a_labeled_text_that_differs_from_the_data_says_where():
     assert _first_difference(None, "a reference") == ""
 
 
+def test_labels_made_on_other_texts_name_every_field_and_sample_that_differ(tmp_path):
+    """Only the first field of the first sample was named: a data file made again was fixed one run at a time."""
+    from localeval.bench.labels import human_scores
+    from localeval.data import load_samples
+
+    records = [json.loads(line) for line in SMALL.read_text().splitlines()]
+    records[0] = {**records[0], "user_input": "Another question?", "response": "Another answer."}
+    records[2] = {**records[2], "reference": "Another reference."}
+    data = tmp_path / "data.jsonl"
+    data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "labels"}) + "\n" for r in records))
+    with pytest.raises(UserError) as refused:
+        human_scores(SMALL, load_samples(data), ["context_recall"])
+    message = str(refused.value)
+    first, second = records[0]["id"], records[2]["id"]
+    assert f"sample {first} has another user_input than the sample of that id in the data (from character 1: " in message
+    assert "in the data), and another response; labels hold only for the texts" in message
+    assert message.endswith(f"; 1 more labeled sample differs too: {second}")
+
+
 def test_the_noncommittal_flag_is_measured_by_balanced_accuracy_not_agreement():
     """A judge that never flags scored 90% "agreement" where people flagged one response of ten, in a table
     titled "balanced accuracy (0.5 = chance)" (a probe's finding): SmolLM2's 76.7% on the dev set is 0.460."""

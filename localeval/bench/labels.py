@@ -189,16 +189,35 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                         f"(matched by id): {first_few(strangers)}"
                         + ("; a file without ids is matched by line number, so give both files the same ids"
                            if numbered else _nearest_id(strangers, by_id)))
-    for item in labeled:  # an id alone may be a line number: the labels must be of this very sample
-        data = by_id[item.sample.id]
-        differing = [f for f in ("user_input", "retrieved_contexts", "response", "reference")
-                     if getattr(item.sample, f) != getattr(data, f)]
-        if differing:
-            where = _first_difference(getattr(item.sample, differing[0]), getattr(data, differing[0]))
-            raise UserError(f"{given('labels', path)}: sample {item.sample.id} has another {differing[0]} than the sample "
-                            f"of that id in the data{where}; labels hold only for the texts they were made on (label it "
-                            "again, or score the data it was labeled on; a file without ids is matched by line number)")
+    # an id alone may be a line number: the labels must be of this very sample
+    if changed := [(item.sample, by_id[item.sample.id]) for item in labeled if _texts(item.sample) != _texts(by_id[item.sample.id])]:
+        raise UserError(f"{given('labels', path)}: {_other_texts(*changed[0])}; labels hold only for the texts they "
+                        "were made on (label it again, or score the data it was labeled on; a file without ids is "
+                        f"matched by line number){_also_changed([sample.id for sample, _ in changed[1:]])}")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
+
+
+TEXTS = ("user_input", "retrieved_contexts", "response", "reference")  # what a label is made on
+
+
+def _texts(sample: Sample) -> tuple:
+    return tuple(getattr(sample, field) for field in TEXTS)
+
+
+def _other_texts(labeled: Sample, data: Sample) -> str:
+    """How a labeled sample's texts differ from the data's sample of its id: every field named, the first
+    with where it differs (the rest of a sample edited in two fields was found one run at a time)."""
+    differing = [field for field in TEXTS if getattr(labeled, field) != getattr(data, field)]
+    where = _first_difference(getattr(labeled, differing[0]), getattr(data, differing[0]))
+    also = "".join(f", and another {field}" for field in differing[1:])
+    return f"sample {labeled.id} has another {differing[0]} than the sample of that id in the data{where}{also}"
+
+
+def _also_changed(ids: list[str]) -> str:
+    """The other labeled samples whose texts differ too: a data file made again changes many at once."""
+    if not ids:
+        return ""
+    return f"; {count_of(len(ids), 'more labeled sample')} differ{'s' if len(ids) == 1 else ''} too: {first_few(ids)}"
 
 
 def _nearest_id(strangers: list[str], ids: Iterable[str]) -> str:
