@@ -20,7 +20,7 @@ from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, write_atomically
 from .summary import null_reasons
 from .samples import Sample
-from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES
+from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES, fenced_code
 
 
 # What this report and bench's page both set (an accessibility probe): their own background, for a reader whose
@@ -48,6 +48,7 @@ section.sample{border-top:1px solid #ddd;margin-top:1.2em}section.sample:target 
 .inputs ol{margin:0;padding-left:1.6em;max-height:20em;overflow:auto}.inputs li{white-space:pre-wrap;margin:.2em 0}
 .inputs dd,.inputs li,section.sample details div{overflow-wrap:anywhere}td.about{min-width:12em;font-size:12px;color:#444}
 h2.gates{font-size:inherit;margin:0}
+code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}code.block{display:block;background:#f6f8fa;padding:2px 6px}
 @media print{body{max-width:none;margin:0}.wide{overflow:visible}.filters{display:none}table{font-size:10px}
 td,th{padding:2px 4px}#samples td:nth-child(2){min-width:0}.inputs ol{max-height:none;overflow:visible}
 #samples tr[hidden]{display:table-row}}
@@ -450,11 +451,12 @@ def _sample_evidence(row, number: int, metrics, sample: Sample | None, threshold
     lang_attribute = _lang_attribute(sample, run_language)
     blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>",
               _inputs(sample, lang_attribute)]
+    code = _code_lines(sample)
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
-        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang_attribute)
+        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang_attribute, code)
                 + _sub_scores(row, METRICS.get(metric)))
         blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
     blocks.append("<p class='p'><a href='#samples'>back to the table</a></p></section>")
@@ -486,7 +488,7 @@ def _inputs(sample: Sample | None, lang_attribute: str = "") -> str:
         contexts = "<span class='null'>none retrieved</span>"
     else:
         # the chunk in its own direction inside the item, so that the list's number stays where the list puts it
-        contexts = "<ol>" + "".join(f"<li><div dir='auto'{lang_attribute}>{escape(chunk)}</div></li>"
+        contexts = "<ol>" + "".join(f"<li><div dir='auto'{lang_attribute}>{_marked_up(chunk)}</div></li>"
                                     for chunk in sample.retrieved_contexts) + "</ol>"
     return ("<dl class='inputs'>" + _input("question", sample.user_input, lang_attribute)
             + f"<dt>retrieved contexts</dt><dd>{contexts}</dd>"
@@ -498,11 +500,31 @@ def _input(label: str, text: str | None, lang_attribute: str) -> str:
     # blank text is missing to the metrics too (Sample.missing): shown as such, not as an empty line
     if text is None or not text.strip():
         return f"<dt>{label}</dt><dd><span class='null'>none given</span></dd>"
-    return f"<dt>{label}</dt><dd dir='auto'{lang_attribute}>{escape(text)}</dd>"
+    return f"<dt>{label}</dt><dd dir='auto'{lang_attribute}>{_marked_up(text)}</dd>"
+
+
+def _marked_up(text: str) -> str:
+    """`text` escaped, its fenced code blocks (text.fenced_code) in a fixed-width font, as a reader of Markdown
+    sees them: a docs chatbot's code read as prose, its indentation lost in a proportional font (a probe).
+    A block is a box of its own, so the line breaks around it are its edges."""
+    shown, at = [], 0
+    for start, end in fenced_code(text):
+        shown += [escape(text[at:start].removesuffix("\n")), f"<code class='block'>{escape(text[start:end])}</code>"]
+        at = end + text.startswith("\n", end)
+    return "".join(shown) + escape(text[at:])
+
+
+def _code_lines(sample: Sample | None) -> frozenset[str]:
+    """The lines of a sample's fenced code blocks, stripped: a verdict on one of them (a line of code is one
+    unit, text.py) is shown as code."""
+    texts = () if sample is None else (sample.response, sample.reference, *(sample.retrieved_contexts or ()))
+    return frozenset(line.strip() for text in texts if text for start, end in fenced_code(text)
+                     for line in text[start:end].splitlines())
 
 
 def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None,
-                   lang_attribute: str = "") -> str:
+                   lang_attribute: str = "", code: frozenset[str] = frozenset()) -> str:
+    """`code`: the sample's lines of code (_code_lines), whose verdicts show them as code."""
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
@@ -513,7 +535,7 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
             if isinstance(verdict, SentenceVerdict) and verdict.chunk is not None and verdict.chunk != chunk:
                 chunk = verdict.chunk
                 lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
-            lines.append(_verdict_line(verdict, threshold, lang_attribute))
+            lines.append(_verdict_line(verdict, threshold, lang_attribute, verdict.text in code))
     for key in ("reason", "against") if metric is not None and metric.name in BUILT_IN else _own_evidence(evidence):
         if key in evidence:
             lines.append(f"<div class='reason'>{escape(str(key))}: {escape(_shown_value(evidence[key]))}</div>")
@@ -543,7 +565,8 @@ def _number_or_list(value: Any) -> str:
     return f"{value:.3f}" if _is_score(value) else "null"
 
 
-def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribute: str = "") -> str:
+def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribute: str = "",
+                  is_code: bool = False) -> str:
     """One judged text (a sentence, a chunk, a claim, a generated question) with its verdict, the
     judge's confidence and reason; a question with its similarity, flagged when noncommittal.
 
@@ -565,7 +588,8 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribu
     reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
     # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"
     # the text in the sample's language (`lang_attribute`); the judge's reason in whatever it wrote
-    return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang_attribute}>{escape(verdict.text)}</bdi>{reason}</div>"
+    text = f"<code>{escape(verdict.text)}</code>" if is_code else escape(verdict.text)
+    return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang_attribute}>{text}</bdi>{reason}</div>"
 
 
 def _noncommittal_flag(noncommittal: int | None, probability: float | None) -> str:

@@ -113,7 +113,7 @@ def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, .
     if not text or not text.strip():
         return ()
     segmenter, text = _segmenter(language), unwrapped(text)
-    code = _fenced_code(text)
+    code = fenced_code(text)
     sentences = []
     for start, line in _lines(text):
         if any(begin <= start < end for begin, end in code):  # a line of code is one unit: pysbd cut `cd ..` in two
@@ -145,7 +145,7 @@ def _a_unit(sentence: str, in_code: bool) -> bool:
 def unwrapped(text: str) -> str:
     """`text` with each line break inside a sentence made a space, or nothing between Chinese or Japanese
     characters, which no space separates (see the module's note)."""
-    code = _fenced_code(text)
+    code = fenced_code(text)
 
     def joined(found: re.Match) -> str:
         line_start = text.rfind("\n", 0, found.start()) + 1
@@ -158,7 +158,7 @@ def unwrapped(text: str) -> str:
     return _WRAPPED.sub(joined, text)
 
 
-def _fenced_code(text: str) -> list[tuple[int, int]]:
+def fenced_code(text: str) -> list[tuple[int, int]]:
     """Where `text`'s fenced code blocks are, as CommonMark reads them: from an opening fence's line to the
     next fence of the same character, at least as long and with nothing after it. A block left open runs to
     the end where its fence names a language (an answer cut off inside its code); a bare fence left open is

@@ -363,6 +363,24 @@ def test_a_samples_texts_carry_its_language_and_the_page_its_own(tmp_path):
     assert "lang='zh'" not in en and f"<dd dir='auto' lang='en'>{escape(SAMPLES[1].response)}</dd>" in en
 
 
+def test_fenced_code_shows_in_a_fixed_width_font_in_the_inputs_and_the_verdicts(tmp_path):
+    """A docs chatbot's code showed as prose, its indentation lost in a proportional font (a probe)."""
+    response = "Install it:\n```bash\npip install <pkg>\n  --upgrade\n```\nThen restart."
+    chunk = "```python\nimport os\n```"
+    coded = replace(SAMPLES[0], id="code", response=response, retrieved_contexts=(chunk,))
+    html = evidence_of(write_run_report(tmp_path, scored_rows([coded]), [coded]).read_text(encoding="utf-8"), "code")
+    # the block a box of its own, the line breaks around it its edges; markup in code shown as text
+    assert ("<dt>response</dt><dd dir='auto' lang='en'>Install it:<code class='block'>```bash\npip install &lt;pkg&gt;"
+            "\n  --upgrade\n```</code>Then restart.</dd>") in html
+    assert "<li><div dir='auto' lang='en'><code class='block'>```python\nimport os\n```</code></div></li>" in html
+    # a verdict on a line of code shows it as code; on prose, as prose
+    assert "<bdi lang='en'><code>pip install &lt;pkg&gt;</code></bdi>" in html
+    assert "<bdi lang='en'><code>import os</code></bdi>" in html
+    assert "<bdi lang='en'>Then restart.</bdi>" in html and "<code>Then restart.</code>" not in html
+    assert "<code class='block'>" not in evidence_of(write_run_report(tmp_path, scored_rows(), SAMPLES).read_text(
+        encoding="utf-8"), "paris")  # no fence, no code
+
+
 def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
     """An id with a tab linked to nothing, and "a b" opened the section of "a%20b" (a probe): ids are links by
     the sample's place in the results."""
