@@ -37,6 +37,7 @@ from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .run_differences import another_run
 from .samples import Sample
+from .manual import see
 from .scoring_rules import RECORDED_SINCE
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
@@ -267,10 +268,14 @@ def check_writable_folder(folder: Path) -> None:
 
 def other_rules(recorded: Any, ours: Any) -> str:
     """Whose rules scored a folder that `ours` are not: "a localeval before 2026-11-29, which recorded no
-    scoring rules", or "a localeval of other scoring rules (2026-12-03; this one's are 2026-11-29)"."""
+    scoring rules (...)", or "a localeval of other scoring rules (2026-12-03; this one's are 2026-11-29; ...)",
+    with where to read what changed (an upgrading team asked what had)."""
     if not recorded:
-        return f"a localeval before {RECORDED_SINCE}, which recorded no scoring rules"
-    return f"a localeval of other scoring rules ({recorded}; this one's are {ours})"
+        return f"a localeval before {RECORDED_SINCE}, which recorded no scoring rules ({WHAT_CHANGED})"
+    return f"a localeval of other scoring rules ({recorded}; this one's are {ours}; {WHAT_CHANGED})"
+
+
+WHAT_CHANGED = f"`{see('changes')}` says what changed"
 
 
 def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:

@@ -58,10 +58,18 @@ def test_a_run_scored_by_other_rules_is_not_resumed_and_compare_says_so(tmp_path
     _recorded_by_an_earlier_localeval(before)
     assert main(["compare", str(before), str(after), "--same-judge"]) == EXIT_USER
     assert (f"other scoring rules (localeval's, how it splits sentences and scores answers): not recorded before, "
-            f"{SCORING_RULES} after; an upgrade needs a new baseline") in capsys.readouterr().err
+            f"{SCORING_RULES} after; an upgrade needs a new baseline (`localeval docs changes` says what changed)") in capsys.readouterr().err
     kept = (before / "results.jsonl").read_bytes()
     assert _run(before, tiny_judge, "--resume") == EXIT_USER
-    assert ("holds a run scored by a localeval before 2026-11-29, which recorded no scoring rules, whose scores "
+    assert ("holds a run scored by a localeval before 2026-11-29, which recorded no scoring rules (`localeval docs "
+            "changes` says what changed), whose scores "
             "would not mix with this localeval's in one file: score into another --out, or run without --resume to "
             "score it afresh here (replacing it)") in capsys.readouterr().err
     assert (before / "results.jsonl").read_bytes() == kept
+
+
+def test_each_set_of_rules_says_what_changed_in_the_documents():
+    """`localeval docs changes`, which every refusal for other rules names, has a section for today's rules:
+    a new date without one left an upgrading team asking what had changed."""
+    changes = (Path(__file__).resolve().parent.parent / "docs" / "changes.md").read_text(encoding="utf-8")
+    assert f"\n## {SCORING_RULES}\n" in changes

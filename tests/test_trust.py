@@ -710,7 +710,8 @@ def test_thresholds_fitted_by_other_scoring_rules_are_warned_of():
     assert fit_warnings(named(SCORING_RULES, {"context_recall": 0.3}), judge_with("aaaa"), {}) == []
     (warning,) = fit_warnings(named("2026-01-01", {"context_recall": 0.3}), judge_with("aaaa"), {})
     assert warning.startswith("--calibration c.json was fitted by a localeval of other scoring rules "
-                              f"(2026-01-01; this one's are {SCORING_RULES}): ")
+                              f"(2026-01-01; this one's are {SCORING_RULES}; `localeval docs changes` says what "
+                              "changed): ")
     assert warning.endswith("fit them again with `bench --calibrate`")
     (warning,) = fit_warnings(named(None, {"context_recall": 0.3}), judge_with("aaaa"), {})
     assert f"was fitted by a localeval before {RECORDED_SINCE}, which recorded no scoring rules" in warning
