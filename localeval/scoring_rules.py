@@ -5,8 +5,8 @@ so (--same-judge refuses). An upgrade across a change resumed an interrupted run
 compare took the change for a regression (a probe).
 
 SCORING_RULES is a date, set anew with each change that can move a score (a second change on one day adds
-.2, .3, ...; tests/test_scoring_rules.py holds the code it covers to it); localeval's own version number does
-not follow such changes. A localeval before 2026-11-29 recorded none.
+.2, .3, ...; tests/test_scoring_rules.py holds the code it covers to it, and docs/changes.md says what each
+changed); localeval's own version number does not follow such changes. A localeval before 2026-11-29 recorded none.
 """
 
 SCORING_RULES = "2026-11-29"

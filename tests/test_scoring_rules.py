@@ -11,8 +11,8 @@ from localeval.scoring_rules import SCORING_CODE, SCORING_RULES
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "samples.jsonl"
 # The code SCORING_RULES was last set for. Where this test fails, the scoring code changed: if any score can
-# move (a sentence split, a prompt, a schema, a formula), set SCORING_RULES to today's date; then pin the
-# digest the failure names, whether or not the rules changed.
+# move (a sentence split, a prompt, a schema, a formula), set SCORING_RULES to today's date and say what
+# changed in docs/changes.md; then pin the digest the failure names, whether or not the rules changed.
 PINNED = ("2026-11-29", "d69ec2a0ced65b9168d0b46fcf5ac7b29b9ba0556566b079bf4b40a0768a963a")
 
 
