@@ -227,7 +227,7 @@ def evaluate(
     calibration_applied = None if calibrated is None else applied(calibrated, thresholds, [m.name for m in chosen])
     # at the caller's line (CALLER), once nothing is left to refuse the call
     said += warned([outdated_thresholds(calibration_applied),
-                    *fit_warnings(calibrated, pipeline.judge, settings_used(chosen)),
+                    *fit_warnings(calibration_applied, pipeline.judge, settings_used(chosen)),
                     scoring_overridden(calibration_applied, scoring),
                     seen_in_fitting(calibration_applied, samples, human, labels)], CalibrationWarning, caller_level=CALLER)
     said += warned([weak_judge_warning(models.judge_name(judge)) if any(m.asks_a_model() for m in chosen) else None],

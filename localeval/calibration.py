@@ -22,9 +22,11 @@ move, so `run` warns.
      "judges": {"qwen2.5-coder-0.5b-instruct": {"context_recall": {"threshold": 0.67, ...}}},
      "not_applied": {"qwen2.5-coder-0.5b-instruct": {"answer_supported_precision": {...}}},
      "fitted_with": {"qwen2.5-coder-0.5b-instruct": {"weights": "8d2c...", "folder": null,
-                                                     "reasons": {"context_recall": false}, "example": {...}}}}
+                                                     "reasons": {"context_recall": false}, "example": {...},
+                                                     "scoring_rules": "2026-11-29"}}}
 
-A file written before "fitted_with" existed is applied by the judge's name alone, as it was.
+A file written before "fitted_with" existed is applied by the judge's name alone, as it was, warned of
+as fitted under other scoring rules.
 "fitted_on_samples" knows the labeled samples by their texts (Sample.texts_digest): `run --labels` with
 the same samples corrects a judge with the labels it was fitted to, and is warned (seen_in_fitting).
 """
@@ -43,9 +45,9 @@ from . import models
 from .errors import LocalevalWarning, UserError, count_of
 from .metrics import METRICS
 from .options import given, option
-from .results import other_rules, write_atomically
+from .results import write_atomically
 from .samples import Sample
-from .scoring_rules import SCORING_RULES
+from .scoring_rules import SCORING_RULES, WHAT_CHANGED, other_rules
 
 CALIBRATION_FILE = "calibration.json"
 FORMAT = 1
@@ -63,7 +65,8 @@ MAX_FILE_BYTES = 1 << 24
 
 
 class CalibrationWarning(LocalevalWarning):
-    """A calibrated metric asks the judge otherwise than the bench that fitted its threshold (fit_warnings)."""
+    """A calibrated metric asks the judge otherwise, or under other scoring rules, than the bench that fitted its
+    threshold (fit_warnings); or the calibration applies none, is outdated, or was fitted on the labeled samples."""
 
 
 def check_enough_samples(samples: int) -> None:
@@ -352,14 +355,17 @@ def weights_of(folder: str | None, fingerprint: str | None) -> str | None:
 
 
 def fit_warnings(calibration: dict[str, Any] | None, judge: Any, asked: dict[str, dict[str, Any]]) -> list[str]:
-    """What a run applying `calibration` (None: none) with `judge` (the pipeline's, found not loaded)
-    must be told, or refused (check_weights); `asked` is tuning.settings_used of the run's metrics. A
-    file without "fitted_with" (written before it existed) is taken on trust, and a judge's weights are
-    read only here, for a calibration that names some."""
-    if not calibration or not calibration.get("fitted_with"):
+    """What a run applying `calibration` (`applied`'s, None: none) with `judge` (the pipeline's, found not
+    loaded) must be told, or refused (check_weights); `asked` is tuning.settings_used of the run's metrics.
+    A file without "fitted_with" (written before it existed) is taken on trust but for its scoring rules,
+    which it cannot have shared, and a judge's weights are read only here, for a calibration that names some."""
+    if not calibration:
         return []
+    other_rules_warning = fitted_by_other_rules(calibration)
+    if not calibration.get("fitted_with"):
+        return [other_rules_warning] if other_rules_warning else []
     check_weights(calibration, weights_of(models.judge_folder(judge), getattr(judge, "fingerprint", None)))
-    return [warning for warning in (asked_otherwise(calibration, asked), fitted_by_other_rules(calibration)) if warning]
+    return [warning for warning in (asked_otherwise(calibration, asked), other_rules_warning) if warning]
 
 
 def applies_none(calibration: dict[str, Any] | None, in_file: dict[str, float]) -> str | None:
@@ -409,13 +415,16 @@ def asked_otherwise(calibration: dict[str, Any], asked: dict[str, dict[str, Any]
 
 
 def fitted_by_other_rules(calibration: dict[str, Any]) -> str | None:
-    """Thresholds fitted under other scoring rules: the judge was asked of other sentences, or otherwise,
-    so its probabilities may have moved (warned, as another asking is: the weights are the same)."""
-    if (rules := calibration["fitted_with"].get("scoring_rules")) == SCORING_RULES or not calibration["thresholds"]:
+    """Thresholds applied that were fitted under other scoring rules: the judge was asked of other sentences,
+    or otherwise, so its probabilities may have moved (warned, as another asking is: the weights are the same)."""
+    rules = (calibration.get("fitted_with") or {}).get("scoring_rules")
+    if rules == SCORING_RULES or not calibration["thresholds"]:
         return None
-    return (f"{given('calibration', calibration['path'])} was fitted by {other_rules(rules, SCORING_RULES)}: what a "
-            "sentence is and what each metric asks the judge may have changed since, and its probabilities with "
-            "them, so those thresholds may not fit; fit them again with `bench --calibrate`")
+    fitted_by = other_rules(rules) if rules else "a localeval that recorded no scoring rules in it"
+    return (f"the thresholds of {given('calibration', calibration['path'])} for {', '.join(calibration['thresholds'])} "
+            f"were fitted by {fitted_by}: what a sentence is and what each metric asks the judge may have changed "
+            "since, and the judge's probabilities with them, so they may not fit; fit them again with `bench "
+            f"--calibrate`; {WHAT_CHANGED}")
 
 
 def _on_off(value: Any) -> str:

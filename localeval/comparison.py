@@ -18,8 +18,9 @@ from typing import Any
 from .estimates import LEVEL
 from .gating import ROUNDING
 from .errors import count_of
-from .results import RESULTS_FILE, WHAT_CHANGED
+from .results import RESULTS_FILE
 from .run_files import RunFiles
+from .scoring_rules import WHAT_CHANGED
 
 DROPS_SHOWN = 3  # per score, the samples that fell most
 # Pairs below which no direction is named: from 2 to 5 pairs an interval says little (a review); bench names a
@@ -143,7 +144,7 @@ def scored_otherwise(before: RunFiles, after: RunFiles, shared: list[str]) -> li
     was, now = before.summary.get("scoring_rules"), after.summary.get("scoring_rules")
     if was != now:  # an upgrade of localeval: the same answers may score otherwise (a probe: a "regression")
         notes.append(f"other scoring rules (localeval's, how it splits sentences and scores answers): {_recorded(was)} "
-                     f"before, {_recorded(now)} after; an upgrade needs a new baseline ({WHAT_CHANGED})")
+                     f"before, {_recorded(now)} after; an upgrade needs a new baseline; {WHAT_CHANGED}")
     return notes + list(_settings_changed(before.summary, after.summary, metrics)) + list(
         _metric_code_changed(before.summary, after.summary, metrics))
 

@@ -37,8 +37,7 @@ from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .run_differences import another_run
 from .samples import Sample
-from .manual import see
-from .scoring_rules import RECORDED_SINCE
+from .scoring_rules import WHAT_CHANGED, other_rules
 
 # Bumped when a field of results.jsonl or summary.json changes meaning or goes away (new fields
 # may appear without a bump): what a pipeline reading them checks.
@@ -266,18 +265,6 @@ def check_writable_folder(folder: Path) -> None:
                                  "file system); choose another folder")
 
 
-def other_rules(recorded: Any, ours: Any) -> str:
-    """Whose rules scored a folder that `ours` are not: "a localeval before 2026-11-29, which recorded no
-    scoring rules (...)", or "a localeval of other scoring rules (2026-12-03; this one's are 2026-11-29; ...)",
-    with where to read what changed (an upgrading team asked what had)."""
-    if not recorded:
-        return f"a localeval before {RECORDED_SINCE}, which recorded no scoring rules ({WHAT_CHANGED})"
-    return f"a localeval of other scoring rules ({recorded}; this one's are {ours}; {WHAT_CHANGED})"
-
-
-WHAT_CHANGED = f"`{see('changes')}` says what changed"
-
-
 def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     """--resume continues the run recorded in out_dir's run.json, and no other."""
     recorded_path = out_dir / RUN_FILE
@@ -297,7 +284,7 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
     if (rules := recorded.get("scoring_rules")) != (ours := identity.get("scoring_rules")):
         raise UserError(f"--resume: {out_dir} holds a run scored by {other_rules(rules, ours)}, whose scores would not "
                         "mix with this localeval's in one file: score into another --out, or run without --resume to "
-                        "score it afresh here (replacing it)")
+                        f"score it afresh here (replacing it); {WHAT_CHANGED}")
     if differences := another_run(recorded, identity):
         raise UserError(f"--resume: {out_dir} holds another run ({differences}); "
                         "resume it with the same data and options, or score into another --out")

@@ -1380,14 +1380,13 @@ def test_a_resume_of_another_bench_is_refused_and_keeps_it(tmp_path, capsys, mon
     del bench["scoring_rules"]  # as a bench before the scoring rules were recorded: its judges measured by others
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
     assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
-    assert ("holds a bench measured by a localeval before 2026-11-29, which recorded no scoring rules (`localeval "
-            "docs changes` says what changed): bench without "
-            "--resume (it replaces that bench) or into another --out") in capsys.readouterr().err
+    assert ("holds a bench measured by a localeval before 2026-11-29, which recorded no scoring rules: bench without "
+            "--resume (it replaces that bench) or into another --out; `localeval docs changes` says what changed"
+            ) in capsys.readouterr().err
     bench["scoring_rules"] = "2026-01-01"  # or other rules
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")
     assert main(["bench", str(SMALL), "--out", str(out), "--resume"]) == 2
-    assert (f"measured by a localeval of other scoring rules (2026-01-01; this one's are {SCORING_RULES}; "
-            "`localeval docs changes` says what changed)"
+    assert (f"measured by a localeval of other scoring rules (2026-01-01; this one's are {SCORING_RULES})"
             in capsys.readouterr().err)
     del bench["dataset"]["sha256"]  # as a bench before the digest was recorded
     (out / "bench.json").write_text(json.dumps(bench), encoding="utf-8")

@@ -771,6 +771,26 @@ def test_paths_given_to_evaluate_with_a_tilde_are_the_users_own(tmp_path, monkey
     assert [row["id"] for row in result.rows()] == ["a"]
 
 
+def test_evaluate_warns_of_other_scoring_rules_only_for_thresholds_it_applies(tmp_path):
+    """Thresholds fitted under other rules for metrics the call does not score move nothing: evaluate() warned
+    of them beside its note that the file applied no threshold (a review)."""
+    import json
+
+    from localeval.calibration import CalibrationWarning, fitted_with, write_calibration
+
+    path = tmp_path / "calibration.json"
+    write_calibration(path, {"scripted": {"context_recall": {"threshold": 0.3, "helps_both_halves": True}}}, "x", [],
+                      {"scripted": {**fitted_with(None, None, {}), "scoring_rules": "2026-01-01"}})
+    script = ScriptedJudge(lambda request: {"verdicts": [{"sentence": 1, "attributed": 1, "supported": 1}]})
+    sample = {**RAGAS_02, "id": "a", "reference": "One sentence."}
+    with pytest.warns(CalibrationWarning) as said:
+        result = localeval.evaluate([sample], ["answer_supported_precision"], judge=script, calibration=path)
+    assert not any("other scoring rules" in str(warning.message) for warning in said)
+    assert not any("other scoring rules" in line for line in result.details["warnings"])
+    with pytest.warns(CalibrationWarning, match="for context_recall were fitted by a localeval of other scoring rules"):
+        localeval.evaluate([sample], ["context_recall"], judge=script, calibration=path)
+
+
 def test_records_from_a_dataframe_to_dict_read_as_the_dataframe_does():
     """NaN for a missing reference, numpy arrays of contexts and numpy ids, as to_dict("records") and
     numpy leave them: each was refused ("expected a string, got a number", "got a ndarray", "got a int64")."""

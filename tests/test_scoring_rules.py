@@ -28,7 +28,7 @@ def _scoring_code_digest() -> str:
 def test_the_scoring_rules_follow_the_scoring_code():
     assert (SCORING_RULES, _scoring_code_digest()) == PINNED, (
         "the scoring code changed since SCORING_RULES was last set: if a score can move, set it anew "
-        "(localeval/scoring_rules.py); then pin this digest")
+        "(localeval/scoring_rules.py) and say what changed in docs/changes.md; then pin this digest")
 
 
 def _run(out: Path, judge: Path, *options: str) -> int:
@@ -58,13 +58,14 @@ def test_a_run_scored_by_other_rules_is_not_resumed_and_compare_says_so(tmp_path
     _recorded_by_an_earlier_localeval(before)
     assert main(["compare", str(before), str(after), "--same-judge"]) == EXIT_USER
     assert (f"other scoring rules (localeval's, how it splits sentences and scores answers): not recorded before, "
-            f"{SCORING_RULES} after; an upgrade needs a new baseline (`localeval docs changes` says what changed)") in capsys.readouterr().err
+            f"{SCORING_RULES} after; an upgrade needs a new baseline; `localeval docs changes` says what changed"
+            ) in capsys.readouterr().err
     kept = (before / "results.jsonl").read_bytes()
     assert _run(before, tiny_judge, "--resume") == EXIT_USER
-    assert ("holds a run scored by a localeval before 2026-11-29, which recorded no scoring rules (`localeval docs "
-            "changes` says what changed), whose scores "
+    assert ("holds a run scored by a localeval before 2026-11-29, which recorded no scoring rules, whose scores "
             "would not mix with this localeval's in one file: score into another --out, or run without --resume to "
-            "score it afresh here (replacing it)") in capsys.readouterr().err
+            "score it afresh here (replacing it); `localeval docs changes` says what changed"
+            ) in capsys.readouterr().err
     assert (before / "results.jsonl").read_bytes() == kept
 
 

@@ -680,7 +680,9 @@ def test_a_calibration_written_before_it_named_its_weights_is_taken_on_trust(tmp
     path.write_text(json.dumps({"localeval_calibration": 1, "judges": {"j": {"context_recall": {"threshold": 0.3}}}}))
     thresholds, named = load_thresholds(path, "j")
     assert thresholds == {"context_recall": 0.3} and named["fitted_with"] is None
-    assert fit_warnings(named, judge_with("any weights"), {"reasons": {"context_recall": True}}) == []
+    # its weights and asking taken on trust; its scoring rules were older than any that are recorded
+    (warning,) = fit_warnings(named, judge_with("any weights"), {"reasons": {"context_recall": True}})
+    assert "for context_recall were fitted by a localeval that recorded no scoring rules in it" in warning
 
 
 def test_thresholds_fitted_on_other_weights_are_refused_and_on_another_asking_warned_of():
@@ -708,13 +710,14 @@ def test_thresholds_fitted_by_other_scoring_rules_are_warned_of():
         return {"path": "c.json", "judge": "j", "thresholds": thresholds, "fitted_with": fitted}
 
     assert fit_warnings(named(SCORING_RULES, {"context_recall": 0.3}), judge_with("aaaa"), {}) == []
-    (warning,) = fit_warnings(named("2026-01-01", {"context_recall": 0.3}), judge_with("aaaa"), {})
-    assert warning.startswith("--calibration c.json was fitted by a localeval of other scoring rules "
-                              f"(2026-01-01; this one's are {SCORING_RULES}; `localeval docs changes` says what "
-                              "changed): ")
-    assert warning.endswith("fit them again with `bench --calibrate`")
+    (warning,) = fit_warnings(named("2026-01-01", {"context_recall": 0.3, "context_relevance": 0.6}),
+                              judge_with("aaaa"), {})
+    assert warning.startswith("the thresholds of --calibration c.json for context_recall, context_relevance were "
+                              "fitted by a localeval of other scoring rules "
+                              f"(2026-01-01; this one's are {SCORING_RULES}): ")
+    assert warning.endswith("fit them again with `bench --calibrate`; `localeval docs changes` says what changed")
     (warning,) = fit_warnings(named(None, {"context_recall": 0.3}), judge_with("aaaa"), {})
-    assert f"was fitted by a localeval before {RECORDED_SINCE}, which recorded no scoring rules" in warning
+    assert "were fitted by a localeval that recorded no scoring rules in it: " in warning
     assert fit_warnings(named(None, {}), judge_with("aaaa"), {}) == []  # no threshold applied: nothing moves
 
 

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import UserError, count_of
 from ..metrics import METRICS
-from ..results import other_rules
+from ..scoring_rules import WHAT_CHANGED, other_rules
 from ..run_differences import said_differences
 from .labels import LabeledSample
 from .report import JSON_FILE, RESULTS_DIR
@@ -116,7 +116,7 @@ def _check_same_bench(out: Path, earlier: dict[str, Any], asked: Asked) -> None:
     # other scoring rules first: no option brings them back
     if (rules := earlier.get("scoring_rules")) != (ours := asked.identity.get("scoring_rules")):
         raise UserError(f"--resume: {out} holds a bench measured by {other_rules(rules, ours)}: bench without --resume "
-                        "(it replaces that bench) or into another --out")
+                        f"(it replaces that bench) or into another --out; {WHAT_CHANGED}")
     if shown := said_differences(recorded, asked.identity):
         raise UserError(f"--resume: {out} holds another bench ({shown}); resume it with the same data and options, "
                         "or bench into another --out")
