@@ -774,7 +774,6 @@ def test_paths_given_to_evaluate_with_a_tilde_are_the_users_own(tmp_path, monkey
 def test_evaluate_warns_of_other_scoring_rules_only_for_thresholds_it_applies(tmp_path):
     """Thresholds fitted under other rules for metrics the call does not score move nothing: evaluate() warned
     of them beside its note that the file applied no threshold (a review)."""
-    import json
 
     from localeval.calibration import CalibrationWarning, fitted_with, write_calibration
 

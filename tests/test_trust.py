@@ -20,7 +20,7 @@ from localeval.gating import undecided
 from localeval.estimates import bootstrap_interval, corrected_mean
 from localeval.summary import format_table, summarize
 from localeval.samples import Sample
-from localeval.scoring_rules import RECORDED_SINCE, SCORING_RULES
+from localeval.scoring_rules import SCORING_RULES
 from localeval.trust import WEAK, measured_agreement, weak_judge_warning
 
 LABELED = Path(__file__).resolve().parent / "data" / "labeled_small.jsonl"  # four dev samples, labeled
