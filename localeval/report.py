@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from html import escape
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -20,7 +20,7 @@ from .metrics.scoring import Scoring
 from .results import REPORT_FILE, REPORT_TITLE, RESUME_AFTER_ROOM, write_atomically
 from .summary import null_reasons
 from .samples import Sample
-from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES, fenced_code
+from .text import DEFAULT_LANGUAGE, LANGUAGE_NAMES, code_units, fenced_code
 
 
 # What this report and bench's page both set (an accessibility probe): their own background, for a reader whose
@@ -451,12 +451,12 @@ def _sample_evidence(row, number: int, metrics, sample: Sample | None, threshold
     lang_attribute = _lang_attribute(sample, run_language)
     blocks = [f"<section class='sample' id='s-{number}'><h3 dir='auto'>{sample_id}</h3>",
               _inputs(sample, lang_attribute)]
-    code = _code_lines(sample)
     for metric in (m for m in metrics if m in row["evidence"]):  # sub-scores show in their metric's evidence
         evidence = row["evidence"][metric]
         score = "null" if row.get(metric) is None else f"{row[metric]:.3f}"
         how = f" <span class='p'>({escape(scored_as[metric])})</span>" if scored_as.get(metric) else ""
-        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang_attribute, code)
+        is_code = _code_test(sample, METRICS.get(metric), run_language)
+        body = (_evidence_body(evidence, METRICS.get(metric), thresholds.get(metric), lang_attribute, is_code)
                 + _sub_scores(row, METRICS.get(metric)))
         blocks.append(f"<details><summary>{escape(metric)}: {score}{how}</summary>{body}</details>")
     blocks.append("<p class='p'><a href='#samples'>back to the table</a></p></section>")
@@ -509,22 +509,34 @@ def _marked_up(text: str) -> str:
     A block is a box of its own, so the line breaks around it are its edges."""
     shown, at = [], 0
     for start, end in fenced_code(text):
-        shown += [escape(text[at:start].removesuffix("\n")), f"<code class='block'>{escape(text[start:end])}</code>"]
+        shown += [escape(text[at:start].removesuffix("\n")),
+                  f"<code class='block' dir='ltr'>{escape(text[start:end])}</code>"]
         at = end + text.startswith("\n", end)
     return "".join(shown) + escape(text[at:])
 
 
-def _code_lines(sample: Sample | None) -> frozenset[str]:
-    """The lines of a sample's fenced code blocks, stripped: a verdict on one of them (a line of code is one
-    unit, text.py) is shown as code."""
-    texts = () if sample is None else (sample.response, sample.reference, *(sample.retrieved_contexts or ()))
-    return frozenset(line.strip() for text in texts if text for start, end in fenced_code(text)
-                     for line in text[start:end].splitlines())
+def _code_test(sample: Sample | None, metric: type[Metric] | None, run_language: str) -> Callable[[Verdict], bool]:
+    """Whether a verdict of `metric` on `sample` is on a line of code (text.code_units) of the text it was split
+    from: a context sentence's chunk, or the field the metric splits (a prose sentence that equals a line of code
+    elsewhere is prose). A whole chunk (context_precision) shows its own blocks (_marked_up)."""
+    if sample is None:
+        return lambda verdict: False
+    language, field = sample.language or run_language, getattr(metric, "text_field", None)
+    chunks = sample.retrieved_contexts or ()
+
+    def source(verdict: Verdict) -> str | None:
+        if not isinstance(verdict, SentenceVerdict):
+            return None
+        if verdict.chunk is not None:
+            return chunks[verdict.chunk] if 0 <= verdict.chunk < len(chunks) else None
+        return getattr(sample, field) if field else None
+
+    return lambda verdict: bool(text := source(verdict)) and verdict.text in code_units(text, language)
 
 
 def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, threshold: float | None,
-                   lang_attribute: str = "", code: frozenset[str] = frozenset()) -> str:
-    """`code`: the sample's lines of code (_code_lines), whose verdicts show them as code."""
+                   lang_attribute: str = "", is_code: Callable[[Verdict], bool] = lambda verdict: False) -> str:
+    """`is_code`: whether a verdict is on a line of code (_code_test), which it then shows as code."""
     lines = []
     if "null_reason" in evidence:
         lines.append(f"<p class='null'>null: {escape(evidence['null_reason'])}</p>")
@@ -535,7 +547,7 @@ def _evidence_body(evidence: dict[str, Any], metric: type[Metric] | None, thresh
             if isinstance(verdict, SentenceVerdict) and verdict.chunk is not None and verdict.chunk != chunk:
                 chunk = verdict.chunk
                 lines.append(f"<div class='p'>chunk {chunk + 1}</div>")
-            lines.append(_verdict_line(verdict, threshold, lang_attribute, verdict.text in code))
+            lines.append(_verdict_line(verdict, threshold, lang_attribute, is_code(verdict)))
     for key in ("reason", "against") if metric is not None and metric.name in BUILT_IN else _own_evidence(evidence):
         if key in evidence:
             lines.append(f"<div class='reason'>{escape(str(key))}: {escape(_shown_value(evidence[key]))}</div>")
@@ -588,7 +600,9 @@ def _verdict_line(verdict: Verdict, threshold: float | None = None, lang_attribu
     reason = f" <bdi class='reason'>{escape(verdict.reason)}</bdi>" if verdict.reason else ""
     # the text and the reason isolated (<bdi>): an Arabic sentence turned the line round, "#1" into "1#"
     # the text in the sample's language (`lang_attribute`); the judge's reason in whatever it wrote
-    text = f"<code>{escape(verdict.text)}</code>" if is_code else escape(verdict.text)
+    # code left to right whatever the sample's script: an Arabic answer's `cd ..` read `.. cd` (a review)
+    text = (f"<code dir='ltr'>{escape(verdict.text)}</code>" if is_code else
+            _marked_up(verdict.text) if isinstance(verdict, ChunkVerdict) else escape(verdict.text))
     return f"<div>{mark}{confidence}{overruled}{rank}<bdi{lang_attribute}>{text}</bdi>{reason}</div>"
 
 

@@ -110,17 +110,29 @@ _WORD = re.compile(r"\w")
 @lru_cache(maxsize=4096)
 def split_sentences(text: str, language: str = DEFAULT_LANGUAGE) -> tuple[str, ...]:
     """The pysbd sentences of `text`, stripped, without empty ones; wrapped lines read as one."""
+    return tuple(unit for unit, _ in _units(text, language))
+
+
+@lru_cache(maxsize=1024)
+def code_units(text: str, language: str = DEFAULT_LANGUAGE) -> frozenset[str]:
+    """The sentences of `text` (split_sentences's) that are lines of its fenced code blocks: the report shows
+    them as code."""
+    return frozenset(unit for unit, in_code in _units(text, language) if in_code)
+
+
+def _units(text: str, language: str) -> Iterator[tuple[str, bool]]:
+    """Each sentence of `text` in order, and whether it is a line of a fenced code block."""
     if not text or not text.strip():
-        return ()
+        return
     segmenter, text = _segmenter(language), unwrapped(text)
     code = fenced_code(text)
-    sentences = []
     for start, line in _lines(text):
         if any(begin <= start < end for begin, end in code):  # a line of code is one unit: pysbd cut `cd ..` in two
-            sentences += [line.strip()] if _a_unit(line, in_code=True) else []
+            if _a_unit(line, in_code=True):
+                yield line.strip(), True
         else:
-            sentences += [piece.strip() for piece in _line_sentences(segmenter, line) if _a_unit(piece, in_code=False)]
-    return tuple(sentences)
+            yield from ((piece.strip(), False) for piece in _line_sentences(segmenter, line)
+                        if _a_unit(piece, in_code=False))
 
 
 def _lines(text: str) -> Iterator[tuple[int, str]]:

@@ -365,20 +365,36 @@ def test_a_samples_texts_carry_its_language_and_the_page_its_own(tmp_path):
 
 def test_fenced_code_shows_in_a_fixed_width_font_in_the_inputs_and_the_verdicts(tmp_path):
     """A docs chatbot's code showed as prose, its indentation lost in a proportional font (a probe)."""
-    response = "Install it:\n```bash\npip install <pkg>\n  --upgrade\n```\nThen restart."
-    chunk = "```python\nimport os\n```"
+    response = "Install it:\n```bash\npip install <pkg>\n  --upgrade\n```\nThen restart.\nDone."
+    chunk = "```python\nimport os\nDone.\n```"  # a line of code that equals a prose sentence of the response
     coded = replace(SAMPLES[0], id="code", response=response, retrieved_contexts=(chunk,))
     html = evidence_of(write_run_report(tmp_path, scored_rows([coded]), [coded]).read_text(encoding="utf-8"), "code")
     # the block a box of its own, the line breaks around it its edges; markup in code shown as text
-    assert ("<dt>response</dt><dd dir='auto' lang='en'>Install it:<code class='block'>```bash\npip install &lt;pkg&gt;"
-            "\n  --upgrade\n```</code>Then restart.</dd>") in html
-    assert "<li><div dir='auto' lang='en'><code class='block'>```python\nimport os\n```</code></div></li>" in html
-    # a verdict on a line of code shows it as code; on prose, as prose
-    assert "<bdi lang='en'><code>pip install &lt;pkg&gt;</code></bdi>" in html
-    assert "<bdi lang='en'><code>import os</code></bdi>" in html
-    assert "<bdi lang='en'>Then restart.</bdi>" in html and "<code>Then restart.</code>" not in html
-    assert "<code class='block'>" not in evidence_of(write_run_report(tmp_path, scored_rows(), SAMPLES).read_text(
+    assert ("<dt>response</dt><dd dir='auto' lang='en'>Install it:<code class='block' dir='ltr'>```bash\npip install "
+            "&lt;pkg&gt;\n  --upgrade\n```</code>Then restart.\nDone.</dd>") in html
+    assert "<li><div dir='auto' lang='en'><code class='block' dir='ltr'>```python\nimport os\nDone.\n```</code></div></li>" in html
+    # a verdict on a line of code shows it as code; on prose, as prose, though the same words are code elsewhere
+    assert "<bdi lang='en'><code dir='ltr'>pip install &lt;pkg&gt;</code></bdi>" in html
+    assert "<bdi lang='en'><code dir='ltr'>import os</code></bdi>" in html
+    assert "<bdi lang='en'>Then restart.</bdi>" in html and "<code dir='ltr'>Then restart.</code>" not in html
+    answer = html[html.index("answer_supported_precision:"):]
+    assert "<bdi lang='en'>Done.</bdi>" in answer[:answer.index("</details>")]  # the response's prose
+    context = html[html.index("context_relevance:"):]
+    assert "<bdi lang='en'><code dir='ltr'>Done.</code></bdi>" in context[:context.index("</details>")]  # the chunk's code
+    assert "<code class='block'" not in evidence_of(write_run_report(tmp_path, scored_rows(), SAMPLES).read_text(
         encoding="utf-8"), "paris")  # no fence, no code
+
+
+def test_code_reads_left_to_right_in_a_right_to_left_sample_and_a_whole_chunk_shows_its_blocks():
+    """An Arabic answer's block took its direction: `cd ..` read `.. cd`, `--upgrade` `upgrade--` (a review)."""
+    from localeval.metrics.evidence import ChunkVerdict
+    from localeval.report import _input, _verdict_line
+
+    arabic = "شغّل هذا:\n```bash\ncd ..\n```"
+    assert _input("response", arabic, " lang='ar'") == ("<dt>response</dt><dd dir='auto' lang='ar'>شغّل هذا:<code "
+                                                        "class='block' dir='ltr'>```bash\ncd ..\n```</code></dd>")
+    chunk = ChunkVerdict("Run:\n```\nmake\n```", 1, rank=0)  # context_precision judges a chunk whole
+    assert "<bdi>Run:<code class='block' dir='ltr'>```\nmake\n```</code></bdi>" in _verdict_line(chunk)
 
 
 def test_each_row_links_to_its_own_sample_whatever_its_id(tmp_path):
