@@ -1554,22 +1554,32 @@ def test_a_labeled_text_that_differs_from_the_data_says_where():
 
 
 def test_labels_made_on_other_texts_name_every_field_and_sample_that_differ(tmp_path):
-    """Only the first field of the first sample was named: a data file made again was fixed one run at a time."""
+    """Only the first field of the first sample was named: a data file made again was mended one run at a time."""
     from localeval.bench.labels import human_scores
     from localeval.data import load_samples
 
     records = [json.loads(line) for line in SMALL.read_text().splitlines()]
-    records[0] = {**records[0], "user_input": "Another question?", "response": "Another answer."}
-    records[2] = {**records[2], "reference": "Another reference."}
     data = tmp_path / "data.jsonl"
-    data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "labels"}) + "\n" for r in records))
-    with pytest.raises(UserError) as refused:
-        human_scores(SMALL, load_samples(data), ["context_recall"])
-    message = str(refused.value)
-    first, second = records[0]["id"], records[2]["id"]
-    assert f"sample {first} has another user_input than the sample of that id in the data (from character 1: " in message
-    assert "in the data), and another response; labels hold only for the texts" in message
-    assert message.endswith(f"; 1 more labeled sample differs too: {second}")
+
+    def refused(edited: list[dict]) -> str:
+        data.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "labels"}) + "\n" for r in edited))
+        with pytest.raises(UserError) as refusal:
+            human_scores(SMALL, load_samples(data), ["context_recall"])
+        return str(refusal.value)
+
+    edited = [{**records[0], "user_input": "Another question?", "response": "Another answer."}, *records[1:]]
+    first = records[0]["id"]
+    assert (f"sample {first} has another user_input than the sample of that id in the data (from character 1: "
+            f"{records[0]['user_input'][:10]!r} in the labels, 'Another qu' in the data), and another response; labels "
+            "hold only for the texts they were made on (label it again, ") in refused(edited)
+    edited[2] = {**records[2], "reference": "Another reference."}
+    edited[3] = {**records[3], "reference": "Another.", "retrieved_contexts": ["Other."]}
+    message = refused(edited)
+    assert f": 3 labeled samples have other texts than the samples of their ids in the data: {first} has another " \
+           "user_input (from character 1: " in message
+    assert (f"in the data), and another response; also {records[2]['id']} (reference), {records[3]['id']} "
+            "(retrieved_contexts, reference); labels hold only for the texts they were made on (label them again, or "
+            "score the data they were labeled on; ") in message
 
 
 def test_the_noncommittal_flag_is_measured_by_balanced_accuracy_not_agreement():

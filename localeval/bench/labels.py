@@ -190,10 +190,10 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                         + ("; a file without ids is matched by line number, so give both files the same ids"
                            if numbered else _nearest_id(strangers, by_id)))
     # an id alone may be a line number: the labels must be of this very sample
-    if changed := [(item.sample, by_id[item.sample.id]) for item in labeled if _texts(item.sample) != _texts(by_id[item.sample.id])]:
-        raise UserError(f"{given('labels', path)}: {_other_texts(*changed[0])}; labels hold only for the texts they "
-                        "were made on (label it again, or score the data it was labeled on; a file without ids is "
-                        f"matched by line number){_also_changed([sample.id for sample, _ in changed[1:]])}")
+    changed = [(item.sample, by_id[item.sample.id]) for item in labeled
+               if _texts(item.sample) != _texts(by_id[item.sample.id])]
+    if changed:
+        raise UserError(f"{given('labels', path)}: {_other_texts(changed)}")
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
@@ -204,20 +204,26 @@ def _texts(sample: Sample) -> tuple:
     return tuple(getattr(sample, field) for field in TEXTS)
 
 
-def _other_texts(labeled: Sample, data: Sample) -> str:
-    """How a labeled sample's texts differ from the data's sample of its id: every field named, the first
-    with where it differs (the rest of a sample edited in two fields was found one run at a time)."""
-    differing = [field for field in TEXTS if getattr(labeled, field) != getattr(data, field)]
-    where = _first_difference(getattr(labeled, differing[0]), getattr(data, differing[0]))
-    also = "".join(f", and another {field}" for field in differing[1:])
-    return f"sample {labeled.id} has another {differing[0]} than the sample of that id in the data{where}{also}"
+def _other_texts(changed: list[tuple[Sample, Sample]]) -> str:
+    """How labeled samples' texts differ from the data's samples of their ids: every field of each named, the
+    first with where it differs. Only the first field of the first sample was named, and a data file made again
+    was mended one run at a time."""
+    first, data = changed[0]
+    fields = _differing(first, data)
+    where = _first_difference(getattr(first, fields[0]), getattr(data, fields[0]))
+    also = "".join(f", and another {field}" for field in fields[1:])
+    if len(changed) == 1:
+        return (f"sample {first.id} has another {fields[0]} than the sample of that id in the data{where}{also}; labels "
+                "hold only for the texts they were made on (label it again, or score the data it was labeled on; a "
+                "file without ids is matched by line number)")
+    others = first_few([f"{labeled.id} ({', '.join(_differing(labeled, data))})" for labeled, data in changed[1:]])
+    return (f"{len(changed)} labeled samples have other texts than the samples of their ids in the data: {first.id} "
+            f"has another {fields[0]}{where}{also}; also {others}; labels hold only for the texts they were made on "
+            "(label them again, or score the data they were labeled on; a file without ids is matched by line number)")
 
 
-def _also_changed(ids: list[str]) -> str:
-    """The other labeled samples whose texts differ too: a data file made again changes many at once."""
-    if not ids:
-        return ""
-    return f"; {count_of(len(ids), 'more labeled sample')} differ{'s' if len(ids) == 1 else ''} too: {first_few(ids)}"
+def _differing(labeled: Sample, data: Sample) -> list[str]:
+    return [field for field in TEXTS if getattr(labeled, field) != getattr(data, field)]
 
 
 def _nearest_id(strangers: list[str], ids: Iterable[str]) -> str:
