@@ -207,8 +207,9 @@ def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], s
 
 
 def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, report: Path, said: set[str]) -> None:
-    """The table of means, why some are null, the warnings not said yet and where the files are; on
-    stdout, or on stderr where stdout is --json's document."""
+    """The table of means, why some are null and where the files are, on stdout, or on stderr where stdout is
+    --json's document; the warnings not said yet after the table, on stderr as every other warning is (a
+    batch job's stderr log missed the weak judge's, printed on stdout: an HPC probe)."""
     say = to_stderr if args.json else print
     say(format_table(document["metrics"]))
     if why_null := format_null_reasons(document["metrics"]):
@@ -218,7 +219,7 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
     unsaid = [w for w in document["warnings"] if w not in said]
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
         if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
-            say(f"\nlocaleval: {for_terminal(note)}")
+            to_stderr(f"\nlocaleval: {for_terminal(note)}")
     say(f"\n{count_of(len(plan.samples), 'sample')} ({document['scored_this_run']} of them by this run) in "
         f"{document['timings']['total_seconds']:.1f} s; results in {for_terminal(str(writer.path))}, report in "
         f"{for_terminal(str(report))}")  # an --out with ESC or a line break in it, as the warnings show it

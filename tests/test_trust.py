@@ -881,7 +881,7 @@ def test_a_judge_folder_of_ones_own_is_said_to_be_unmeasured_unless_labels_corre
     expected = f"note: the judge {tiny_judge} has not been measured against people"
     assert main(["run", str(data), "--judge", str(tiny_judge), "--metrics", "context_recall",
                  "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    assert f"localeval: {expected}" in capsys.readouterr().out  # after the table, with the run's other notes
+    assert f"localeval: {expected}" in capsys.readouterr().err  # after the table, with the run's other warnings
     summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
     assert any(line.startswith(expected) for line in summary["warnings"]) and summary["limit"] is None  # every sample
     with pytest.warns(localeval.UnmeasuredJudgeWarning, match="bench it on labeled data") as caught:
