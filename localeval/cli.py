@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
-from typing import Any
+from typing import Any, NoReturn
 
 from . import __version__, manual, models, offline
 from .cluster import Cluster
@@ -477,6 +477,21 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(), _stopped_as_by_ctrl_c(), _guarded("stderr", _stderr_failed):
         warnings.showwarning = _one_line_warning
         return _dispatch(args)
+
+
+def console() -> NoReturn:
+    """The process's entry (`python -m localeval`, the `localeval` script): main's exit status, which a stop
+    that comes while the interpreter shuts down cannot change. A second SIGTERM within a second of the first
+    (srun forwards one, a batch script's trap another) met Python's default handler, put back when main
+    returned, and the run that had said "interrupted", exit 130, ended 143 (an HPC probe)."""
+    status = main()
+    if threading.current_thread() is threading.main_thread():
+        for number in filter(None, (getattr(signal, stop, None) for stop in _STOPS)):
+            signal.signal(number, signal.SIG_IGN)  # the command is over: its status is said
+    raise SystemExit(status)
+
+
+_STOPS = ("SIGTERM", "SIGHUP", "SIGBREAK")  # what _stopped_as_by_ctrl_c makes a Ctrl-C
 
 
 @contextmanager

@@ -1112,6 +1112,18 @@ def test_sigterm_and_sighup_end_a_run_as_ctrl_c_does(tmp_path, capsys, tiny_judg
         signal.signal(number, before)
 
 
+def test_a_stop_while_the_interpreter_shuts_down_keeps_the_commands_exit_status():
+    """A second SIGTERM within a second of the first (srun forwards one, a batch script's trap another) met
+    Python's default handler once main had returned: an interrupted run that said so ended 143, not 130."""
+    code = ("import atexit, os, signal, time\n"
+            "from localeval import cli\n"
+            "cli.main = lambda: 130  # a run that was interrupted, and said so\n"
+            "atexit.register(lambda: (os.kill(os.getpid(), signal.SIGTERM), time.sleep(0.5)))  # the second stop\n"
+            "cli.console()\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == EXIT_INTERRUPTED, (done.returncode, done.stderr[-2000:])
+
+
 def test_a_run_under_nohup_outlives_its_terminal(tmp_path, capsys, tiny_judge, monkeypatch):
     """nohup ignores SIGHUP so that a run goes on once its terminal closes: localeval leaves that so."""
     from localeval.engine.judge import TransformersJudge
