@@ -33,7 +33,7 @@ import platformdirs
 from filelock import FileLock, Timeout
 
 from .engine.limits import DEFAULT_BATCH_SIZE
-from .errors import EnvironmentFailure, UserError, closest
+from .errors import EnvironmentFailure, UserError, closest, count_of
 from .options import given, option
 from .paths import umask, users_folder
 from .results import file_digest
@@ -732,38 +732,59 @@ def _prepared(spec: ModelSpec, parts: list[Path], log: Callable[[str], None]) ->
     if (damage := spec.damage()) is not None:
         log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
+    _leftovers_removed(spec, log)
     _assemble_and_convert(spec, parts)
     log(f"prepared {spec.name} in {spec.stored_path}")
     return spec.stored_path
 
 
+def _leftovers_removed(spec: ModelSpec, log: Callable[[str], None]) -> None:
+    """The folders an earlier preparation of this model left in the store when it was killed (SIGKILL, the
+    out-of-memory killer, a scheduler's kill after its grace period): its GGUF and half-converted weights,
+    hundreds of megabytes to gigabytes each time, which nothing removed (an HPC probe). Only this model's,
+    named as _assemble_and_convert and _replace_folder name them; the caller holds its lock, so no other
+    process is writing them."""
+    leftover = re.compile(rf"\.{re.escape(spec.name)}-(?:old-)?[a-z0-9_]{{8}}")  # mkdtemp's 8 random characters
+    found = [path for path in store_dir().iterdir() if leftover.fullmatch(path.name) and path.is_dir()]
+    for path in found:
+        shutil.rmtree(path, ignore_errors=True)
+    if found:
+        log(f"{spec.name}: removed {count_of(len(found), 'folder')} that an earlier preparation, stopped, left in "
+            f"{store_dir()}")
+
+
 def _what_failed(error: OSError) -> str:
     """Why preparing failed, and the way out: room only when room is what ran out."""
     if error.errno in (errno.ENOSPC, errno.EDQUOT):
-        return (f"{error.strerror}; it needs about three times its download size free in {tempfile.gettempdir()} "
-                f"and in the model store {store_dir()} (LOCALEVAL_MODEL_STORE)")
+        return (f"{error.strerror}; it needs up to five times its download size free in the model store "
+                f"{store_dir()} (LOCALEVAL_MODEL_STORE): its GGUF, and the weights converted from it")
     where = f" ({error.filename})" if error.filename else ""
-    return (f"{error.strerror or error}{where}; the temporary folder {tempfile.gettempdir()} and the model store "
-            f"{store_dir()} (LOCALEVAL_MODEL_STORE) must be folders this user can write")
+    return (f"{error.strerror or error}{where}; the model store {store_dir()} (LOCALEVAL_MODEL_STORE) must be a "
+            "folder this user can write")
 
 
 def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
-    """The parts joined into one GGUF, checked by sha256, converted into the store atomically."""
-    with tempfile.TemporaryDirectory(prefix="localeval-gguf-") as scratch:
-        gguf = Path(scratch) / "model.gguf"
+    """The parts joined into one GGUF, checked by sha256, converted into the store atomically. The GGUF is
+    assembled in the store too, beside the weights, so that a preparation killed midway leaves both where the
+    next one finds them under the model's lock (_leftovers_removed): in the temporary folder, which others
+    share, it could not tell its own from another's."""
+    store = _ensure(store_dir())
+    scratch = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=store))
+    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=store))
+    try:
+        gguf = scratch / "model.gguf"
         digest = _concatenate(parts, gguf)
         if digest != spec.gguf["sha256"]:
             raise UserError(f"{spec.name}: GGUF sha256 is {digest}, expected {spec.gguf['sha256']}; reinstall: {spec.install}")
-        staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=_ensure(store_dir())))
-        try:
-            _convert(gguf, staging)
-            (staging / PROVENANCE_FILE).write_text(json.dumps(
-                {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages),
-                 "files": file_digests(staging)}, indent=2) + "\n")
-            _readable_as_the_umask_allows(staging)
-            _replace_folder(staging, spec.stored_path)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
+        _convert(gguf, staging)
+        (staging / PROVENANCE_FILE).write_text(json.dumps(
+            {"name": spec.name, "gguf_sha256": digest, "packages": list(spec.packages),
+             "files": file_digests(staging)}, indent=2) + "\n")
+        _readable_as_the_umask_allows(staging)
+        _replace_folder(staging, spec.stored_path)
+    finally:
+        for folder in (scratch, staging):
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 # llama.cpp's split GGUFs: model-00001-of-00003.gguf and its siblings, which transformers cannot read

@@ -11,6 +11,7 @@ import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 import sys
 import tomllib
 import zipfile
@@ -153,9 +154,9 @@ def test_the_store_is_the_users_data_directory_unless_overridden(tmp_path, monke
 
 
 @pytest.mark.parametrize(("failure", "expected", "not_said"), [
-    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device; it needs about three times", "must be"),
-    (OSError(errno.EACCES, "Permission denied", "/store/x"), "Permission denied (/store/x); the temporary folder",
-     "three times"),
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device; it needs up to five times", "must be"),
+    (OSError(errno.EACCES, "Permission denied", "/store/x"), "Permission denied (/store/x); the model store",
+     "five times"),
 ])
 def test_a_model_that_cannot_be_prepared_says_why_and_asks_for_room_only_when_room_ran_out(
         tmp_path, monkeypatch, failure, expected, not_said):
@@ -246,6 +247,29 @@ def test_preparing_again_replaces_a_folder_left_incomplete(tmp_path, monkeypatch
     models._assemble_and_convert(spec, [part])
     assert (spec.stored_path / "model.safetensors").read_bytes() == b"tensors"
     assert sorted(path.name for path in spec.stored_path.parent.iterdir()) == [spec.stored_path.name]  # nothing aside
+
+
+def test_a_preparation_killed_midway_leaves_nothing_the_next_one_does_not_remove(tmp_path, monkeypatch):
+    """A SIGKILL while the judge was prepared left its GGUF (in TMPDIR) and its half-converted weights (in the
+    store), 350 MB for the default judge each time, which nothing removed (an HPC probe). Both are in the store
+    now, under the model's lock, and the next preparation removes them; another model's are left alone."""
+    spec, part = a_conversion(tmp_path, monkeypatch)
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [part])
+    monkeypatch.setattr(models, "registry", lambda: {**REGISTERED, spec.name: spec})
+    store = tmp_path / "store"
+    killed = [store / f".{spec.name}-k1ll3d_x", store / f".{spec.name}-old-abcdefgh"]
+    others = [store / f".{spec.name}-v2-abcdefgh", store / ".another-model-abcdefgh"]  # another model's, perhaps
+    for folder in [*killed, *others]:
+        folder.mkdir(parents=True)
+        (folder / "model.gguf").write_bytes(b"left")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "tmp"))  # nothing of the GGUF goes there now
+    (tmp_path / "tmp").mkdir()
+    said = []
+    assert models.prepare(spec, log=said.append) == spec.stored_path
+    assert sorted(path.name for path in store.iterdir()) == sorted(
+        [spec.stored_path.name, f".{spec.name}.lock", *(folder.name for folder in others)])
+    assert f"{spec.name}: removed 2 folders that an earlier preparation, stopped, left in {store}" in said
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def _prepared_with_real_weights(tmp_path, monkeypatch):
