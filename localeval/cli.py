@@ -460,6 +460,7 @@ def add_bench_parser(commands, default_batch_size: int, default_max_batch_tokens
 
 def main(argv: list[str] | None = None) -> int:
     offline.defaults_for_the_command_line()  # before anything imports a Hugging Face library
+    _threads_as_allotted()  # before torch loads
     stdout_closed = _closed_streams_to_devnull()
     _unencodable_replaced()
     parser = build_parser()
@@ -477,6 +478,15 @@ def main(argv: list[str] | None = None) -> int:
     with warnings.catch_warnings(), _stopped_as_by_ctrl_c(), _guarded("stderr", _stderr_failed):
         warnings.showwarning = _one_line_warning
         return _dispatch(args)
+
+
+def _threads_as_allotted() -> None:
+    """A Slurm job's CPUs (SLURM_CPUS_PER_TASK) as torch's threads, where OMP_NUM_THREADS does not say
+    otherwise: on a cluster that does not pin a job to its cores, a 1-CPU job's torch took every core of the
+    node (an HPC probe). torch reads it once, as it loads."""
+    allotted = os.environ.get("SLURM_CPUS_PER_TASK", "").strip()
+    if allotted.isdigit() and int(allotted) > 0:
+        os.environ.setdefault("OMP_NUM_THREADS", allotted)
 
 
 def console() -> NoReturn:

@@ -99,4 +99,11 @@ def describe(device: str) -> str:
     import os
     import platform
 
-    return f"CPU ({platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()})"
+    from .bench.cpu_share import allowed_cores
+
+    # the cores this process may use where fewer than the machine's (taskset, a scheduler's cgroup): a 1-CPU
+    # job read "2 cores, torch threads 1" (an HPC probe)
+    allowed = allowed_cores()
+    cores = os.cpu_count() or allowed
+    of_them = f", {allowed} of them allowed" if allowed < cores else ""
+    return f"CPU ({platform.machine()}, {cores} cores{of_them}, torch threads {torch.get_num_threads()})"
