@@ -22,12 +22,21 @@ def cache_command(args) -> int:
     if path.exists():
         _describe_cache(path, chosen)
     else:
-        print(f"judge-answer cache: none yet at {path} ({chosen}); a run makes it")
+        print(f"judge-answer cache: none yet at {path} ({chosen}); {_made_by_a_run(path)}")
     if aside:  # earlier answers too: said, where a reader of this listing would think them gone
         size = sum(copy.stat().st_size for copy in aside)
         print(f"a damaged copy of it, set aside by a run that found it damaged: {for_terminal(str(aside[0]))} "
               f"({_size(size)}); no run reads it, and cache clear deletes it")
     return EXIT_OK
+
+
+def _made_by_a_run(path: Path) -> str:
+    """"a run makes it", or why a run cannot (it stops at once, exit 3): a read-only folder was promised a
+    cache (an HPC probe)."""
+    from .engine.cache import unwritable_because
+
+    reason = unwritable_because(path)
+    return "a run makes it" if reason is None else f"a run cannot make it ({reason}), and stops at once, exit 3"
 
 
 def _cleared(path: Path, aside: list[Path], chosen: str) -> int:

@@ -35,7 +35,7 @@ from filelock import FileLock, Timeout
 from .engine.limits import DEFAULT_BATCH_SIZE
 from .errors import EnvironmentFailure, UserError, closest, count_of
 from .options import given, option
-from .paths import umask, users_folder
+from .paths import umask, unwritable_because, users_folder
 from .results import file_digest
 from .shell import quoted
 
@@ -683,6 +683,18 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
             return _prepared(spec, parts, log)
     except OSError as error:  # the lock, the GGUF assembled in the temporary folder, the model written to the store
         raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
+
+
+def store_unwritable(specs: list[ModelSpec]) -> str | None:
+    """Where a model of `specs` is installed but not prepared, and the store it must be prepared in cannot be
+    written: what to do, said before any model loads. A user whose HOME was a folder that is not there was told
+    of the cache, then on the next run, after seconds of imports, of the store (an HPC probe)."""
+    unprepared = [spec.name for spec in specs if spec.in_store and spec.installed() and spec.local_path() is None]
+    if not unprepared or (reason := unwritable_because(store_dir() / f".{unprepared[0]}.lock")) is None:
+        return None
+    return (f"the model store {store_dir()} cannot be written ({reason}), and {' and '.join(unprepared)} must be "
+            "prepared in it first; set LOCALEVAL_MODEL_STORE to a folder this user can write, or prepare it where one "
+            f"can (`localeval models prepare {unprepared[0]}`) and copy the store")
 
 
 def check_preparable(spec: ModelSpec) -> None:

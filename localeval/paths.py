@@ -84,6 +84,23 @@ def users_folders(*folders: Callable[[], Path]) -> None:
         raise NoHomeFolder(asked)
 
 
+def unwritable_because(path: Path) -> str | None:
+    """Why a file at `path`, and others beside it, cannot be written where it is or made where it would be;
+    None where they can. Nothing is created."""
+    try:
+        existing = next(place for place in (path, *path.parents) if place.exists())
+        if existing == path and not path.is_file():
+            return "a folder is where its file belongs"
+        folder = path.parent if existing == path else existing
+        if not folder.is_dir():
+            return f"{folder} is a file, not a folder"
+        if not os.access(folder, os.W_OK | os.X_OK) or (existing == path and not os.access(path, os.W_OK)):
+            return "permission denied or a read-only file system"
+    except OSError as error:  # a folder on the way that cannot be looked into, a name too long
+        return error.strerror or str(error)
+    return None
+
+
 def check_temporary_folder() -> None:
     """Refuse at once where no temporary folder can be written: torch takes one on import, and without
     it a run was a traceback after seconds (a container whose root file system is read-only and has

@@ -19,7 +19,7 @@ from .calibration import (CalibrationWarning, applied, applies_none, described, 
                           outdated_thresholds, scoring_overridden, seen_in_fitting)
 from .cluster import Cluster, cluster_for, scored_on
 from .data import load_samples
-from .engine.cache import check_writable as check_cache_writable
+from .engine.cache import unwritable as cache_unwritable
 from .engine.cache import default_cache_dir
 from .engine.limits import BatchLimits
 from .errors import (EXIT_BELOW_THRESHOLD, EXIT_INTERRUPTED, EXIT_OK, EnvironmentFailure, LocalevalWarning,
@@ -83,8 +83,6 @@ def run_command(args) -> int:
     it made is removed)."""
     started = time.perf_counter()
     plan = _plan(args)
-    if not args.no_cache and args.ray in (None, "local"):  # this machine's cache: a cluster's are its workers'
-        check_cache_writable()  # one that cannot be written failed its first write, after the models loaded
     # Claimed now, before torch loads (seconds): a second run aimed here is refused at once. Whatever
     # fails inside leaves an earlier run's files as they were, and a folder this run made is removed.
     with claim_folder(Path(args.out)):
@@ -178,19 +176,23 @@ def _plan(args) -> RunPlan:
 
 
 def _check_users_folders(args, metrics) -> None:
-    """The model store (where a registered model is used) and the cache this machine's run needs, found or, for a
-    user with no home folder, named together: they were named one run at a time, the store only after seconds of
-    imports (a container probe)."""
+    """The model store (where a registered model is used) and the cache this machine's run needs, found and, where
+    they must be written, writable, or for a user with no home folder named together: they were named one run at a
+    time, the store only after seconds of imports (a container probe, an HPC probe)."""
     if args.ray not in (None, "local"):  # a cluster's workers find their own
         return
 
-    def stored(name, kind: str, used: bool) -> bool:  # a folder of one's own needs no store, nor the registered
-        spec = models.registry().get(name or models.default_model(kind)) if used else None  # embedder (a review)
-        return spec is not None and spec.in_store
+    def stored(name, kind: str, used: bool) -> list[models.ModelSpec]:  # a folder of one's own needs no store,
+        spec = models.registry().get(name or models.default_model(kind)) if used else None  # nor the registered
+        return [spec] if spec is not None and spec.in_store else []  # embedder (a review)
 
-    store = stored(args.judge, "judge", any(m.asks_a_model() for m in metrics)) or stored(
-        args.embedder, "embedder", any(m.uses_embedder for m in metrics))
-    users_folders(*[models.store_dir] * store, *[default_cache_dir] * (not args.no_cache))
+    specs = [*stored(args.judge, "judge", any(m.asks_a_model() for m in metrics)),
+             *stored(args.embedder, "embedder", any(m.uses_embedder for m in metrics))]
+    users_folders(*[models.store_dir] * bool(specs), *[default_cache_dir] * (not args.no_cache))
+    # the cache failed its first write, after the models loaded; a store, as its model was prepared
+    if unwritable := [why for why in (None if args.no_cache else cache_unwritable(), models.store_unwritable(specs))
+                      if why]:
+        raise EnvironmentFailure("; and ".join(unwritable))
 
 
 def _kept_warnings(args, plan: RunPlan, set_up: list[str], misfits: list[str], summary: dict) -> list[str]:

@@ -1456,6 +1456,35 @@ def test_an_answer_cache_that_cannot_be_written_is_found_before_the_models_load(
         check_writable(tmp_path / ("a" * 300) / "judge-answers.sqlite")
 
 
+def test_a_cache_and_a_model_store_that_cannot_be_written_are_named_together_before_the_models_load(
+        tmp_path, capsys, monkeypatch):
+    """HOME set to a folder that is not there (a batch job's): the run named the cache; the next, after seconds of
+    imports, the store its judge had to be prepared in (an HPC probe). Root writes anywhere, so the folders'
+    answers are given here: a place `unwritable_because` turns down."""
+    from localeval import hf, models
+    from localeval.engine import cache
+
+    store, answers = tmp_path / "store", tmp_path / "cache"
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))  # empty: the default judge is to be prepared there
+    monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(answers))
+    denied = lambda path: "permission denied or a read-only file system"  # noqa: E731
+    monkeypatch.setattr(cache, "unwritable_because", denied)
+    monkeypatch.setattr(models, "unwritable_because", denied)
+    monkeypatch.setattr(hf, "load", raising(AssertionError("a model was loaded")))
+    data = tmp_path / "data.jsonl"
+    data.write_bytes(jsonl(GOOD))
+    argv = ["run", str(data), "--out", str(tmp_path / "out")]
+    judge = models.default_model("judge")
+    fails(capsys, argv, EXIT_ENVIRONMENT,
+          f"the judge-answer cache {answers / 'judge-answers.sqlite'} cannot be written (permission denied or a "
+          "read-only file system); set LOCALEVAL_CACHE_DIR to a writable folder, or turn the cache off (--no-cache); "
+          f"and the model store {store} cannot be written (permission denied or a read-only file system), and {judge} "
+          f"must be prepared in it first; set LOCALEVAL_MODEL_STORE to a folder this user can write, or prepare it "
+          f"where one can (`localeval models prepare {judge}`) and copy the store")
+    fails(capsys, [*argv, "--no-cache"], EXIT_ENVIRONMENT, f"localeval: error: the model store {store} cannot be written")
+    assert not (tmp_path / "out").exists() and not store.exists()
+
+
 def test_an_answer_cache_folder_that_is_a_file_is_refused_before_any_judging(tmp_path, capsys, tiny_judge, monkeypatch):
     """It failed once the judge had loaded and a window was judged, as exit 3, "free space"."""
     from localeval.engine.judge import TransformersJudge

@@ -31,7 +31,7 @@ from filelock import FileLock
 
 from ..errors import EnvironmentFailure, LocalevalWarning, warn
 from ..options import switched_off
-from ..paths import users_folder
+from ..paths import unwritable_because, users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
@@ -72,26 +72,16 @@ def check_writable(path: Path | None = None) -> None:
     """Before any model loads: the cache file can be written where it is (or made where it would be),
     else the error its first write would give, now rather than after the judge has loaded. Nothing is
     created: a run refused later leaves the cache folder alone."""
+    if (why := unwritable(path)) is not None:
+        raise EnvironmentFailure(why)
+
+
+def unwritable(path: Path | None = None) -> str | None:
+    """What check_writable would say of the cache file at `path` (default: the user's), or None where it can be
+    written (sqlite writes a journal beside its file: its folder must be writable too)."""
     path = path or default_cache_file()
-    try:
-        reason = _unwritable_because(path)
-    except OSError as error:  # a folder on the way that cannot be looked into, a name too long
-        reason = error.strerror or str(error)
-    if reason is not None:
-        raise EnvironmentFailure(_cannot_write(path, reason))
-
-
-def _unwritable_because(path: Path) -> str | None:
-    existing = next(place for place in (path, *path.parents) if place.exists())
-    if existing == path and not path.is_file():
-        return "a folder is where its file belongs"
-    folder = path.parent if existing == path else existing
-    if not folder.is_dir():
-        return f"{folder} is a file, not a folder"
-    # sqlite writes a journal beside its file: the folder must be writable too
-    if not os.access(folder, os.W_OK | os.X_OK) or (existing == path and not os.access(path, os.W_OK)):
-        return "permission denied or a read-only file system"
-    return None
+    reason = unwritable_because(path)
+    return None if reason is None else _cannot_write(path, reason)
 
 
 def _cannot_write(path: Path, reason: object) -> str:
