@@ -35,7 +35,7 @@ from .options import given
 from .paths import LINK_LOOP, broken_link, umask
 from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
-from .run_differences import another_run
+from .run_differences import another_run, dtype_advice
 from .samples import Sample
 from .scoring_rules import WHAT_CHANGED, other_rules
 
@@ -286,8 +286,8 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
                         "mix with this localeval's in one file: score into another --out, or run without --resume to "
                         f"score it afresh here (replacing it); {WHAT_CHANGED}")
     if differences := another_run(recorded, identity):
-        raise UserError(f"--resume: {out_dir} holds another run ({differences}); "
-                        "resume it with the same data and options, or score into another --out")
+        raise UserError(f"--resume: {out_dir} holds another run ({differences}); resume it with the same data and "
+                        f"options, or score into another --out{dtype_advice(recorded, identity)}")
 
 
 # What a run that could not write its summary or report says to do: its scores are all saved.

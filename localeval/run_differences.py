@@ -104,6 +104,22 @@ NOT_SET = object()  # a key one run records and the other does not (with_inputs 
 JUDGE_IDENTITY = ("model", "weights", "dtype", "decoding")  # the parts of a judge's identity (engine/judge.py)
 
 
+def dtype_advice(recorded: dict[str, Any], now: dict[str, Any]) -> str:
+    """How to resume a run whose judge computes in another dtype or layout here: `--dtype auto` chooses by the
+    machine, and a job requeued onto another kind of node was refused with nothing but "torch.float32+prepacked
+    there, torch.bfloat16+prepacked now" (an HPC probe). "" where the dtype does not differ."""
+    there, here = _identity_parts(recorded.get("judge")), _identity_parts(now.get("judge"))
+    if not (there and here) or there[0] != here[0] or there[2] == here[2]:
+        return ""
+    (dtype, *layout), (_, *layout_here) = there[2].split("+"), here[2].split("+")
+    if "int8-weights" in layout:
+        dtype, layout = "int8", [part for part in layout if part != "int8-weights"]
+    if layout == [part for part in layout_here if part != "int8-weights"]:
+        return f"; the run was scored in {dtype.removeprefix('torch.')}: resume it with --dtype {dtype.removeprefix('torch.')}"
+    return ("; the run was scored on another kind of device, its weights laid out otherwise: resume it on a machine "
+            "like the one it began on")
+
+
 def _identity_parts(identity: Any) -> list[str] | None:
     parts = identity.split("|") if isinstance(identity, str) else []
     return parts if len(parts) == len(JUDGE_IDENTITY) else None

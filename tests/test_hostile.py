@@ -2107,7 +2107,19 @@ def test_resuming_with_another_dtype_names_the_dtype(capsys, finished, tiny_judg
     err = fails(capsys, ["run", str(data), "--judge", str(tiny_judge), "--out", str(out), "--resume", "--no-cache",
                          "--dtype", "bfloat16"], EXIT_USER, "holds another run (judge dtype: torch.float32")
     assert "torch.bfloat16" in err and "..." not in err
+    # --dtype auto chooses by the machine: a job requeued onto another kind of node is told what to give
+    assert err.strip().endswith("; the run was scored in float32: resume it with --dtype float32")
     assert {name: (out / name).read_bytes() for name in before} == before
+    from localeval.run_differences import dtype_advice
+
+    def advice(there: str, here: str) -> str:
+        return dtype_advice({"judge": f"j|1|{there}|greedy"}, {"judge": f"j|1|{here}|greedy"})
+
+    assert advice("torch.bfloat16+int8-weights", "torch.float32") == (
+        "; the run was scored in int8: resume it with --dtype int8")
+    assert advice("torch.bfloat16", "torch.float32+prepacked").endswith("on a machine like the one it began on")  # a GPU's
+    assert advice("torch.float32", "torch.float32") == ""
+    assert dtype_advice({"judge": "j|1|a|greedy"}, {"judge": "k|2|b|greedy"}) == ""  # another judge: no dtype to give
     from localeval.run_differences import said_differences  # another model: that alone, not its weights and dtype beside it
 
     assert said_differences({"judge": "a|1|torch.float32|greedy", "metrics": ["m"]},
