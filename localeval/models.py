@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any, Callable
 
 import platformdirs
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from .engine.limits import DEFAULT_BATCH_SIZE
 from .errors import EnvironmentFailure, UserError, closest, count_of
 from .options import given, option
-from .paths import umask, unwritable_because, users_folder
+from .paths import NO_FILE_LOCKS, system_lock, umask, unwritable_because, users_folder
 from .results import file_digest
 from .shell import quoted
 
@@ -723,7 +723,7 @@ def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[No
     aside and deleted it, perhaps under a run loading it. The second now waits, saying so each minute, then
     finds it ready. The lock is the operating system's (flock), released with its process; its file, hidden,
     stays, as flock's must."""
-    lock = FileLock(_ensure(store_dir()) / f".{spec.name}.lock")
+    lock = system_lock(_ensure(store_dir()) / f".{spec.name}.lock")
     waited = 0
     while True:
         try:
@@ -733,6 +733,14 @@ def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[No
             log(f"{spec.name}: another process is preparing it in {store_dir()}; waiting for it to finish"
                 + (f" ({waited} min so far; Ctrl-C stops)" if waited else ""))
             waited += 1
+        except OSError as error:
+            if error.errno not in NO_FILE_LOCKS:
+                raise
+            log(f"{spec.name}: the model store {store_dir()} is on a file system without file locks (flock), so "
+                "two processes preparing it at once would not wait for each other: prepare it once, before "
+                f"parallel jobs (`localeval models prepare {spec.name}`)")
+            yield
+            return
     try:
         yield
     finally:

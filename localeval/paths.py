@@ -9,6 +9,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from filelock import FileLock
+
 from .errors import EnvironmentFailure, UserError
 
 
@@ -82,6 +84,19 @@ def users_folders(*folders: Callable[[], Path]) -> None:
             asked += missing.asked
     if asked:
         raise NoHomeFolder(asked)
+
+
+# flock refused by the file system itself (Lustre mounted without it, NFS without its lock daemon)
+NO_FILE_LOCKS = frozenset({errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP})
+
+
+def system_lock(path: Path | str) -> FileLock:
+    """A lock the operating system holds (flock), released with its process, a killed one too; never filelock's
+    fallback where the file system has no flock, a marker file that only a process on the same machine clears
+    once its writer is dead: a Slurm job killed and requeued on another node found its --out folder, and the
+    model it had been preparing, "in use" for good (an HPC probe). Where there is no flock, acquiring raises
+    an OSError whose errno is in NO_FILE_LOCKS, and the caller goes on without the lock, saying so."""
+    return FileLock(path, fallback_to_soft=False)
 
 
 def unwritable_because(path: Path) -> str | None:

@@ -38,3 +38,50 @@ def _torch_threads() -> int:
     import torch
 
     return torch.get_num_threads()
+
+
+@pytest.fixture
+def no_file_locks(monkeypatch):
+    """A file system without flock (Lustre mounted without it): the call fails with ENOSYS."""
+    import errno
+    import fcntl
+
+    def flock(fd, operation):
+        raise OSError(errno.ENOSYS, "Function not implemented")
+
+    monkeypatch.setattr(fcntl, "flock", flock)
+
+
+def test_without_file_locks_a_folder_a_killed_run_held_is_claimed_again_and_said_to_be_unguarded(tmp_path, no_file_locks):
+    """filelock's fallback left a marker that only a process on the same machine clears: a job killed and requeued
+    on another node found its --out "in use by another localeval run" for good (an HPC probe)."""
+    from localeval.errors import LocalevalWarning
+    from localeval.results import LOCK_FILE, claim_folder, folder_in_use
+
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / LOCK_FILE).write_text("4242\nnode042\n")  # what a killed run on another node left
+    for _ in range(2):  # and again: nothing of the first is left in the way
+        with pytest.warns(LocalevalWarning, match="is on a file system without file locks .flock., so a second run "
+                                                   "aimed at it at once would not be refused: run one at a time there"):
+            with claim_folder(out):
+                (out / "results.jsonl").write_text("{}\n")
+    assert not folder_in_use(out)
+
+
+def test_without_file_locks_a_model_is_prepared_and_said_to_be_unguarded(tmp_path, monkeypatch, no_file_locks):
+    from localeval import models
+
+    monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(tmp_path / "store"))
+    spec = models.registry()[models.default_model("judge")]
+    monkeypatch.setattr(models, "_gguf_parts", lambda spec: [])
+
+    def prepared(spec, parts):
+        spec.stored_path.mkdir(parents=True)
+        (spec.stored_path / "config.json").write_text("{}")
+
+    monkeypatch.setattr(models, "_assemble_and_convert", prepared)
+    said = []
+    assert models.prepare(spec, log=said.append) == spec.stored_path
+    assert any("is on a file system without file locks (flock), so two processes preparing it at once would not "
+               "wait for each other" in line for line in said)

@@ -27,11 +27,10 @@ from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 import platformdirs
-from filelock import FileLock
 
 from ..errors import EnvironmentFailure, LocalevalWarning, warn
 from ..options import switched_off
-from ..paths import unwritable_because, users_folder
+from ..paths import NO_FILE_LOCKS, system_lock, unwritable_because, users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
@@ -66,6 +65,24 @@ def default_cache_dir() -> Path:
 
 def default_cache_file() -> Path:
     return default_cache_dir() / "judge-answers.sqlite"
+
+
+@contextmanager
+def _held_where_possible(path: Path) -> Iterator[None]:
+    """system_lock(path) held while the block runs (Windows too); on a file system without file locks, where a
+    marker file would be left for good by a process killed while it held it, the block runs unlocked."""
+    lock = system_lock(path)
+    try:
+        lock.acquire()
+    except OSError as error:
+        if error.errno not in NO_FILE_LOCKS:
+            raise
+        yield
+        return
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def check_writable(path: Path | None = None) -> None:
@@ -205,7 +222,7 @@ class AnswerCache:
         another process (a Ray worker, a second CI job) that found the damage first has set it aside."""
         self.close()
         aside = self.path.with_name(self.path.name + SET_ASIDE)
-        with FileLock(f"{self.path}.lock"):  # beside it, for the processes that share the cache (Windows too)
+        with _held_where_possible(Path(f"{self.path}.lock")):  # beside it, for the processes that share the cache
             if _file_at(self.path) not in (None, self._file_opened):
                 return
             try:
