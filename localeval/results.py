@@ -58,7 +58,7 @@ class ResultWriter:
     `identity` is what makes two runs the same run (run.json): `resume` continues only that one.
     """
 
-    def __init__(self, out_dir: Path, resume: bool, identity: dict[str, Any]):
+    def __init__(self, out_dir: Path, resume: bool, identity: dict[str, Any], device: str = "cpu"):
         self.out_dir, self.path, self.identity = out_dir, out_dir / RESULTS_FILE, identity
         self.written = 0
         self._file = None
@@ -71,7 +71,7 @@ class ResultWriter:
         # An earlier run's scored samples, which a fresh run replaces at its first result.
         self.replacing = 0 if self.resuming else count_lines(self.path)
         if self.resuming:
-            check_same_run(out_dir, identity)
+            check_same_run(out_dir, identity, device)
             self.done_ids, self.last_line = read_done_ids(self.path)
 
     def write(self, row: dict[str, Any]) -> None:
@@ -270,8 +270,9 @@ def check_writable_folder(folder: Path) -> None:
                                  "file system); choose another folder")
 
 
-def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
-    """--resume continues the run recorded in out_dir's run.json, and no other."""
+def check_same_run(out_dir: Path, identity: dict[str, Any], device: str = "cpu") -> None:
+    """--resume continues the run recorded in out_dir's run.json, and no other; `device`: where this run's
+    judge computes, for the --dtype that would resume it (dtype_advice)."""
     recorded_path = out_dir / RUN_FILE
     if not recorded_path.exists():
         if count_lines(out_dir / RESULTS_FILE):  # a run writes run.json before its first result: removed since
@@ -292,7 +293,7 @@ def check_same_run(out_dir: Path, identity: dict[str, Any]) -> None:
                         f"score it afresh here (replacing it); {WHAT_CHANGED}")
     if differences := another_run(recorded, identity):
         raise UserError(f"--resume: {out_dir} holds another run ({differences}); resume it with the same data and "
-                        f"options, or score into another --out{dtype_advice(recorded, identity)}")
+                        f"options, or score into another --out{dtype_advice(recorded, identity, device)}")
 
 
 # What a run that could not write its summary or report says to do: its scores are all saved.

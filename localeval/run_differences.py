@@ -104,19 +104,22 @@ NOT_SET = object()  # a key one run records and the other does not (with_inputs 
 JUDGE_IDENTITY = ("model", "weights", "dtype", "decoding")  # the parts of a judge's identity (engine/judge.py)
 
 
-def dtype_advice(recorded: dict[str, Any], now: dict[str, Any]) -> str:
-    """How to resume a run whose judge computes in another dtype or layout here: `--dtype auto` chooses by the
-    machine, and a job requeued onto another kind of node was refused with nothing but "torch.float32+prepacked
-    there, torch.bfloat16+prepacked now" (an HPC probe). "" where the dtype does not differ."""
+def dtype_advice(recorded: dict[str, Any], now: dict[str, Any], device: str) -> str:
+    """How to resume, on `device`, a run whose judge (the same weights) computes otherwise here: `--dtype auto`
+    chooses by the machine, and a job requeued onto another kind of node was refused with nothing but
+    "torch.float32+prepacked there, torch.bfloat16+prepacked now" (an HPC probe). The --dtype it was scored in,
+    where giving it here computes as it did (engine/judge.computed_as_asked); else a machine of its kind.
+    "" where the judge computes as it did."""
     there, here = _identity_parts(recorded.get("judge")), _identity_parts(now.get("judge"))
-    if not (there and here) or there[0] != here[0] or there[2] == here[2]:
+    if not (there and here) or there[:2] != here[:2] or there[2] == here[2]:
         return ""
-    (dtype, *layout), (_, *layout_here) = there[2].split("+"), here[2].split("+")
-    if "int8-weights" in layout:
-        dtype, layout = "int8", [part for part in layout if part != "int8-weights"]
-    if layout == [part for part in layout_here if part != "int8-weights"]:
-        return f"; the run was scored in {dtype.removeprefix('torch.')}: resume it with --dtype {dtype.removeprefix('torch.')}"
-    return ("; the run was scored on another kind of device, its weights laid out otherwise: resume it on a machine "
+    from .device import DTYPES, INT8  # torch: loaded by now, with the judge whose run is resumed
+    from .engine.judge import computed_as_asked
+
+    name = INT8 if "+int8-weights" in there[2] else there[2].split("+")[0].removeprefix("torch.")
+    if name in DTYPES and computed_as_asked(device, name, "+torch-attention" in there[2]) == there[2]:
+        return f"; the run was scored in {name}: resume it with --dtype {name}"
+    return (f"; the run was scored as {there[2]}, which no --dtype gives on this machine: resume it on a machine "
             "like the one it began on")
 
 

@@ -100,7 +100,8 @@ def run_command(args) -> int:
         # thresholds fitted on other weights than the judge's are refused before anything is written
         misfits = warned(fit_warnings(plan.calibration, pipeline.judge, settings_used(plan.metrics)),
                          CalibrationWarning)
-        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline, plan.metric_sources))
+        writer = ResultWriter(Path(args.out), args.resume, run_identity(args, pipeline, plan.metric_sources),
+                              pipeline.device)
         scored = _score(args, plan.samples, writer, score, plan.cluster, pipeline, log)
         if scored is None:
             return EXIT_INTERRUPTED

@@ -2112,14 +2112,20 @@ def test_resuming_with_another_dtype_names_the_dtype(capsys, finished, tiny_judg
     assert {name: (out / name).read_bytes() for name in before} == before
     from localeval.run_differences import dtype_advice
 
-    def advice(there: str, here: str) -> str:
-        return dtype_advice({"judge": f"j|1|{there}|greedy"}, {"judge": f"j|1|{here}|greedy"})
+    def advice(there: str, here: str, weights: str = "1") -> str:  # on this machine's CPU
+        return dtype_advice({"judge": f"j|1|{there}|greedy"}, {"judge": f"j|{weights}|{here}|greedy"}, "cpu")
 
-    assert advice("torch.bfloat16+int8-weights", "torch.float32") == (
+    # an int8 run resumed with --dtype auto (a review: it was told of "another kind of device")
+    assert advice("torch.bfloat16+int8-weights", "torch.float32+prepacked") == (
         "; the run was scored in int8: resume it with --dtype int8")
-    assert advice("torch.bfloat16", "torch.float32+prepacked").endswith("on a machine like the one it began on")  # a GPU's
+    assert advice("torch.float16", "torch.float32+prepacked") == (
+        "; the run was scored in float16: resume it with --dtype float16")
+    # unprepacked float32 (a GPU's, or an older torch's) is what no --dtype gives on this CPU
+    assert advice("torch.float32", "torch.float32+prepacked") == (
+        "; the run was scored as torch.float32, which no --dtype gives on this machine: resume it on a machine like "
+        "the one it began on")
     assert advice("torch.float32", "torch.float32") == ""
-    assert dtype_advice({"judge": "j|1|a|greedy"}, {"judge": "k|2|b|greedy"}) == ""  # another judge: no dtype to give
+    assert advice("torch.bfloat16+int8-weights", "torch.float32+prepacked", weights="2") == ""  # no dtype helps
     from localeval.run_differences import said_differences  # another model: that alone, not its weights and dtype beside it
 
     assert said_differences({"judge": "a|1|torch.float32|greedy", "metrics": ["m"]},

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import torch
 
 from .. import models
+from ..device import DTYPES, INT8
 from ..errors import UserError
 from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest, chat
 from . import attention
@@ -79,6 +80,21 @@ class JudgeStats:
         return self.decoding.grammar_seconds
 
 
+def computed_as(dtype: torch.dtype, int8_weights: bool, prepacked: bool, torch_attention: bool = False) -> str:
+    """How a judge computes, as its identity says it: "torch.float32+prepacked", "torch.bfloat16+int8-weights".
+    Prepacked float32 differs from torch's kernel in the last bits, and so does torch's own attention kernel:
+    the cached answers must not mix."""
+    weights = "+int8-weights" if int8_weights else "+prepacked" if prepacked else ""
+    return f"{dtype}{weights}{'+torch-attention' if torch_attention else ''}"
+
+
+def computed_as_asked(device: str, name: str, torch_attention: bool = False) -> str:
+    """computed_as for `--dtype name` on `device`, as a judge loaded so would compute (its weights prepacked
+    where they can be)."""
+    dtype = DTYPES[name]
+    return computed_as(dtype, name == INT8, name != INT8 and packable(torch.device(device), dtype), torch_attention)
+
+
 class TransformersJudge:
     """A causal LM from a local directory, decoding greedily, every row under its own grammar."""
 
@@ -99,10 +115,7 @@ class TransformersJudge:
         # passes an answer takes, not the answer, so they are not part of the identity.
         self.draft_tokens = draft_tokens
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
-        # prepacked float32 differs from torch's kernel in the last bits: the cached answers must not mix
-        weights = "+int8-weights" if int8_weights else "+prepacked" if self.prepacked else ""
-        kernel = "+torch-attention" if self.torch_attention else ""  # another kernel: other last bits
-        self.identity = f"{name or path}|{fingerprint}|{dtype}{weights}{kernel}|greedy"
+        self.identity = f"{name or path}|{fingerprint}|{computed_as(dtype, int8_weights, self.prepacked, torch_attention)}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
         self.stats = JudgeStats()
