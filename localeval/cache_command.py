@@ -36,7 +36,8 @@ def _made_by_a_run(path: Path) -> str:
     from .engine.cache import unwritable_because
 
     reason = unwritable_because(path)
-    return "a run makes it" if reason is None else f"a run cannot make it ({reason}), and stops at once, exit 3"
+    return ("a run makes it" if reason is None else
+            f"a run cannot make it ({reason}), and stops at once, exit 3, unless run with --no-cache")
 
 
 def _cleared(path: Path, aside: list[Path], chosen: str) -> int:

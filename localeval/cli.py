@@ -14,7 +14,7 @@ import textwrap
 import threading
 import warnings
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from functools import partial
 from typing import Any, NoReturn
 
@@ -243,7 +243,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Fields: user_input, retrieved_contexts (list), response, reference, optional id and language\n"
                "(ragas's names question, contexts, answer, ground_truth and ground_truths are accepted).\n\n"
                "On a CPU shared with other busy processes, give the run fewer threads than cores\n"
-               "(OMP_NUM_THREADS=1): torch uses every core, and its threads then wait on the busy one.\n\n"
+               "(OMP_NUM_THREADS=1): torch uses every core it may, and its threads then wait on the busy one.\n"
+               "In a Slurm job, SLURM_CPUS_PER_TASK sets it where OMP_NUM_THREADS is not set.\n\n"
                "environment: LOCALEVAL_MODEL_STORE (the prepared models; may be read-only), LOCALEVAL_CACHE_DIR\n"
                "(the judge-answer cache), TMPDIR (a folder torch can write); a user with no home folder sets\n"
                "the first two.\n\n" + EXIT_CODES,
@@ -483,9 +484,10 @@ def main(argv: list[str] | None = None) -> int:
 def _threads_as_allotted() -> None:
     """A Slurm job's CPUs (SLURM_CPUS_PER_TASK) as torch's threads, where OMP_NUM_THREADS does not say
     otherwise: on a cluster that does not pin a job to its cores, a 1-CPU job's torch took every core of the
-    node (an HPC probe). torch reads it once, as it loads."""
+    node (an HPC probe). torch reads it once, as it loads, after this; numpy's BLAS, loaded before, keeps its
+    own count, for the few vectors it multiplies (response_relevancy's similarities)."""
     allotted = os.environ.get("SLURM_CPUS_PER_TASK", "").strip()
-    if allotted.isdigit() and int(allotted) > 0:
+    if allotted.isdecimal() and allotted.isascii() and int(allotted) > 0:  # not "²", which isdigit() takes
         os.environ.setdefault("OMP_NUM_THREADS", allotted)
 
 
@@ -497,8 +499,17 @@ def console() -> NoReturn:
     status = main()
     if threading.current_thread() is threading.main_thread():
         for number in filter(None, (getattr(signal, stop, None) for stop in _STOPS)):
-            signal.signal(number, signal.SIG_IGN)  # the command is over: its status is said
+            signal.signal(number, partial(_ended_now, status))
     raise SystemExit(status)
+
+
+def _ended_now(status: int, *_signal) -> NoReturn:
+    """A stop while the interpreter shuts down ends it at once, with the command's status (not ignored: a
+    shutdown that hangs must still stop); what the command wrote is written out first."""
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(Exception):  # a closed or full stream: nothing more to say there
+            stream.flush()
+    os._exit(status)
 
 
 _STOPS = ("SIGTERM", "SIGHUP", "SIGBREAK")  # what _stopped_as_by_ctrl_c makes a Ctrl-C

@@ -35,7 +35,7 @@ from filelock import Timeout
 from .engine.limits import DEFAULT_BATCH_SIZE
 from .errors import EnvironmentFailure, UserError, closest, count_of
 from .options import given, option
-from .paths import NO_FILE_LOCKS, system_lock, umask, unwritable_because, users_folder
+from .paths import acquired, system_lock, umask, unwritable_because, users_folder
 from .results import file_digest
 from .shell import quoted
 
@@ -677,11 +677,11 @@ def prepare(spec: ModelSpec, log: Callable[[str], None] = print) -> Path:
         return ready
     parts = _parts_to_prepare_from(spec)  # first: a model not installed is said as such, and takes no lock
     try:
-        with _preparing_alone(spec, log):
+        with _preparing_alone(spec, log) as locked:
             if (ready := spec.local_path()) is not None:  # another process prepared it while this one waited
                 return ready
-            return _prepared(spec, parts, log)
-    except OSError as error:  # the lock, the GGUF assembled in the temporary folder, the model written to the store
+            return _prepared(spec, parts, log, locked)
+    except OSError as error:  # the lock, the GGUF assembled in the store, the model written to it
         raise EnvironmentFailure(f"preparing {spec.name}: {_what_failed(error)}") from None
 
 
@@ -717,42 +717,41 @@ def _parts_to_prepare_from(spec: ModelSpec) -> list[Path]:
 
 
 @contextmanager
-def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[None]:
+def _preparing_alone(spec: ModelSpec, log: Callable[[str], None]) -> Iterator[bool]:
     """The store's lock for this model while the block runs: two processes meeting it unprepared (two CI jobs
     on one machine, two `models prepare`) both converted it, and the second moved the first's finished copy
     aside and deleted it, perhaps under a run loading it. The second now waits, saying so each minute, then
     finds it ready. The lock is the operating system's (flock), released with its process; its file, hidden,
-    stays, as flock's must."""
+    stays, as flock's must. Yields whether it holds it: a file system without file locks has none to hold."""
     lock = system_lock(_ensure(store_dir()) / f".{spec.name}.lock")
     waited = 0
     while True:
         try:
-            lock.acquire(timeout=0 if not waited else 60)
+            locked = acquired(lock, timeout=0 if not waited else 60)
             break
         except Timeout:
             log(f"{spec.name}: another process is preparing it in {store_dir()}; waiting for it to finish"
                 + (f" ({waited} min so far; Ctrl-C stops)" if waited else ""))
             waited += 1
-        except OSError as error:
-            if error.errno not in NO_FILE_LOCKS:
-                raise
-            log(f"{spec.name}: the model store {store_dir()} is on a file system without file locks (flock), so "
-                "two processes preparing it at once would not wait for each other: prepare it once, before "
-                f"parallel jobs (`localeval models prepare {spec.name}`)")
-            yield
-            return
+    if not locked:
+        log(f"{spec.name}: the model store {store_dir()} is on a file system without file locks (flock), so two "
+            "processes preparing it at once would not wait for each other, and each may fail: prepare it once, "
+            f"before parallel jobs (`localeval models prepare {spec.name}`)")
     try:
-        yield
+        yield locked
     finally:
-        lock.release()
+        if locked:
+            lock.release()
 
 
-def _prepared(spec: ModelSpec, parts: list[Path], log: Callable[[str], None]) -> Path:
-    """The model converted into the store from `parts`, its damaged copy replaced; the caller holds its lock."""
+def _prepared(spec: ModelSpec, parts: list[Path], log: Callable[[str], None], locked: bool) -> Path:
+    """The model converted into the store from `parts`, its damaged copy replaced; `locked`: the caller holds its
+    lock, so that what an earlier preparation left is no other process's under way, and can be removed."""
     if (damage := spec.damage()) is not None:
         log(f"{spec.name}: its prepared copy in {spec.stored_path} is damaged ({damage}); it is prepared again")
     log(f"preparing {spec.name}: checking and converting its GGUF once (half a minute to a few minutes, by its size)")
-    _leftovers_removed(spec, log)
+    if locked:
+        _leftovers_removed(spec, log)
     _assemble_and_convert(spec, parts)
     log(f"prepared {spec.name} in {spec.stored_path}")
     return spec.stored_path
@@ -768,8 +767,8 @@ def _leftovers_removed(spec: ModelSpec, log: Callable[[str], None]) -> None:
     found = [path for path in store_dir().iterdir() if leftover.fullmatch(path.name) and path.is_dir()]
     for path in found:
         shutil.rmtree(path, ignore_errors=True)
-    if found:
-        log(f"{spec.name}: removed {count_of(len(found), 'folder')} that an earlier preparation, stopped, left in "
+    if removed := sum(not path.exists() for path in found):
+        log(f"{spec.name}: removed {count_of(removed, 'folder')} that an earlier preparation, stopped, left in "
             f"{store_dir()}")
 
 
@@ -788,10 +787,10 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
     assembled in the store too, beside the weights, so that a preparation killed midway leaves both where the
     next one finds them under the model's lock (_leftovers_removed): in the temporary folder, which others
     share, it could not tell its own from another's."""
-    store = _ensure(store_dir())
-    scratch = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=store))
-    staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=store))
+    scratch = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=_ensure(store_dir())))
+    staging = scratch / "weights"  # renamed into place whole, beside the GGUF it is converted from
     try:
+        staging.mkdir()
         gguf = scratch / "model.gguf"
         digest = _concatenate(parts, gguf)
         if digest != spec.gguf["sha256"]:
@@ -803,8 +802,7 @@ def _assemble_and_convert(spec: ModelSpec, parts: list[Path]) -> None:
         _readable_as_the_umask_allows(staging)
         _replace_folder(staging, spec.stored_path)
     finally:
-        for folder in (scratch, staging):
-            shutil.rmtree(folder, ignore_errors=True)
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 # llama.cpp's split GGUFs: model-00001-of-00003.gguf and its siblings, which transformers cannot read

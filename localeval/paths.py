@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from .errors import EnvironmentFailure, UserError
 
@@ -87,16 +87,29 @@ def users_folders(*folders: Callable[[], Path]) -> None:
 
 
 # flock refused by the file system itself (Lustre mounted without it, NFS without its lock daemon)
-NO_FILE_LOCKS = frozenset({errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP})
+NO_FILE_LOCKS = frozenset({errno.ENOSYS, errno.ENOLCK, errno.EOPNOTSUPP, errno.ENOTSUP})  # two on macOS
 
 
 def system_lock(path: Path | str) -> FileLock:
     """A lock the operating system holds (flock), released with its process, a killed one too; never filelock's
     fallback where the file system has no flock, a marker file that only a process on the same machine clears
     once its writer is dead: a Slurm job killed and requeued on another node found its --out folder, and the
-    model it had been preparing, "in use" for good (an HPC probe). Where there is no flock, acquiring raises
-    an OSError whose errno is in NO_FILE_LOCKS, and the caller goes on without the lock, saying so."""
+    model it had been preparing, "in use" for good (an HPC probe). Taken with `acquired`."""
     return FileLock(path, fallback_to_soft=False)
+
+
+def acquired(lock: FileLock, timeout: float = -1) -> bool:
+    """`lock` (system_lock's) taken: True; False where the file system has no file locks, and the caller goes on
+    without, saying so. filelock's Timeout, and any other OSError, are the caller's."""
+    try:
+        lock.acquire(timeout=timeout)
+    except Timeout:
+        raise
+    except OSError as error:
+        if error.errno not in NO_FILE_LOCKS:
+            raise
+        return False
+    return True
 
 
 def unwritable_because(path: Path) -> str | None:
@@ -105,11 +118,13 @@ def unwritable_because(path: Path) -> str | None:
     try:
         existing = next(place for place in (path, *path.parents) if place.exists())
         if existing == path and not path.is_file():
-            return "a folder is where its file belongs"
+            return "a folder is where its file belongs" if path.is_dir() else "it is not a regular file"
         folder = path.parent if existing == path else existing
         if not folder.is_dir():
             return f"{folder} is a file, not a folder"
         if not os.access(folder, os.W_OK | os.X_OK) or (existing == path and not os.access(path, os.W_OK)):
+            if folder != path.parent:  # HOME set to a folder that is not there (a batch job's)
+                return f"{path.parent} is not there, and {folder} cannot be written to make it"
             return "permission denied or a read-only file system"
     except OSError as error:  # a folder on the way that cannot be looked into, a name too long
         return error.strerror or str(error)

@@ -28,11 +28,11 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from filelock import FileLock, Timeout
+from filelock import Timeout
 
 from .errors import EnvironmentFailure, LocalevalWarning, UserError, count_of, warn
 from .options import given
-from .paths import LINK_LOOP, NO_FILE_LOCKS, broken_link, system_lock, umask
+from .paths import LINK_LOOP, acquired, broken_link, system_lock, umask
 from .shell import WINDOWS
 from .out_folder import a_result, json_object_with, page_titled, scored_rows
 from .run_differences import another_run, dtype_advice
@@ -149,26 +149,25 @@ def claim_folder(folder: Path) -> Iterator[None]:
     """
     made = _first_missing(folder)  # --out a/b/c may make a and b as well
     check_writable_folder(folder)
-    lock: FileLock | None = system_lock(folder / LOCK_FILE)
+    lock = system_lock(folder / LOCK_FILE)
     try:
-        lock.acquire(timeout=0)
+        held = acquired(lock, timeout=0)
     except Timeout:
         raise UserError(f"{given('out', folder)} is in use by another localeval run; wait for it to end or choose "
                         "another folder") from None
     except OSError as error:
-        if error.errno not in NO_FILE_LOCKS:
-            _remove_made(folder, made)
-            raise _no_lock(folder, error) from None
-        warn(LocalevalWarning(f"{given('out', folder)} is on a file system without file locks (flock), so a second "
-                              "run aimed at it at once would not be refused: run one at a time there"))
-        lock = None
+        _remove_made(folder, made)
+        raise _no_lock(folder, error) from None
+    if not held:
+        warn(LocalevalWarning(f"{given('out', folder)} is on a file system without file locks (flock), so another "
+                              "run or bench aimed at it at once would not be refused: run one at a time there"))
     try:
         yield
     finally:
         emptied = made is not None and [entry.name for entry in _entries(folder)] == [LOCK_FILE]
         if emptied and not WINDOWS:
-            (folder / LOCK_FILE).unlink(missing_ok=True)  # while it is held: no other run can have it
-        if lock is not None:
+            (folder / LOCK_FILE).unlink(missing_ok=True)  # no other run can have it: held, or none may be
+        if held:
             lock.release()
         if emptied:
             if WINDOWS:  # which deletes no open file: its PermissionError took the place of the run's own error

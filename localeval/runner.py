@@ -220,6 +220,7 @@ def _say_outcome(args, plan: RunPlan, document: dict, writer: ResultWriter, repo
     said = {*said, *plan.data_warnings, *plan.option_warnings, *plan.label_warnings, *plan.weak_gated,
             *plan.calibration_warnings}
     unsaid = [w for w in document["warnings"] if w not in said]
+    sys.stdout.flush()  # the table first in a log of both streams (Slurm's): a file's stdout waits in its buffer
     for note in [*unsaid, _applied_calibration(plan.calibration, len(plan.metrics))]:
         if note:  # "localeval: " as every warning on stderr has it: one prefix for a CI log to look for
             to_stderr(f"\nlocaleval: {for_terminal(note)}")
@@ -324,7 +325,8 @@ def _progress(todo, cluster):
 
 
 def _gate(summary: dict, gates: dict[str, float]) -> int:
-    """On stderr, where a CI log shows it whether or not stdout is the JSON."""
+    """On stderr, where a CI log shows it whether or not stdout is the JSON, after what stdout holds."""
+    sys.stdout.flush()
     for line in caveats(summary, gates):
         print(f"fail-under: {line}", file=sys.stderr)
     failed = failures(summary, gates)

@@ -551,7 +551,7 @@ def test_cache_shows_where_it_is_what_it_keeps_per_judge_and_clears(tmp_path, mo
         read_only.setattr(cache, "unwritable_because", lambda path: "permission denied or a read-only file system")
         assert main(["cache"]) == EXIT_OK
     assert capsys.readouterr().out.endswith("; a run cannot make it (permission denied or a read-only file system), "
-                                            "and stops at once, exit 3\n")
+                                            "and stops at once, exit 3, unless run with --no-cache\n")
     path.parent.mkdir()
     with sqlite3.connect(path) as connection:
         connection.execute(CREATE_TABLE)

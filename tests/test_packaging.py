@@ -11,8 +11,8 @@ import re
 import shlex
 import shutil
 import subprocess
-import tempfile
 import sys
+import tempfile
 import tomllib
 import zipfile
 from pathlib import Path

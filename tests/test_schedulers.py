@@ -10,16 +10,18 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize(("slurm", "omp", "threads"), [("1", None, "1"), ("1", "2", "2"), ("lots", None, "")])
+@pytest.mark.parametrize(("slurm", "omp", "threads"), [("1", None, "1"), ("1", "2", "2"), ("lots", None, ""),
+                                                      ("²", None, "")])
 def test_a_slurm_jobs_cpus_are_torchs_threads_unless_omp_num_threads_says_otherwise(slurm, omp, threads):
     """A 1-CPU job on a cluster that does not pin a job to its cores had torch take every core of the node."""
     environment = {name: value for name, value in os.environ.items() if name != "OMP_NUM_THREADS"}
     environment.update(SLURM_CPUS_PER_TASK=slurm, **({"OMP_NUM_THREADS": omp} if omp else {}))
-    probe = ("import os; from localeval.cli import main; main(['cache'])\n"  # a command that loads no torch
-             "print(os.environ.get('OMP_NUM_THREADS', ''))")
+    probe = ("import os; from localeval.cli import main; main(['cache'])\n"  # a command that loads no torch first
+             "import torch; print(os.environ.get('OMP_NUM_THREADS', ''), torch.get_num_threads())")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, env=environment)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[-1] == threads  # torch reads it as it loads: its threads
+    omp, torch_threads = (done.stdout.splitlines()[-1].split() + [""])[:2] if threads else ("", "")
+    assert omp == threads and (not threads or torch_threads == threads)  # torch read it as it loaded: its threads
 
 
 def test_the_device_line_says_how_many_of_the_machines_cores_the_run_may_use(monkeypatch):
@@ -44,7 +46,8 @@ def _torch_threads() -> int:
 def no_file_locks(monkeypatch):
     """A file system without flock (Lustre mounted without it): the call fails with ENOSYS."""
     import errno
-    import fcntl
+
+    fcntl = pytest.importorskip("fcntl")  # Unix's
 
     def flock(fd, operation):
         raise OSError(errno.ENOSYS, "Function not implemented")
@@ -56,17 +59,17 @@ def test_without_file_locks_a_folder_a_killed_run_held_is_claimed_again_and_said
     """filelock's fallback left a marker that only a process on the same machine clears: a job killed and requeued
     on another node found its --out "in use by another localeval run" for good (an HPC probe)."""
     from localeval.errors import LocalevalWarning
-    from localeval.results import LOCK_FILE, claim_folder, folder_in_use
+    from localeval.results import LOCK_FILE, claim_folder
 
     out = tmp_path / "out"
     out.mkdir()
     (out / LOCK_FILE).write_text("4242\nnode042\n")  # what a killed run on another node left
     for _ in range(2):  # and again: nothing of the first is left in the way
-        with pytest.warns(LocalevalWarning, match="is on a file system without file locks .flock., so a second run "
-                                                   "aimed at it at once would not be refused: run one at a time there"):
+        with pytest.warns(LocalevalWarning, match="is on a file system without file locks .flock., so another run or "
+                                                   "bench aimed at it at once would not be refused: run one at a time"):
             with claim_folder(out):
                 (out / "results.jsonl").write_text("{}\n")
-    assert not folder_in_use(out)
+    assert (out / LOCK_FILE).read_text() == "4242\nnode042\n"  # never read as a marker: it blocks nothing
 
 
 def test_without_file_locks_a_model_is_prepared_and_said_to_be_unguarded(tmp_path, monkeypatch, no_file_locks):
@@ -81,7 +84,24 @@ def test_without_file_locks_a_model_is_prepared_and_said_to_be_unguarded(tmp_pat
         (spec.stored_path / "config.json").write_text("{}")
 
     monkeypatch.setattr(models, "_assemble_and_convert", prepared)
+    leftover = tmp_path / "store" / f".{spec.name}-abcdefgh"  # perhaps another job's, preparing it now
+    leftover.mkdir(parents=True)
     said = []
     assert models.prepare(spec, log=said.append) == spec.stored_path
     assert any("is on a file system without file locks (flock), so two processes preparing it at once would not "
                "wait for each other" in line for line in said)
+    assert leftover.is_dir()  # unlocked, none is known to be left over: not removed (a review)
+
+
+def test_without_file_locks_a_damaged_cache_is_set_aside(tmp_path, no_file_locks):
+    """The cache's set-aside takes a lock too: with filelock's fallback it waited for good on a marker that a run
+    killed there left."""
+    from localeval.engine.cache import AnswerCache
+    from localeval.requests import JudgeRequest
+
+    damaged = tmp_path / "answers.sqlite"
+    damaged.write_bytes(b"garbage\n")
+    (tmp_path / "answers.sqlite.lock").write_text("4242\nnode042\n")  # what a killed run on another node left
+    cache = AnswerCache(damaged)
+    assert cache.get_many("judge", [JudgeRequest.build("system", "user", {"type": "object"}, 8)]) == {}
+    assert len(cache.said) == 1 and damaged.with_name("answers.sqlite.damaged").read_bytes() == b"garbage\n"

@@ -30,7 +30,7 @@ import platformdirs
 
 from ..errors import EnvironmentFailure, LocalevalWarning, warn
 from ..options import switched_off
-from ..paths import NO_FILE_LOCKS, system_lock, unwritable_because, users_folder
+from ..paths import acquired, system_lock, unwritable_because, users_folder
 from ..requests import Choice, JudgeAnswer, JudgeRequest
 
 T = TypeVar("T")
@@ -72,17 +72,12 @@ def _held_where_possible(path: Path) -> Iterator[None]:
     """system_lock(path) held while the block runs (Windows too); on a file system without file locks, where a
     marker file would be left for good by a process killed while it held it, the block runs unlocked."""
     lock = system_lock(path)
-    try:
-        lock.acquire()
-    except OSError as error:
-        if error.errno not in NO_FILE_LOCKS:
-            raise
-        yield
-        return
+    held = acquired(lock)
     try:
         yield
     finally:
-        lock.release()
+        if held:
+            lock.release()
 
 
 def check_writable(path: Path | None = None) -> None:
