@@ -1466,6 +1466,7 @@ def test_a_cache_and_a_model_store_that_cannot_be_written_are_named_together_bef
 
     store, answers = tmp_path / "store", tmp_path / "cache"
     monkeypatch.setenv("LOCALEVAL_MODEL_STORE", str(store))  # empty: the default judge is to be prepared there
+    monkeypatch.setattr(models.ModelSpec, "installed", lambda spec: True)  # from its packages, wherever they are
     monkeypatch.setenv("LOCALEVAL_CACHE_DIR", str(answers))
     denied = lambda path: "permission denied or a read-only file system"  # noqa: E731
     monkeypatch.setattr(cache, "unwritable_because", denied)

@@ -486,7 +486,7 @@ def test_a_metric_that_scored_no_sample_is_said_not_only_counted(tmp_path, capsy
            "--judge", str(tiny_judge)]
     assert main(run) == 0
     note = "note: context_recall scored no sample: its mean is null (the null scores' reasons say why)"
-    assert f"localeval: {note}" in capsys.readouterr().out
+    assert f"localeval: {note}" in capsys.readouterr().err  # after the table, with the other warnings
     assert note in json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))["warnings"]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", IgnoredFieldsWarning)

@@ -391,7 +391,7 @@ def test_a_calibration_names_only_the_thresholds_the_run_applies(tmp_path, tiny_
         return json.loads((out / "summary.json").read_text(encoding="utf-8"))
 
     assert summary("context_recall", "faithfulness")["calibration"]["thresholds"] == {"context_recall": 0.3}
-    assert "context_recall 0.3; the other metrics are scored as --scoring says" in capsys.readouterr().out
+    assert "context_recall 0.3; the other metrics are scored as --scoring says" in capsys.readouterr().err
     # a scoring asked for by name that the calibrated metric does not follow is said (it was silent)
     assert f"warning: context_recall scored by the thresholds of --calibration {calibration}, not as --scoring soft " \
            "says: a threshold decides each verdict of its metric" in summary("context_recall", scoring="soft")["warnings"]

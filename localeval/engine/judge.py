@@ -90,9 +90,9 @@ def computed_as(dtype: torch.dtype, int8_weights: bool, prepacked: bool, torch_a
 
 def computed_as_asked(device: str, name: str, torch_attention: bool = False) -> str:
     """computed_as for `--dtype name` on `device`, as a judge loaded so would compute (its weights prepacked
-    where they can be)."""
-    dtype = DTYPES[name]
-    return computed_as(dtype, name == INT8, name != INT8 and packable(torch.device(device), dtype), torch_attention)
+    where they can be; torch's attention kernel taken on CUDA only)."""
+    dtype, on = DTYPES[name], torch.device(device)
+    return computed_as(dtype, name == INT8, name != INT8 and packable(on, dtype), torch_attention and on.type == "cuda")
 
 
 class TransformersJudge:
@@ -115,7 +115,7 @@ class TransformersJudge:
         # passes an answer takes, not the answer, so they are not part of the identity.
         self.draft_tokens = draft_tokens
         # Everything that changes the answers; the cache keys on it, so it must not need the model.
-        self.identity = f"{name or path}|{fingerprint}|{computed_as(dtype, int8_weights, self.prepacked, torch_attention)}|greedy"
+        self.identity = f"{name or path}|{fingerprint}|{computed_as(dtype, int8_weights, self.prepacked, self.torch_attention)}|greedy"
         self.name = name or str(path)  # where its measured settings are looked up (models.judge_name)
         self.load_seconds = 0.0
         self.stats = JudgeStats()
