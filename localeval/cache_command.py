@@ -13,7 +13,7 @@ def cache_command(args) -> int:
 
     path = default_cache_file()
     chosen = "set by LOCALEVAL_CACHE_DIR" if os.environ.get("LOCALEVAL_CACHE_DIR") else "set LOCALEVAL_CACHE_DIR to choose another"
-    if path.exists() and not path.is_file():  # as a run refuses it (engine/cache.py: check_writable)
+    if path.exists() and not path.is_file():  # as a run refuses it (engine/cache.py: unwritable)
         raise EnvironmentFailure(f"the judge-answer cache {path} is a folder, where its file belongs: remove it, "
                                  f"or {chosen.replace('set by', 'change')}")
     aside = set_aside_copies(path)
@@ -33,7 +33,7 @@ def cache_command(args) -> int:
 def _made_by_a_run(path: Path) -> str:
     """"a run makes it", or why a run cannot (it stops at once, exit 3): a read-only folder was promised a
     cache (an HPC probe)."""
-    from .engine.cache import unwritable_because
+    from .paths import unwritable_because
 
     reason = unwritable_because(path)
     return ("a run makes it" if reason is None else

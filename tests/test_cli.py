@@ -546,9 +546,9 @@ def test_cache_shows_where_it_is_what_it_keeps_per_judge_and_clears(tmp_path, mo
     assert main(["cache"]) == EXIT_OK
     assert capsys.readouterr().out == f"judge-answer cache: none yet at {path} (set by LOCALEVAL_CACHE_DIR); a run makes it\n"
     assert not path.parent.exists()  # asking made nothing
-    from localeval.engine import cache  # a folder a run cannot write: not promised a cache (an HPC probe's read-only
+    from localeval import paths  # a folder a run cannot write: not promised a cache (an HPC probe's read-only
     with monkeypatch.context() as read_only:  # folder; root writes anywhere, so the folder's answer is given here)
-        read_only.setattr(cache, "unwritable_because", lambda path: "permission denied or a read-only file system")
+        read_only.setattr(paths, "unwritable_because", lambda path: "permission denied or a read-only file system")
         assert main(["cache"]) == EXIT_OK
     assert capsys.readouterr().out.endswith("; a run cannot make it (permission denied or a read-only file system), "
                                             "and stops at once, exit 3, unless run with --no-cache\n")

@@ -80,17 +80,11 @@ def _held_where_possible(path: Path) -> Iterator[None]:
             lock.release()
 
 
-def check_writable(path: Path | None = None) -> None:
-    """Before any model loads: the cache file can be written where it is (or made where it would be),
-    else the error its first write would give, now rather than after the judge has loaded. Nothing is
-    created: a run refused later leaves the cache folder alone."""
-    if (why := unwritable(path)) is not None:
-        raise EnvironmentFailure(why)
-
-
 def unwritable(path: Path | None = None) -> str | None:
-    """What check_writable would say of the cache file at `path` (default: the user's), or None where it can be
-    written (sqlite writes a journal beside its file: its folder must be writable too)."""
+    """Why the cache file at `path` (default: the user's) cannot be written where it is (or made where it would
+    be), the error its first write would give, said before any model loads rather than after the judge has
+    loaded; None where it can (sqlite writes a journal beside its file: its folder must be writable too).
+    Nothing is created: a run refused later leaves the cache folder alone."""
     path = path or default_cache_file()
     reason = unwritable_because(path)
     return None if reason is None else _cannot_write(path, reason)
