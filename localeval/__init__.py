@@ -40,6 +40,8 @@ _EXPORTS = {
     "NothingScoredWarning": "trust",
     "ForkedWarning": "pipeline",
     "CalibrationWarning": "calibration",
+    "IgnoredFieldsWarning": "data",  # a misspelt field: made an error, a service answers 400 (a probe)
+    "MissingIdsWarning": "data",
 }
 
 __all__ = [*_EXPORTS, "__version__"]

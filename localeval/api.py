@@ -159,7 +159,8 @@ def evaluate(
 
     `judge` and `embedder` take a registered model name, a local model directory, or an object
     with the Judge / Embedder interface (load_judge's and load_embedder's, loaded once for many calls;
-    a ScriptedJudge in tests). `settings`: one
+    a ScriptedJudge in tests); given by name or folder, a model is loaded anew on every call (seconds).
+    `settings`: one
     JudgeSettings for every metric or one per metric name (a metric left out: the judge's measured
     settings for it); None: the judge's measured settings
     (localeval/tuning.py), scored by `scoring` ("auto", "hard" or "soft") or by the thresholds

@@ -155,6 +155,18 @@ def test_evaluate_warns_of_ignored_fields_at_the_callers_line():
     assert [warning.filename for warning in caught if warning.category is IgnoredFieldsWarning] == [__file__]
 
 
+def test_a_misspelt_field_made_an_error_stops_the_call_before_any_judge_is_asked():
+    """The README's recipe for a service that answers 400 to a misspelt field: the warning, made an error
+    by the public name, raises out of evaluate() (a notebook probe found the name not exported)."""
+    asked = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", localeval.IgnoredFieldsWarning)
+        with pytest.raises(localeval.IgnoredFieldsWarning, match="ignored fields.*'responce'"):
+            localeval.evaluate([{"user_input": QUESTION, "retrieved_contexts": CONTEXTS, "responce": "Paris."}],
+                               ["answer_supported_precision"], judge=ScriptedJudge(asked.append), cache=False)
+    assert asked == []
+
+
 def test_every_name_localeval_reads_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
