@@ -31,6 +31,12 @@ class Sample:
     reference: str | None = None
     language: str | None = None
 
+    def __post_init__(self) -> None:
+        # a list, as one writes contexts by hand: held as the tuple it is typed as, so that a Sample hashes
+        # and equals the one a data file gives (a notebook probe: hash() raised "unhashable type: 'list'")
+        if isinstance(self.retrieved_contexts, list):
+            object.__setattr__(self, "retrieved_contexts", tuple(self.retrieved_contexts))
+
     def texts_digest(self) -> str:
         """The sample known by its texts, not its id (a line number, where a file gives none): how a
         calibration remembers the labeled samples it was fitted on."""

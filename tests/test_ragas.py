@@ -167,6 +167,12 @@ def test_a_misspelt_field_made_an_error_stops_the_call_before_any_judge_is_asked
     assert asked == []
 
 
+def test_a_sample_made_with_a_list_of_contexts_holds_a_tuple_and_hashes():
+    sample = Sample(id="1", user_input=QUESTION, retrieved_contexts=list(CONTEXTS), response="Paris.")
+    assert sample.retrieved_contexts == tuple(CONTEXTS)
+    assert hash(sample) == hash(Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris."))
+
+
 def test_every_name_localeval_reads_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
