@@ -60,8 +60,7 @@ class BarProgress(Progress):
 
     def __init__(self, description: str = "judging", stream: TextIO | None = None, unit: str = "requests",
                  samples: int | None = None):
-        from tqdm.auto import tqdm
-
+        tqdm = _bar_class()
         self.by_samples = samples is not None and unit != "samples"
         self.unit, self.done, self.total = unit, 0, 0
         counted = "samples" if self.by_samples else unit
@@ -95,6 +94,18 @@ class BarProgress(Progress):
 
     def _show_requests(self) -> None:
         self.bar.set_postfix_str(f"{self.done}/{self.total} {self.unit}", refresh=True)
+
+
+def _bar_class():
+    """tqdm's notebook widget where the kernel can draw it, else its text bar: without ipywidgets, tqdm.auto
+    warned "IProgress not found" in every notebook, a warning the user cannot act on (a notebook probe)."""
+    import importlib.util
+
+    if "ipykernel" in sys.modules and importlib.util.find_spec("ipywidgets") is None:
+        from tqdm.std import tqdm
+    else:
+        from tqdm.auto import tqdm
+    return tqdm
 
 
 class LineProgress(Progress):

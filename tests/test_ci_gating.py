@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
+import sys
 import time
 import warnings
 from pathlib import Path
@@ -504,6 +505,24 @@ def test_a_terminals_bar_counts_the_samples_with_the_requests_beside_it_and_keep
     bar.close()
     bar.close()  # the runner's finally after Ctrl-C
     assert "4/4" in screen.getvalue()
+
+
+def test_a_notebook_without_ipywidgets_gets_the_text_bar_not_tqdms_warning(monkeypatch):
+    """tqdm.auto in a kernel without ipywidgets warned "IProgress not found" (a notebook probe)."""
+    import importlib.util
+    import types
+
+    import tqdm.auto
+    import tqdm.std
+
+    from localeval import progress
+
+    monkeypatch.setitem(sys.modules, "ipykernel", types.ModuleType("ipykernel"))
+    found = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else found(name, *a))
+    assert progress._bar_class() is tqdm.std.tqdm
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "ipywidgets" else found(name, *a))
+    assert progress._bar_class() is tqdm.auto.tqdm
 
 
 def test_a_bar_says_its_pace_in_seconds_per_sample_in_plain_words():
