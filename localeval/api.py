@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -28,7 +29,7 @@ from .options import check_paths, keyword_arguments, known_keywords
 from .pipeline import PipelineRecipe, build_embedder, build_judge, build_scoring
 from .progress import NoProgress, progress_for, to_stderr
 from .results import sample_inputs
-from .summary import is_number, summarize
+from .summary import format_table, is_number, summarize
 from .samples import Sample
 from .scoring_rules import SCORING_RULES
 from .text import DEFAULT_LANGUAGE, check_language
@@ -94,6 +95,15 @@ class EvaluationResult:
             nulls = len(rows) - len(scores)
             means.append(f"{name} {mean}" + (f" ({nulls} null)" if nulls and scores else ""))
         return f"<EvaluationResult: {count_of(len(rows), 'sample')}; means: {', '.join(means) or 'no metric'}>"
+
+    def __len__(self) -> int:
+        """The samples scored."""
+        return len(self.samples)
+
+    def _repr_html_(self) -> str:
+        """A notebook's display: the one line, and the table of means, intervals and nulls that `run` prints."""
+        table = format_table(self.summary()) if self.metrics else ""
+        return f"<pre>{html.escape(repr(self))}\n\n{html.escape(table)}</pre>"
 
     def to_pandas(self):
         """One row per sample: the inputs under ragas's column names (user_input, retrieved_contexts,

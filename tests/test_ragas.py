@@ -367,6 +367,11 @@ def test_a_result_shows_itself_in_a_line_not_its_evidence():
                                ["context_recall", "answer_supported_precision"])
     assert repr(result) == ("<EvaluationResult: 21 samples; means: context_recall 1.000 (1 null), "
                             "answer_supported_precision 1.000>")
+    # a notebook's display: the line and run's table of means and intervals, escaped; len() is the samples
+    shown = result._repr_html_()
+    assert shown.startswith("<pre>&lt;EvaluationResult: 21 samples;") and shown.endswith("</pre>")
+    assert re.search(r"^context_recall\s+1\.000\s+\[1\.000, 1\.000\]\s+20\s+1$", shown, re.M), shown
+    assert len(result) == 21
 
 
 @pytest.mark.parametrize("as_index", [False, True])
