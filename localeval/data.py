@@ -773,11 +773,38 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
             raise where.error(path, f"expected a list of strings, got a string{_no_list_because(text, single)}", field)
     if not isinstance(value, (list, tuple)):
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
+    texts = []
     for index, item in enumerate(value, start=1):
-        if not isinstance(item, str):
-            raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}", field)
-        _whole_characters(path, item, where, field, index)
-    return tuple(value)
+        text = _chunk_text(item)
+        if text is None:
+            raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}{_no_text_in(item)}",
+                              field)
+        texts.append(_whole_characters(path, text, where, field, index))
+    return tuple(texts)
+
+
+# Where retrieval libraries keep a chunk's text: LangChain's Document (page_content), LlamaIndex's nodes (text),
+# Haystack's Document (content), as objects or as the dicts they are saved as. A team's retriever output was
+# refused as "an object at item 1" (its metadata, which no metric reads, is left out).
+CHUNK_TEXT = ("page_content", "text", "content")
+
+
+def _chunk_text(item: Any) -> str | None:
+    """A chunk's text: the string, or the first of CHUNK_TEXT that `item` holds as a string; None where none."""
+    if isinstance(item, str):
+        return item
+    for name in CHUNK_TEXT:
+        text = item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+        if isinstance(text, str):
+            return text
+    return None
+
+
+def _no_text_in(item: Any) -> str:
+    if item is None or isinstance(item, (bool, int, float, list, tuple)):
+        return ""
+    names = " or ".join(f'"{name}"' for name in CHUNK_TEXT)
+    return f" (a retrieved document is read by its text, under {names}, which it does not hold as a string)"
 
 
 def _kind(value: Any) -> str:

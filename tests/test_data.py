@@ -512,6 +512,23 @@ def test_bad_contexts(tmp_path, value, kind):
     assert message == f"{tmp_path / 'data.jsonl'}, line 3, field 'retrieved_contexts': expected a list of strings, got {kind}"
 
 
+@pytest.mark.parametrize("document", [
+    {"page_content": "Paris is in France.", "metadata": {"source": "wiki"}},  # LangChain's Document, saved
+    {"text": "Paris is in France.", "id_": "n1", "metadata": {}},  # LlamaIndex's node
+    {"content": "Paris is in France.", "meta": {}, "score": 0.8},  # Haystack's Document
+], ids=["langchain", "llamaindex", "haystack"])
+def test_a_retrieved_document_saved_as_its_library_saves_it_is_read_by_its_text(tmp_path, document):
+    path = write_jsonl(tmp_path, {"user_input": "q", "retrieved_contexts": [document, "Lyon is too."]})
+    (sample,) = load_samples(path)
+    assert sample.retrieved_contexts == ("Paris is in France.", "Lyon is too.")
+
+
+def test_a_document_without_its_text_is_refused_naming_where_the_text_is_looked_for(tmp_path):
+    message = load_error(write_jsonl(tmp_path, {"retrieved_contexts": [{"source": "wiki", "text": 3}]}))
+    assert message.endswith('expected a list of strings, got an object at item 1 (a retrieved document is read by '
+                            'its text, under "page_content" or "text" or "content", which it does not hold as a string)')
+
+
 def test_bad_contexts_message_uses_the_alias_written(tmp_path):
     message = load_error(write_jsonl(tmp_path, {"contexts": 3}))
     assert "line 1, field 'contexts'" in message

@@ -173,6 +173,14 @@ def test_a_sample_made_with_a_list_of_contexts_holds_a_tuple_and_hashes():
     assert hash(sample) == hash(Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris."))
 
 
+def test_a_retrievers_document_objects_are_read_by_their_text():
+    """LangChain's retrievers give Document objects (page_content, metadata): passed as they are, each is its
+    text, as a string would be."""
+    documents = [SimpleNamespace(page_content=text, metadata={"source": "wiki"}) for text in CONTEXTS]
+    (sample,) = as_samples([{"user_input": QUESTION, "retrieved_contexts": documents, "response": "Paris."}])
+    assert sample.retrieved_contexts == tuple(CONTEXTS)
+
+
 def test_every_name_localeval_reads_loads_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredFieldsWarning)
