@@ -351,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--json", action="store_true", help="print the comparison as JSON on stdout")
 
     docs = commands.add_parser(
-        "docs", help="print a document: the README, the labeled format, the judges' measurements",
+        "docs", help="print a document: the README, the labeled format, the judges' measurements, the changes that move scores",
         description="Print one of localeval's documents, from the installed package: no web needed. Without "
                     "a TOPIC, list them.", epilog=DOCS_EPILOG)
     docs.add_argument("topic", nargs="?", metavar="TOPIC", help="a document `localeval docs` lists")
