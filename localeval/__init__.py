@@ -50,6 +50,7 @@ __all__ = [*_EXPORTS, "__version__"]
 def __getattr__(name: str):
     if name not in _EXPORTS:
         raise AttributeError(f"module 'localeval' has no attribute {name!r}")
+    _import_whole(f"{__name__}.progress").tqdm_imported_quietly()  # before transformers imports it
     # the first use imports torch: Ctrl-C then must not leave it half imported (interrupts.py)
     value = getattr(_import_whole(f"{__name__}.{_EXPORTS[name]}"), name)
     globals()[name] = value  # looked up once

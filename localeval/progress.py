@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+import warnings
 from typing import TextIO
 
 from .errors import for_terminal
@@ -97,15 +98,23 @@ class BarProgress(Progress):
 
 
 def _bar_class():
-    """tqdm's notebook widget where the kernel can draw it, else its text bar: without ipywidgets, tqdm.auto
-    warned "IProgress not found" in every notebook, a warning the user cannot act on (a notebook probe)."""
+    """tqdm's notebook widget where the kernel can draw it, else its text bar."""
+    tqdm_imported_quietly()
+    from tqdm.auto import tqdm
+
+    return tqdm
+
+
+def tqdm_imported_quietly() -> None:
+    """tqdm.auto imported once, where a notebook has no ipywidgets without its "IProgress not found" warning,
+    which the user cannot act on (a notebook probe): it then gives its text bar, and transformers, which imports
+    it too, finds it imported."""
     import importlib.util
 
-    if "ipykernel" in sys.modules and importlib.util.find_spec("ipywidgets") is None:
-        from tqdm.std import tqdm
-    else:
-        from tqdm.auto import tqdm
-    return tqdm
+    if "ipykernel" in sys.modules and "tqdm.auto" not in sys.modules and importlib.util.find_spec("ipywidgets") is None:
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="IProgress not found")
+            import tqdm.auto  # noqa: F401
 
 
 class LineProgress(Progress):
