@@ -775,10 +775,9 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
         raise where.error(path, f"expected a list of strings, got {_kind(value)}", field)
     texts = []
     for index, item in enumerate(value, start=1):
-        text = _chunk_text(item)
+        text, why_not = _chunk_text(item)
         if text is None:
-            raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}{_no_text_in(item)}",
-                              field)
+            raise where.error(path, f"expected a list of strings, got {_kind(item)} at item {index}{why_not}", field)
         texts.append(_whole_characters(path, text, where, field, index))
     return tuple(texts)
 
@@ -789,22 +788,26 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
 CHUNK_TEXT = ("page_content", "text", "content")
 
 
-def _chunk_text(item: Any) -> str | None:
-    """A chunk's text: the string, or the first of CHUNK_TEXT that `item` holds as a string; None where none."""
+def _chunk_text(item: Any) -> tuple[str | None, str]:
+    """A chunk's text (the string, or a document's text under CHUNK_TEXT), or None and why, for the message."""
     if isinstance(item, str):
-        return item
+        return item, ""
+    found = {}
     for name in CHUNK_TEXT:
-        text = item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+        try:  # a property may raise: LlamaIndex's NodeWithScore.text of a node that holds no text
+            text = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+        except Exception:  # noqa: BLE001 - the object's own failure, said as the data's
+            text = None
         if isinstance(text, str):
-            return text
-    return None
-
-
-def _no_text_in(item: Any) -> str:
-    if item is None or isinstance(item, (bool, int, float, list, tuple)):
-        return ""
-    names = " or ".join(f'"{name}"' for name in CHUNK_TEXT)
-    return f" (a retrieved document is read by its text, under {names}, which it does not hold as a string)"
+            found[name] = text
+    if len(set(found.values())) > 1:  # Haystack saves its metadata beside the content: a "text" there is not it
+        return None, f" that holds {' and '.join(map(repr, found))}: which is the chunk's text? Give it as a string"
+    if found:
+        return next(iter(found.values())), ""
+    if isinstance(item, Mapping) or {"metadata", "meta", *CHUNK_TEXT} & set(dir(item)):  # dir() runs no property
+        names = " or ".join(f'"{name}"' for name in CHUNK_TEXT)
+        return None, f" (a retrieved document is read by its text, under {names}, which it does not hold as a string)"
+    return None, ""
 
 
 def _kind(value: Any) -> str:

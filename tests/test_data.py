@@ -529,6 +529,15 @@ def test_a_document_without_its_text_is_refused_naming_where_the_text_is_looked_
                             'its text, under "page_content" or "text" or "content", which it does not hold as a string)')
 
 
+def test_a_document_with_two_texts_is_refused_rather_than_one_guessed(tmp_path):
+    """Haystack saves a Document's metadata beside its content: a metadata field "text" is not the chunk."""
+    message = load_error(write_jsonl(tmp_path, {"retrieved_contexts": [{"content": "The chunk.", "text": "a label"}]}))
+    assert message.endswith("got an object at item 1 that holds 'text' and 'content': which is the chunk's text? "
+                            "Give it as a string")
+    (sample,) = load_samples(write_jsonl(tmp_path, {"retrieved_contexts": [{"content": "The chunk.", "text": "The chunk."}]}))
+    assert sample.retrieved_contexts == ("The chunk.",)  # the same text twice says one thing
+
+
 def test_bad_contexts_message_uses_the_alias_written(tmp_path):
     message = load_error(write_jsonl(tmp_path, {"contexts": 3}))
     assert "line 1, field 'contexts'" in message

@@ -173,12 +173,28 @@ def test_a_sample_made_with_a_list_of_contexts_holds_a_tuple_and_hashes():
     assert hash(sample) == hash(Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris."))
 
 
-def test_a_retrievers_document_objects_are_read_by_their_text():
-    """LangChain's retrievers give Document objects (page_content, metadata): passed as they are, each is its
-    text, as a string would be."""
-    documents = [SimpleNamespace(page_content=text, metadata={"source": "wiki"}) for text in CONTEXTS]
+class NodeWithoutText:
+    """LlamaIndex's NodeWithScore of a node that holds no text: its text property raises."""
+    metadata: dict = {}
+
+    @property
+    def text(self):
+        raise ValueError("Node must be a TextNode to get text.")
+
+
+@pytest.mark.parametrize("name", ["page_content", "text", "content"], ids=["langchain", "llamaindex", "haystack"])
+def test_a_retrievers_document_objects_are_read_by_their_text(name):
+    """Retrievers give document objects (LangChain's page_content, LlamaIndex's text, Haystack's content, with
+    metadata): passed as they are, each is its text, as a string would be."""
+    documents = [SimpleNamespace(**{name: text, "metadata": {"source": "wiki"}}) for text in CONTEXTS]
     (sample,) = as_samples([{"user_input": QUESTION, "retrieved_contexts": documents, "response": "Paris."}])
     assert sample.retrieved_contexts == tuple(CONTEXTS)
+
+
+def test_a_document_whose_text_cannot_be_read_is_the_datas_error_not_a_traceback():
+    """A service answers 400 to a UserError; the property's ValueError would have been a 500."""
+    with pytest.raises(UserError, match=r"got a NodeWithoutText at item 1 \(a retrieved document is read by its text"):
+        as_samples([{"user_input": QUESTION, "retrieved_contexts": [NodeWithoutText()], "response": "Paris."}])
 
 
 def test_every_name_localeval_reads_loads_without_a_warning():
