@@ -46,8 +46,10 @@ def script_counts(text: str) -> Counter[str]:
 def in_another_script(sample: Sample, language: str) -> str | None:
     """The script most of the sample's question and response are in, where neither is in its language's own
     scripts (less than a tenth of its letters); None where either fits, or neither has letters enough to tell."""
-    told = [counts for text in (sample.user_input, sample.response) if text
-            if sum((counts := script_counts(text)).values()) >= MIN_LETTERS]
+    every = [script_counts(text) for text in (sample.user_input, sample.response) if text]
+    told = [counts for counts in every if sum(counts.values()) >= MIN_LETTERS]
+    if not told and sum(sum(every, Counter()).values()) >= MIN_LETTERS:  # two short ones together: 法国的首都是哪里？
+        told = [sum(every, Counter())]  # and 法国的首都是巴黎。 are 8 letters each, and a Chinese letter says much
     own = SCRIPTS.get(language, ())
     if not told or any(sum(counts[script] for script in own) >= OWN_SHARE * sum(counts.values()) for counts in told):
         return None

@@ -30,6 +30,14 @@ def test_the_script_of_a_sample_against_its_language(text, language, found):
     assert in_another_script(sample(text), language) == found
 
 
+def test_a_short_question_and_answer_are_told_together():
+    """8 Chinese letters each, fewer than a text needs alone, went unsaid as English (a LangChain probe)."""
+    short = Sample(id="1", user_input="法国的首都是哪里？", response="法国的首都是巴黎。")
+    assert in_another_script(short, "en") == "CJK"
+    assert in_another_script(short, "zh") is None
+    assert in_another_script(Sample(id="2", user_input="好吗？", response="好。"), "en") is None  # 3 letters: too few
+
+
 def test_the_misfits_are_named_with_the_languages_they_may_have_meant():
     samples = [sample(CHINESE, id="a"), sample(CHINESE, id="b"), sample(ENGLISH, id="c"),
                sample(ARABIC, id="d"), sample(ENGLISH, "zh", id="e"), sample(CHINESE, "zh", id="f")]
