@@ -291,8 +291,20 @@ def _what_pandas_wrote(name: str) -> str:
         return " (the frame's index, as to_csv writes it; index=False leaves it out)"
     if re.fullmatch(r"__index_level_\d+__", name):
         return " (the frame's index, as to_parquet keeps it; name it id to read it as the ids)"
+    if name in FRAMEWORK_NAMES:
+        framework, field = FRAMEWORK_NAMES[name]
+        return f" ({framework}'s name for what localeval reads as {field}: rename it)"
     meant = closest(name, [*READ_FIELDS, *FIELD_ALIASES], cutoff=0.9, normal=lambda field: field.strip().lower())
     return f" (did you mean '{meant}'? names are read as written)" if meant else ""
+
+
+# What RAG frameworks name the fields of their outputs, and the field localeval reads each as: a LangChain chain's
+# {input, context, answer} was read as an answer alone, every other score null (a LangChain probe)
+FRAMEWORK_NAMES = {
+    "input": ("LangChain", "user_input"), "query": ("LangChain", "user_input"), "query_str": ("LlamaIndex", "user_input"),
+    "context": ("LangChain", "retrieved_contexts"), "source_documents": ("LangChain", "retrieved_contexts"),
+    "source_nodes": ("LlamaIndex", "retrieved_contexts"), "result": ("LangChain", "response"),
+}
 
 
 def _warn_without_id(path, without_id: list[_Where], total: int) -> None:
@@ -786,6 +798,9 @@ def _contexts(path: Path, value: Any, where: _Where, field: str, single: str = "
 # Haystack's Document (content), as objects or as the dicts they are saved as. A team's retriever output was
 # refused as "an object at item 1" (its metadata, which no metric reads, is left out).
 CHUNK_TEXT = ("page_content", "text", "content")
+# Where a saved document holds the one with the text: LlamaIndex's NodeWithScore, saved, is {"node": {...}, "score"},
+# and LangChain's own serialisation (dumpd, to_json) is {"lc": 1, "kwargs": {"page_content": ...}}
+SAVED_INSIDE = ("node", "kwargs")
 
 
 def _chunk_text(item: Any) -> tuple[str | None, str]:
@@ -804,6 +819,9 @@ def _chunk_text(item: Any) -> tuple[str | None, str]:
         return None, f" that holds {' and '.join(map(repr, found))}: which is the chunk's text? Give it as a string"
     if found:
         return next(iter(found.values())), ""
+    for wrapper in SAVED_INSIDE:
+        if isinstance(item, Mapping) and isinstance(inside := item.get(wrapper), Mapping):
+            return _chunk_text(inside)
     if isinstance(item, Mapping) or {"metadata", "meta", *CHUNK_TEXT} & set(dir(item)):  # dir() runs no property
         names = " or ".join(f'"{name}"' for name in CHUNK_TEXT)
         return None, f" (a retrieved document is read by its text, under {names}, which it does not hold as a string)"

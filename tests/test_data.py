@@ -273,6 +273,20 @@ def test_a_record_of_another_export_among_the_files_is_named_in_the_warning(tmp_
                                          "theirs will be null (line 2)")
 
 
+def test_a_frameworks_field_names_are_said_with_the_names_to_give_them(tmp_path):
+    """A LangChain chain's output ({input, context, answer}) was read as an answer alone, every other score null,
+    and 'context' got "did you mean 'contexts'?", a ragas name (a LangChain probe)."""
+    path = write_jsonl(tmp_path, {"input": "q", "context": [{"page_content": "c."}], "answer": "a.",
+                                  "source_nodes": [], "query_str": "q"})
+    with pytest.warns(IgnoredFieldsWarning) as caught:
+        load_samples(path)
+    message = str(caught[0].message)
+    assert "'input' (LangChain's name for what localeval reads as user_input: rename it)" in message
+    assert "'context' (LangChain's name for what localeval reads as retrieved_contexts: rename it)" in message
+    assert "'source_nodes' (LlamaIndex's name for what localeval reads as retrieved_contexts: rename it)" in message
+    assert "'query_str' (LlamaIndex's name for what localeval reads as user_input: rename it)" in message
+
+
 def test_an_ignored_field_close_to_one_read_names_it(tmp_path):
     """A header "User_Input" was listed among the ignored fields, and every score was null, exit 0 (a paths
     probe); "question_id", a field of its own, is not taken for "question"."""
@@ -516,7 +530,10 @@ def test_bad_contexts(tmp_path, value, kind):
     {"page_content": "Paris is in France.", "metadata": {"source": "wiki"}},  # LangChain's Document, saved
     {"text": "Paris is in France.", "id_": "n1", "metadata": {}},  # LlamaIndex's node
     {"content": "Paris is in France.", "meta": {}, "score": 0.8},  # Haystack's Document
-], ids=["langchain", "llamaindex", "haystack"])
+    {"node": {"id_": "n1", "text": "Paris is in France.", "metadata": {}}, "score": 0.87},  # NodeWithScore.model_dump()
+    {"lc": 1, "type": "constructor", "id": ["langchain", "schema", "document", "Document"],  # dumpd(document)
+     "kwargs": {"page_content": "Paris is in France.", "metadata": {}}},
+], ids=["langchain", "llamaindex", "haystack", "llamaindex-node-with-score", "langchain-dumpd"])
 def test_a_retrieved_document_saved_as_its_library_saves_it_is_read_by_its_text(tmp_path, document):
     path = write_jsonl(tmp_path, {"user_input": "q", "retrieved_contexts": [document, "Lyon is too."]})
     (sample,) = load_samples(path)
