@@ -87,7 +87,9 @@ class EvaluationResult:
     def __repr__(self) -> str:
         """One line for a notebook's cell (the evidence of every sample ran to kilobytes): the samples,
         each score's mean and its nulls; summary() has the intervals, rows() and to_pandas() the rest."""
-        rows = self.rows()
+        return self._line(self.rows())
+
+    def _line(self, rows: list[dict[str, Any]]) -> str:
         means = []
         for name in self.metrics:
             scores = [row[name] for row in rows if row.get(name) is not None]
@@ -101,9 +103,11 @@ class EvaluationResult:
         return len(self.samples)
 
     def _repr_html_(self) -> str:
-        """A notebook's display: the one line, and the table of means, intervals and nulls that `run` prints."""
-        table = format_table(self.summary()) if self.metrics else ""
-        return f"<pre>{html.escape(repr(self))}\n\n{html.escape(table)}</pre>"
+        """A notebook's display: the one line, and the table of means, intervals and nulls that `run` prints (the
+        rows made once: a display of 90,000 samples made them three times)."""
+        rows = self.rows()
+        table = format_table(summarize(rows, self.metrics, self.human)) if self.metrics else ""
+        return f"<pre>{html.escape(self._line(rows))}\n\n{html.escape(table)}</pre>"
 
     def to_pandas(self):
         """One row per sample: the inputs under ragas's column names (user_input, retrieved_contexts,
