@@ -737,7 +737,23 @@ def _id_text(path: Path, value: Any, where: _Where) -> str:
 def _text(path: Path, value: Any, where: _Where, field: str) -> str | None:
     if value is None or isinstance(value, str):
         return value if value is None else _whole_characters(path, value, where, field)
-    raise where.error(path, f"expected a string, got {_kind(value)}{_conversation_hint(value, field)}", field)
+    raise where.error(path, f"expected a string, got {_kind(value)}{_conversation_hint(value, field)}"
+                            f"{_text_inside(value)}", field)
+
+
+def _text_inside(value: Any) -> str:
+    """Where a text field got an object that holds the text (LangChain's AIMessage as the response: its .content;
+    LlamaIndex's Response: its .response), its name, to give that instead (a LangChain probe)."""
+    if isinstance(value, (str, bytes, int, float, list, tuple)):
+        return ""
+    for name in ("content", "response", "text"):
+        try:
+            held = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
+        except Exception:  # noqa: BLE001 - a property of the object's own that fails: no text there
+            continue
+        if isinstance(held, str):
+            return f"; it holds its text as {name!r}: give that"
+    return ""
 
 
 def _conversation_hint(value: Any, field: str) -> str:
@@ -822,6 +838,9 @@ def _chunk_text(item: Any) -> tuple[str | None, str]:
     for wrapper in SAVED_INSIDE:
         if isinstance(item, Mapping) and isinstance(inside := item.get(wrapper), Mapping):
             return _chunk_text(inside)
+    if (isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[1], (int, float))
+            and _chunk_text(item[0])[0] is not None):  # LangChain's similarity_search_with_score
+        return None, " (a document and its score? give the documents alone)"
     if isinstance(item, Mapping) or {"metadata", "meta", *CHUNK_TEXT} & set(dir(item)):  # dir() runs no property
         names = " or ".join(f'"{name}"' for name in CHUNK_TEXT)
         return None, f" (a retrieved document is read by its text, under {names}, which it does not hold as a string)"
@@ -845,4 +864,4 @@ def _kind(value: Any) -> str:
     if isinstance(value, dict):
         return "an object"
     name = type(value).__name__
-    return f"{'an' if name[0].lower() in 'aeiou' else 'a'} {name}"
+    return f"{'an' if name[0].lower() in 'aeio' else 'a'} {name}"  # a UUID, a UserDict

@@ -12,6 +12,7 @@ import re
 import json
 import subprocess
 import sys
+import uuid
 import warnings
 from types import SimpleNamespace
 
@@ -189,6 +190,20 @@ def test_a_retrievers_document_objects_are_read_by_their_text(name):
     documents = [SimpleNamespace(**{name: text, "metadata": {"source": "wiki"}}) for text in CONTEXTS]
     (sample,) = as_samples([{"user_input": QUESTION, "retrieved_contexts": documents, "response": "Paris."}])
     assert sample.retrieved_contexts == tuple(CONTEXTS)
+
+
+@pytest.mark.parametrize(("record", "said"), [
+    ({"response": SimpleNamespace(content="Paris.", type="ai")},  # LangChain's AIMessage
+     "field 'response': expected a string, got a SimpleNamespace; it holds its text as 'content': give that"),
+    ({"retrieved_contexts": [(SimpleNamespace(page_content="Paris."), 0.82)]},  # similarity_search_with_score
+     "expected a list of strings, got a list at item 1 (a document and its score? give the documents alone)"),
+    ({"id": uuid.UUID(int=1)}, "field 'id': expected a non-empty string or a whole number, got a UUID"),
+], ids=["message", "document-and-score", "uuid"])
+def test_what_a_framework_hands_over_in_place_of_a_text_is_named(record, said):
+    """A LangChain probe: an AIMessage as the response, (document, score) pairs as the contexts, a run_id."""
+    with pytest.raises(UserError) as refused:
+        as_samples([{"user_input": QUESTION, "retrieved_contexts": CONTEXTS, "response": "Paris.", **record}])
+    assert str(refused.value).endswith(said)
 
 
 def test_a_document_whose_text_cannot_be_read_is_the_datas_error_not_a_traceback():
