@@ -45,7 +45,8 @@ def script_counts(text: str) -> Counter[str]:
 
 def in_another_script(sample: Sample, language: str) -> str | None:
     """The script most of the sample's question and response are in, where neither is in its language's own
-    scripts (less than a tenth of its letters); None where either fits, or neither has letters enough to tell."""
+    scripts (less than a tenth of its letters); None where either fits, or where neither, nor the two together,
+    has letters enough to tell."""
     every = [script_counts(text) for text in (sample.user_input, sample.response) if text]
     told = [counts for counts in every if sum(counts.values()) >= MIN_LETTERS]
     if not told and sum(sum(every, Counter()).values()) >= MIN_LETTERS:  # two short ones together: 法国的首都是哪里？
