@@ -747,13 +747,19 @@ def _text_inside(value: Any) -> str:
     if isinstance(value, (str, bytes, int, float, list, tuple)):
         return ""
     for name in ("content", "response", "text"):
-        try:
-            held = value.get(name) if isinstance(value, Mapping) else getattr(value, name, None)
-        except Exception:  # noqa: BLE001 - a property of the object's own that fails: no text there
-            continue
-        if isinstance(held, str):
+        if _text_held(value, name) is not None:
             return f"; it holds its text as {name!r}: give that"
     return ""
+
+
+def _text_held(item: Any, name: str) -> str | None:
+    """The string `item` holds under `name`, as a key or an attribute; None where it holds none there, or where a
+    property of its own fails (LlamaIndex's NodeWithScore.text of a node that holds no text)."""
+    try:
+        held = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
+    except Exception:  # noqa: BLE001 - the object's own failure, said as the data's
+        return None
+    return held if isinstance(held, str) else None
 
 
 def _conversation_hint(value: Any, field: str) -> str:
@@ -823,14 +829,7 @@ def _chunk_text(item: Any) -> tuple[str | None, str]:
     """A chunk's text (the string, or a document's text under CHUNK_TEXT), or None and why, for the message."""
     if isinstance(item, str):
         return item, ""
-    found = {}
-    for name in CHUNK_TEXT:
-        try:  # a property may raise: LlamaIndex's NodeWithScore.text of a node that holds no text
-            text = item.get(name) if isinstance(item, Mapping) else getattr(item, name, None)
-        except Exception:  # noqa: BLE001 - the object's own failure, said as the data's
-            text = None
-        if isinstance(text, str):
-            found[name] = text
+    found = {name: text for name in CHUNK_TEXT if (text := _text_held(item, name)) is not None}
     if len(set(found.values())) > 1:  # Haystack saves its metadata beside the content: a "text" there is not it
         return None, f" that holds {' and '.join(map(repr, found))}: which is the chunk's text? Give it as a string"
     if found:
