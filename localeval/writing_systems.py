@@ -49,8 +49,9 @@ def in_another_script(sample: Sample, language: str) -> str | None:
     has letters enough to tell."""
     every = [script_counts(text) for text in (sample.user_input, sample.response) if text]
     told = [counts for counts in every if sum(counts.values()) >= MIN_LETTERS]
-    if not told and sum(sum(every, Counter()).values()) >= MIN_LETTERS:  # two short ones together: 法国的首都是哪里？
-        told = [sum(every, Counter())]  # and 法国的首都是巴黎。 are 8 letters each, and a Chinese letter says much
+    together = sum(every, Counter())  # two short ones: 法国的首都是哪里？ and 法国的首都是巴黎。 are 8 letters each,
+    if not told and sum(together.values()) >= MIN_LETTERS:  # and a Chinese letter says much
+        told = [together]
     own = SCRIPTS.get(language, ())
     if not told or any(sum(counts[script] for script in own) >= OWN_SHARE * sum(counts.values()) for counts in told):
         return None
