@@ -55,10 +55,11 @@ RUN_OUTPUTS = {RESULTS_FILE: scored_rows, SUMMARY_FILE: json_object_with("metric
 class ResultWriter:
     """results.jsonl of one run in `out_dir`, written a line per sample as samples complete.
 
-    `identity` is what makes two runs the same run (run.json): `resume` continues only that one.
+    `identity` is what makes two runs the same run (run.json): `resume` continues only that one. `device`: where
+    this run's judge computes, for the --dtype that would resume another (check_same_run).
     """
 
-    def __init__(self, out_dir: Path, resume: bool, identity: dict[str, Any], device: str = "cpu"):
+    def __init__(self, out_dir: Path, resume: bool, identity: dict[str, Any], device: str):
         self.out_dir, self.path, self.identity = out_dir, out_dir / RESULTS_FILE, identity
         self.written = 0
         self._file = None
@@ -269,7 +270,7 @@ def check_writable_folder(folder: Path) -> None:
                                  "file system); choose another folder")
 
 
-def check_same_run(out_dir: Path, identity: dict[str, Any], device: str = "cpu") -> None:
+def check_same_run(out_dir: Path, identity: dict[str, Any], device: str) -> None:
     """--resume continues the run recorded in out_dir's run.json, and no other; `device`: where this run's
     judge computes, for the --dtype that would resume it (dtype_advice)."""
     recorded_path = out_dir / RUN_FILE

@@ -356,7 +356,7 @@ def test_a_link_waiting_where_a_file_is_written_is_never_written_through(tmp_pat
     write_atomically(out / "summary.json", "{}\n")
     assert victim.read_text() == "precious\n" and (out / "summary.json").read_text() == "{}\n"
     assert not (out / "summary.json").is_symlink() and oct((out / "summary.json").stat().st_mode & 0o077) != "0o0"
-    writer = ResultWriter(out, False, {})
+    writer = ResultWriter(out, False, {}, "cpu")
     (out / "results.jsonl").symlink_to(victim)  # after the folder was checked
     with pytest.raises(EnvironmentFailure):
         writer.write({"id": "x", "evidence": {}})
@@ -473,7 +473,7 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
         return opened(path, *args, **kwargs)
 
     identity, earlier = {"data_sha256": "another run's", "scoring_rules": SCORING_RULES}, (out / "run.json").read_bytes()
-    writer = ResultWriter(out, False, identity)
+    writer = ResultWriter(out, False, identity, "cpu")
     monkeypatch.setattr(os, "open", results_refused)
     with pytest.raises(EnvironmentFailure, match=r"Input/output error\); nothing was scored into it: once it can be "
                                                   "written, rerun the same command"):  # not --resume: another run's
@@ -482,7 +482,7 @@ def test_a_fresh_run_whose_results_cannot_be_opened_leaves_no_run_json_of_its_ow
     assert (out / "run.json").read_bytes() == earlier  # still the earlier run's, beside its results
     assert json.loads((out / "results.jsonl").read_text().splitlines()[0])["id"] == "s1"
     with pytest.raises(UserError, match="holds another run"):  # so --resume does not take them as this run's
-        check_same_run(out, identity)
+        check_same_run(out, identity, "cpu")
 
 
 def test_resume_with_nothing_to_resume_says_so_and_scores_from_the_start(capsys, tmp_path, tiny_judge):
@@ -1928,7 +1928,7 @@ def test_another_users_files_in_out_are_said_as_such_before_the_models_load(tmp_
     fails(capsys, one_sample_run(tmp_path, tiny_judge, "--resume"), EXIT_ENVIRONMENT,
           f"cannot write {out / 'results.jsonl'} (permission denied or a read-only file system), which --resume adds "
           "to; make it writable, or give another --out")
-    writer = ResultWriter(out, True, json.loads((out / "run.json").read_text("utf-8")))
+    writer = ResultWriter(out, True, json.loads((out / "run.json").read_text("utf-8")), "cpu")
     failure = writer._failed(PermissionError(errno.EACCES, "Permission denied"))
     assert str(failure).endswith("1 sample scored before it stay saved: make it writable and rerun with --resume")
 
