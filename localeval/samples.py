@@ -32,10 +32,14 @@ class Sample:
     language: str | None = None
 
     def __post_init__(self) -> None:
-        # a list, as one writes contexts by hand: held as the tuple it is typed as, so that a Sample hashes
-        # and equals the one a data file gives (a notebook probe: hash() raised "unhashable type: 'list'")
-        if isinstance(self.retrieved_contexts, list):
-            object.__setattr__(self, "retrieved_contexts", tuple(self.retrieved_contexts))
+        # a list, as one writes contexts by hand, or a numpy array or pandas Series, as a frame's cell holds them:
+        # held as the tuple it is typed as, so that a Sample hashes and equals the one a data file gives (a
+        # notebook probe: hash() raised "unhashable type: 'list'"; an array was refused as "a ndarray")
+        contexts = self.retrieved_contexts
+        if hasattr(contexts, "tolist") and not isinstance(contexts, (str, bytes)):
+            contexts = contexts.tolist()
+        if isinstance(contexts, list):
+            object.__setattr__(self, "retrieved_contexts", tuple(contexts))
 
     def texts_digest(self) -> str:
         """The sample known by its texts, not its id (a line number, where a file gives none): how a

@@ -174,6 +174,24 @@ def test_a_sample_made_with_a_list_of_contexts_holds_a_tuple_and_hashes():
     assert hash(sample) == hash(Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris."))
 
 
+def test_a_sample_made_with_an_array_or_a_series_of_contexts_holds_a_tuple_and_is_scored():
+    """A frame's cell holds a numpy array (a Parquet column of lists) and a row's column a Series: a Sample made
+    with either could not be hashed, and evaluate() refused it as "a ndarray" (a review)."""
+    import numpy as np
+    import pandas as pd
+
+    plain = Sample(id="1", user_input=QUESTION, retrieved_contexts=tuple(CONTEXTS), response="Paris.")
+    for given in (np.array(CONTEXTS), pd.Series(CONTEXTS)):
+        sample = Sample(id="1", user_input=QUESTION, retrieved_contexts=given, response="Paris.")
+        assert sample == plain and hash(sample) == hash(plain)
+        assert all(type(chunk) is str for chunk in sample.retrieved_contexts)
+    asked = []
+    result = scripted_evaluate([Sample(id="1", user_input=QUESTION, retrieved_contexts=np.array(CONTEXTS),
+                                       response="Paris.")], ["context_relevance"], asked)
+    assert result["context_relevance"] == [1.0]
+    assert all(chunk in asked[0].messages[-1][1] for chunk in CONTEXTS)
+
+
 class NodeWithoutText:
     """LlamaIndex's NodeWithScore of a node that holds no text: its text property raises."""
     metadata: dict = {}
