@@ -173,9 +173,11 @@ def _why_null(row: Mapping[str, Any]) -> str:
     return f" ({why})" if why else ""
 
 
-def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float]) -> list[str]:
-    """One line per gate the summary does not pass (outcomes decides which); empty when all pass."""
-    failed = []
+def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float],
+             rows: Iterable[Mapping[str, Any]] = ()) -> list[str]:
+    """One line per gate the summary does not pass (outcomes decides which); empty when all pass. `rows`, the
+    results' lines where they are at hand, name the samples that scored lowest."""
+    rows, failed = list(rows), []
     for metric, outcome in outcomes(summary, gates).items():
         lowest, value = outcome["at_least"], outcome["value"]
         if outcome["passed"]:
@@ -188,8 +190,23 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
         elif math.isnan(value):  # only a summary built by hand has one: never below, never passing
             failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")
         else:
-            failed.append(f"{metric}: {outcome['compared']} {shown_apart(value, lowest)} is below {_as_given(lowest)}")
+            failed.append(f"{metric}: {outcome['compared']} {shown_apart(value, lowest)} is below {_as_given(lowest)}"
+                          f"{lowest_scored(rows, metric)}")
     return failed
+
+
+LOWEST_SHOWN = 3  # samples a failed gate names
+
+
+def lowest_scored(rows: list[Mapping[str, Any]], metric: str) -> str:
+    """'; lowest: q-refunds 0.000, q-7 0.250, q-2 0.333 (of 40 scored)', the samples that pulled a failed gate's
+    mean down, in the judge's scores: a failure named the metric alone, and its user searched the rows for
+    them (a pytest probe). Empty without rows."""
+    scored = sorted((row[metric], str(row.get("id"))) for row in rows if a_score(row.get(metric)))
+    if not scored:
+        return ""
+    named = ", ".join(f"{sample} {score:.3f}" for score, sample in scored[:LOWEST_SHOWN])
+    return f"; lowest: {named} (of {len(scored)} scored)" if len(scored) > LOWEST_SHOWN else f"; its samples: {named}"
 
 
 def _as_given(lowest: float) -> str:

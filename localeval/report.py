@@ -146,7 +146,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         f"{_limited(details)}"
         f"{_languages(details)}; judge {_model(details['models']['judge'])}, embedder "
         f"{_model(details['models']['embedder'])}, on {escape(details['device'])}{_made_by(details)}.</p>",
-        _gates_note(summary, details.get("gates")),  # first: what a CI job's reader opens the page for
+        _gates_note(summary, details.get("gates"), rows),  # first: what a CI job's reader opens the page for
         _warnings(details.get("warnings", [])),
         "<h2>Scores</h2>",
         _calibration_note(details.get("calibration")),
@@ -202,13 +202,13 @@ def _calibration_note(calibration: dict[str, Any] | None) -> str:
             f"(fitted on {escape(str(calibration.get('fitted_on')))}): {thresholds}.</p>")
 
 
-def _gates_note(summary, gates: dict[str, dict[str, Any]] | None) -> str:
+def _gates_note(summary, gates: dict[str, dict[str, Any]] | None, rows: list[dict[str, Any]]) -> str:
     """The --fail-under gates and how each came out: a page kept as a CI artifact says why its build
     failed, in the words the terminal used."""
     if not gates:
         return ""
     lowest = {metric: gate["at_least"] for metric, gate in gates.items()}
-    failed, weak = failures(summary, lowest), caveats(summary, lowest)
+    failed, weak = failures(summary, lowest, rows), caveats(summary, lowest)
     passed = [f"{metric} ({gate['compared']} {gate['value']:.3f}, at least {gate['at_least']:g})"
               for metric, gate in gates.items() if gate["passed"]]
     said = [*(f"failed: {line}" for line in failed), *(f"passed: {line}" for line in passed),

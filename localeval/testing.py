@@ -1,10 +1,11 @@
 """Scores as test assertions, for a team's own pytest suite:
 
-    from localeval import evaluate
+    import localeval  # cheap; `from localeval import evaluate` up here would import torch as pytest collects
     from localeval.testing import assert_scores
 
     def test_our_rag_answers_from_its_context():
-        assert_scores(evaluate("golden.jsonl"), {"answer_supported_precision": 0.8, "context_recall": 0.7})
+        result = localeval.evaluate("golden.jsonl", judge="qwen2.5-coder-1.5b-instruct")
+        assert_scores(result, {"answer_supported_precision": 0.8, "context_recall": 0.7})
 
 and `ScriptedJudge`, a judge that answers from a script, to test a metric of one's own without a model.
 """
@@ -21,8 +22,8 @@ from typing import Any
 
 from .engine.scripted import ScriptedJudge
 from .errors import LocalevalWarning
-from .gating import SCORE_RANGE, a_score, caveats, failures
-from .results import SUMMARY_FILE
+from .gating import SCORE_RANGE, a_score, caveats, failures, outcomes
+from .results import RESULTS_FILE, SUMMARY_FILE, read_results
 
 __all__ = ["assert_scores", "GateWarning", "ScriptedJudge"]
 
@@ -39,7 +40,8 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
     `result`: what `evaluate()` returned (or its `summary()`), a run's output folder or its summary.json.
     `lowest`: {metric: lowest acceptable mean}, at least one.
     """
-    summary = _summary(result)
+    __tracebackhide__ = True  # pytest shows the test's line, not this function's body
+    summary, rows = _summary_and_rows(result)
     if not isinstance(lowest, Mapping) or not lowest:  # a gate without thresholds could never fail
         raise ValueError(f"assert_scores: give the thresholds as a dict of at least one metric and its lowest mean, "
                          f"such as {{'context_recall': 0.7}}; got {_kind(lowest)}")
@@ -49,21 +51,25 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
         if not a_score(value):
             why = SCORE_RANGE if isinstance(value, numbers.Real) else f"expected a number, got {_kind(value)}"
             raise ValueError(f"assert_scores: {metric}={value!r}: {why}")
-    failed, weak = failures(summary, lowest), caveats(summary, lowest)
+    failed, weak = failures(summary, lowest, rows), caveats(summary, lowest)
     if failed:
-        parts = {"scores below their thresholds": failed, "what the outcome rests on": weak}
+        # the metrics on the first line: pytest's short summary shows that line alone, the same for every gate
+        below = [metric for metric in lowest if not outcomes(summary, {metric: lowest[metric]})[metric]["passed"]]
+        parts = {f"{', '.join(below)} below {'its threshold' if len(below) == 1 else 'their thresholds'}": failed,
+                 "what the outcome rests on": weak}
         raise AssertionError("\n".join(f"{heading}:\n  " + "\n  ".join(lines)
                                        for heading, lines in parts.items() if lines))
     for line in weak:  # a pass on little: a warning in pytest's summary, as run says it on stderr
         warnings.warn(f"assert_scores: {line}", GateWarning, stacklevel=2)
 
 
-def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:
-    """The metrics part of a summary, from any of the forms assert_scores takes."""
+def _summary_and_rows(result: Any) -> tuple[Mapping[str, Mapping[str, Any]], list[dict[str, Any]]]:
+    """The metrics part of a summary, from any of the forms assert_scores takes, and the results' lines where
+    they are at hand (what evaluate() returned, or a run's folder): a failure names the lowest samples."""
     if hasattr(result, "summary"):
-        return result.summary()
+        return result.summary(), result.rows() if callable(getattr(result, "rows", None)) else []
     if isinstance(result, Mapping):  # summary() itself, or a summary.json read by the caller
-        return _metrics_of(result.get("metrics", result), "the mapping given")
+        return _metrics_of(result.get("metrics", result), "the mapping given"), []
     if not isinstance(result, (str, os.PathLike)):
         raise ValueError(f"assert_scores: cannot read scores from {_kind(result)}; {ACCEPTED}")
     path = Path(result).expanduser()
@@ -77,7 +83,11 @@ def _summary(result: Any) -> Mapping[str, Mapping[str, Any]]:
         document = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         raise ValueError(f"assert_scores: {path} is not a localeval summary; {ACCEPTED}") from None
-    return _metrics_of(document.get("metrics") if isinstance(document, dict) else None, str(path))
+    summary = _metrics_of(document.get("metrics") if isinstance(document, dict) else None, str(path))
+    try:
+        return summary, read_results(path.parent / RESULTS_FILE)
+    except OSError:  # the lines only name the lowest samples: the summary gates without them
+        return summary, []
 
 
 ACCEPTED = f"give what evaluate() returned, a run's output folder or its {SUMMARY_FILE}"

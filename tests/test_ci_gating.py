@@ -49,6 +49,7 @@ def test_fail_under_exits_4_naming_the_metric_and_keeps_every_result(tmp_path, d
     assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=1") == EXIT_BELOW_THRESHOLD
     err = capsys.readouterr().err
     assert "fail-under: context_relevance: mean" in err and "is below 1" in err
+    assert re.search(r"is below 1; its samples: [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}\n", err)
     assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 3
 
 
@@ -390,7 +391,10 @@ def test_a_metric_gated_twice_is_refused():
 def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     assert_scores(tmp_path / "out", {"context_relevance": 0.0})
-    with pytest.raises(AssertionError, match="context_relevance: mean .* below 1\n  context_relevance_chunks: mean"):
+    # the folder's results.jsonl names the samples
+    with pytest.raises(AssertionError, match="^context_relevance, context_relevance_chunks below their thresholds:\n"
+                                             "  context_relevance: mean .* below 1; its samples: .*\n"
+                                             "  context_relevance_chunks: mean .* below 1; its samples: "):
         assert_scores(tmp_path / "out", {"context_relevance": 1.0, "context_relevance_chunks": 1.0})
 
 
@@ -465,6 +469,39 @@ def test_assert_scores_takes_what_evaluate_returns():
         lambda request: {"verdicts": [{"sentence": 1, "supported": 0}]}), cache=False)
     with pytest.raises(AssertionError, match="answer_supported_precision: mean 0.000 is below 0.5"):
         assert_scores(result, {"answer_supported_precision": 0.5})
+
+
+def test_a_failed_assert_scores_names_its_metric_first_and_the_lowest_samples():
+    """pytest's short summary showed "scores below their thresholds:" for every gate, and the samples that pulled
+    a mean down had to be looked up in the rows (a pytest probe)."""
+    from localeval import evaluate
+    from localeval.engine.scripted import ScriptedJudge
+
+    samples = [{"id": name, "user_input": "Where is Paris?", "retrieved_contexts": ["Paris is in France."],
+                "response": "In France." if name.startswith("good") else "In Spain."} for name in
+               ("good-1", "bad-2", "good-3", "bad-4", "good-5")]
+    result = evaluate(samples, ["answer_supported_precision"], ScriptedJudge(lambda request: {"verdicts": [
+        {"sentence": 1, "supported": int("Spain" not in request.messages[-1][1])}]}), cache=False)
+    assert result["answer_supported_precision"] == [1.0, 0.0, 1.0, 0.0, 1.0]
+    with pytest.raises(AssertionError) as failed:
+        assert_scores(result, {"answer_supported_precision": 0.9})
+    first, *rest = str(failed.value).splitlines()
+    assert first == "answer_supported_precision below its threshold:"
+    assert rest == ["  answer_supported_precision: mean 0.600 is below 0.9; lowest: bad-2 0.000, bad-4 0.000, "
+                    "good-1 1.000 (of 5 scored)"]
+
+
+def test_assert_scores_hides_its_own_frame_from_pytests_traceback(tmp_path):
+    test = tmp_path / "test_gate.py"
+    test.write_text("from localeval.testing import assert_scores\n\n"
+                    "def test_gate():\n"
+                    "    assert_scores({'context_recall': {'mean': 0.5, 'scored': 2, 'null': 0}}, {'context_recall': 0.7})\n",
+                    encoding="utf-8")
+    shown = subprocess.run([sys.executable, "-m", "pytest", str(test), "-p", "no:cacheprovider", "--tb=long"],
+                           cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert shown.returncode == 1 and "context_recall below its threshold" in shown.stdout
+    assert "assert_scores({'context_recall'" in shown.stdout  # the test's own line
+    assert "_summary_and_rows" not in shown.stdout  # not the body of assert_scores
 
 
 def test_progress_is_plain_lines_when_not_a_terminal():

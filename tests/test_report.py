@@ -270,7 +270,7 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
     details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
                "warnings": [], "calibration": None, "gates": outcomes(summary, gates)}
     html = write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
-    (failed,) = failures(summary, gates)
+    (failed,) = failures(summary, gates, rows)
     (rests_on,) = caveats(summary, gates)  # "seine" has no reference: context_recall's mean is of two
     assert rests_on.startswith("context_recall: its mean rests on 2 of 3 samples; 1 could not be scored")
     # one gate a line, under a first line that says how the run came out
@@ -278,7 +278,7 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
             "<ul class='gates'>"
             f"<li>failed: {escape(failed)}</li><li>passed: answer_supported_precision (mean 0.667, at least 0.5)</li>"
             f"<li>note: {escape(rests_on)}</li></ul></div>") in html
-    assert failed.startswith("context_recall: mean 0.500 is below 0.9")
+    assert failed.startswith("context_recall: mean 0.500 is below 0.9; its samples: ")  # the two scored, lowest first
     details["gates"] = {}
     assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
 
