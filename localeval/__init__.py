@@ -8,7 +8,24 @@ Importing the package is cheap: the pipeline (and torch with it) loads on first 
 below, so `localeval --help` answers at once and an application pays only for what it calls.
 """
 
+from typing import TYPE_CHECKING
+
 from .interrupts import import_whole as _import_whole
+
+if TYPE_CHECKING:  # what a type checker reads; at run time each name loads on its first use (__getattr__)
+    from .api import EvaluationResult, evaluate, load_embedder, load_judge
+    from .calibration import CalibrationWarning
+    from .data import IgnoredFieldsWarning, MissingIdsWarning
+    from .engine.cache import AnswerCache
+    from .engine.limits import BatchLimits
+    from .errors import EnvironmentFailure, LocalevalWarning, UserError
+    from .metrics import DEFAULT_METRICS, METRICS, JudgeSettings, Metric, MetricResult, register_metric
+    from .metrics.scoring import Scoring
+    from .pipeline import ForkedWarning
+    from .requests import EmbedRequest, JudgeRequest
+    from .samples import Sample
+    from .trust import (FewLabelsWarning, NothingScoredWarning, RetrievedNothingWarning, UnmeasuredJudgeWarning,
+                        WeakJudgeWarning)
 
 __version__ = "0.1.0"
 

@@ -7,7 +7,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from numbers import Integral, Real
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any, Iterable, Mapping
 
 from . import models
 from .bench.labels import human_scores
@@ -36,6 +36,9 @@ from .text import DEFAULT_LANGUAGE, check_language
 from .trust import (FewLabelsWarning, NothingScoredWarning, UnmeasuredJudgeWarning, WeakJudgeWarning, few_labels,
                     nothing_scored, samples_warned, unmeasured_judge_note, weak_judge_warning)
 from .tuning import check_choice, metric_settings, settings_used
+
+if TYPE_CHECKING:  # an optional dependency (localeval[pandas]): imported by to_pandas() where it is called
+    import pandas
 
 
 # Models whose weights are in this process's memory (load_judge, load_embedder): they cannot go to Ray
@@ -109,7 +112,7 @@ class EvaluationResult:
         table = format_table(summarize(rows, self.metrics, self.human)) if self.metrics else ""
         return f"<pre>{html.escape(self._line(rows))}\n\n{html.escape(table)}</pre>"
 
-    def to_pandas(self):
+    def to_pandas(self) -> pandas.DataFrame:
         """One row per sample: the inputs under ragas's column names (user_input, retrieved_contexts,
         response, reference), the language it was split and judged in, then each score (evidence stays in
         `rows()`). Samples from a DataFrame come

@@ -17,11 +17,12 @@ import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar, overload
 
 from .errors import UnknownKeyword, UserError, closest
 
 Result = TypeVar("Result")
+Parameters = ParamSpec("Parameters")
 
 _KEYWORDS: ContextVar[bool] = ContextVar("localeval_keyword_arguments", default=False)
 
@@ -78,8 +79,20 @@ def check_paths(paths: dict[str, Any]) -> None:
             raise UserError(f"{option(name)}: it is empty")
 
 
-def known_keywords(function: Callable[..., Result] | None = None, *, elsewhere: Mapping[str, str] | None = None
-                   ) -> Callable[..., Result] | Callable[[Callable[..., Result]], Callable[..., Result]]:
+@overload
+def known_keywords(function: Callable[Parameters, Result], *, elsewhere: Mapping[str, str] | None = None
+                   ) -> Callable[Parameters, Result]: ...
+
+
+@overload
+def known_keywords(function: None = None, *, elsewhere: Mapping[str, str] | None = None
+                   ) -> Callable[[Callable[Parameters, Result]], Callable[Parameters, Result]]: ...
+
+
+# typed by overloads, so that a type checker sees the decorated function's own signature (a pytest probe: mypy
+# read evaluate() as taking anything and returning Never)
+def known_keywords(function: Callable[Parameters, Result] | None = None, *, elsewhere: Mapping[str, str] | None = None
+                   ) -> Any:
     """`function` refusing a keyword it does not take with the one it likely meant: Python's own
     TypeError names neither, and came from inside contextlib's frame (a notebook probe's `langauge=`).
     `elsewhere`: another library's keywords for the same call (ragas's `dataset=`, `llm=`), each with what
@@ -91,7 +104,7 @@ def known_keywords(function: Callable[..., Result] | None = None, *, elsewhere: 
              if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY)]
 
     @functools.wraps(function)
-    def checked(*args: Any, **kwargs: Any) -> Result:
+    def checked(*args: Parameters.args, **kwargs: Parameters.kwargs) -> Result:
         for name in kwargs:
             if name not in taken:
                 close = closest(name, taken, 0.6)

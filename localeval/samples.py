@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Legacy ragas names, accepted on input and mapped to the current ones.
@@ -26,7 +27,8 @@ class Sample:
     number, contexts a list), and reads them into Samples as a data file's records are."""
     id: str
     user_input: str | None = None
-    retrieved_contexts: tuple[str, ...] | None = None
+    # any sequence of strings (a list, a numpy array) is held as a tuple (__post_init__)
+    retrieved_contexts: Sequence[str] | None = None
     response: str | None = None
     reference: str | None = None
     language: str | None = None

