@@ -439,8 +439,6 @@ def test_labels_give_a_metric_of_ones_own_a_score_from_0_to_1_and_correct_its_me
 
 
 @pytest.mark.parametrize("label, said", [
-    (..., "field 'labels.mine': sample dev-020: missing: a metric of your own is labeled with its name, a score from "
-          "0 to 1 (needed for mine;"),
     (1.5, "field 'labels.mine': sample dev-020: expected a score from 0 to 1 (or true, false, null) for mine; got 1.5"),
     ("yes", "expected a score from 0 to 1 (or true, false, null) for mine; got \"yes\""),
 ])

@@ -584,11 +584,71 @@ def test_evaluate_names_its_own_keyword_in_a_labels_message(tmp_path):
     from localeval.engine.scripted import ScriptedJudge
 
     records = [json.loads(line) for line in LABELED.read_text(encoding="utf-8").splitlines()]
-    records[0]["labels"].pop("reference_sentences_attributed")
+    for record in records:  # labeled for other metrics than the run's: refused, since nothing would be corrected
+        record["labels"].pop("reference_sentences_attributed")
     labels = tmp_path / "labels.jsonl"
     labels.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     samples = [{k: v for k, v in r.items() if k != "labels"} for r in records]
-    with pytest.raises(UserError, match=re.escape("(needed for context_recall; metrics= chooses the metrics")):
+    with pytest.raises(UserError, match=re.escape(f"labels={str(labels)!r}: none of its samples labels a metric of "
+                                                  "this run: context_recall (labels.reference_sentences_attributed)")):
+        localeval.evaluate(samples, ["context_recall"], judge=ScriptedJudge(lambda request: {}), labels=labels,
+                           cache=False)
+
+
+def _labels_file(tmp_path, edit) -> tuple[list[dict], Path]:
+    """The four labeled samples as data, and their labels file with `edit(index, record)` applied to each record."""
+    records = [json.loads(line) for line in LABELED.read_text(encoding="utf-8").splitlines()]
+    samples = [{k: v for k, v in r.items() if k != "labels"} for r in records]
+    for index, record in enumerate(records):
+        edit(index, record)
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return samples, labels
+
+
+def test_a_run_takes_labels_for_some_metrics_on_some_samples(tmp_path):
+    """Annotators label a metric on some samples, another on others: --labels refused every record that left out
+    a metric of the run, so the only way was a run per labeled metric (a labels probe). Now a sample corrects the
+    metrics it labels, and a metric no sample labels is said."""
+    import localeval
+    from localeval.engine.scripted import ScriptedJudge
+    from test_ragas import every_verdict_one
+
+    def split(index, record):  # recall on the first two samples, support on the others (null is unlabeled too)
+        kept = "reference_sentences_attributed" if index < 2 else "response_sentences_supported"
+        record["labels"] = {kept: record["labels"][kept], **({"context_sentences_relevant": None} if index else {})}
+
+    samples, labels = _labels_file(tmp_path, split)
+    with pytest.warns(localeval.LocalevalWarning, match=re.escape(
+            "no sample labels context_relevance (labels.context_sentences_relevant): its mean stays the judge's alone")):
+        result = localeval.evaluate(samples, ["context_recall", "answer_supported_precision", "context_relevance"],
+                                    judge=ScriptedJudge(every_verdict_one([])), labels=labels, cache=False)
+    summary = result.summary()
+    assert summary["context_recall"]["corrected"]["labeled"] == 2
+    assert summary["answer_supported_precision"]["corrected"]["labeled"] == 2
+    assert "corrected" not in summary["context_relevance"]
+    assert result.human["dev-020"]["answer_supported_precision"] is None  # not labeled: not a score of 0
+
+
+@pytest.mark.parametrize("edit, said", [
+    (lambda index, record: record["labels"].update(context_recall=0.5),
+     "field 'labels.context_recall': sample dev-020: context_recall is one of localeval's metrics, labeled by people's "
+     "verdicts (labels.reference_sentences_attributed), not with one score"),
+    (lambda index, record: record["labels"].update(faithfulness=1),
+     "faithfulness is one of localeval's metrics, labeled by people's verdicts (from "
+     "labels.response_sentences_supported), not with one score"),
+    (lambda index, record: [record.pop(key) for key in ("user_input", "retrieved_contexts", "response", "reference")],
+     "field 'labels': sample dev-020 has labels but none of the sample's texts: a labeled record repeats the texts its "
+     "labels were made on (user_input, retrieved_contexts, response, reference)"),
+])
+def test_labels_a_run_cannot_use_are_refused_saying_what_to_write(tmp_path, edit, said):
+    """A score under a built-in metric's name went unread, unsaid; a record of an id and labels, as a spreadsheet
+    makes it, was told it labeled a sample with no reference (a labels probe)."""
+    import localeval
+    from localeval.engine.scripted import ScriptedJudge
+
+    samples, labels = _labels_file(tmp_path, edit)
+    with pytest.raises(UserError, match=re.escape(said)):
         localeval.evaluate(samples, ["context_recall"], judge=ScriptedJudge(lambda request: {}), labels=labels,
                            cache=False)
 

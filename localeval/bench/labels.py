@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import manual
-from ..data import RecordError, load_samples, read_text
+from ..data import CONTENT_FIELDS, RecordError, load_samples, read_text
 from ..errors import DataError, LocalevalWarning, UserError, closest, count_of, first_few, shortened, warn
 from ..metrics import BUILT_IN, METRICS
 from ..options import given, option
@@ -75,6 +75,8 @@ class LabeledSample:
             return self.own[metric]
         if metric == RESPONSE_RELEVANCY:
             return None if self.response_relevant is None else float(self.response_relevant)
+        if DERIVED_FROM.get(metric, metric) not in self.sentences:  # left unlabeled (run --labels)
+            return None
         judged = METRICS[metric]()
         if metric == "context_precision":  # one verdict per chunk: useful when it holds a relevant sentence
             labels = [any(chunk) for chunk in self.chunks(DERIVED_FROM[metric])]
@@ -94,8 +96,10 @@ class LabeledSample:
 SHOWN_PROBLEMS = 5  # records whose problem one error names in full
 
 
-def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
-    """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment."""
+def read_labeled(path: str | Path, metrics: list[str], partial: bool = False) -> list[LabeledSample]:
+    """Every labeled sample of `path`, with the labels the chosen `metrics` need, checked for alignment.
+    `partial` (run --labels): a sample may leave a metric unlabeled (its labels absent or null), and then does
+    not correct that metric's mean; bench compares every sample on every metric, so it needs them all."""
     path = Path(path).expanduser()
     if path.suffix.lower() not in LABELED_EXTENSIONS and path.exists():
         spreadsheet = (" (its labels are lists of true/false per sentence, which a spreadsheet's cells do not hold: "
@@ -106,7 +110,7 @@ def read_labeled(path: str | Path, metrics: list[str]) -> list[LabeledSample]:
     for sample, (place, record) in zip(samples, _raw_records(path)):
         records.append(record)
         try:
-            labeled.append(_labeled(sample, record, place, metrics))
+            labeled.append(_labeled(sample, record, place, metrics, partial))
         except DataError as problem:  # the others too: a file labeled by several people has several
             problems.append(problem)
     if len(samples) > 1 and not any(isinstance(record.get("labels"), dict) for record in records):
@@ -170,7 +174,7 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
     sample must be one of the run's `samples` (matched by id), whose judge scores it corrects, or
     one of the data's samples that the run `left_out` (--limit), whose labels are not used."""
     try:
-        every = read_labeled(path, metrics)
+        every = read_labeled(path, metrics, partial=True)
     except DataError as error:  # named as the option it came from: the run reads two files
         raise UserError(f"{given('labels', error.path)}{error.after_path}") from None
     labeled = [item for item in every if item.sample.id not in left_out]
@@ -194,7 +198,32 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                if _texts(item.sample) != _texts(by_id[item.sample.id])]
     if changed:
         raise UserError(f"{given('labels', path)}: {_other_texts(changed)}")
+    _say_unlabeled(path, metrics, labeled)
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
+
+
+def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSample]) -> None:
+    """The run's metrics that no labeled sample labels: refused where that is every one (a file labeled for
+    other metrics), else warned, since their means stay the judge's alone while the others are corrected."""
+    unlabeled = [metric for metric in metrics if all(_unlabeled(item, metric) for item in labeled)]
+    where = "; ".join(f"{metric} ({_labels_of(metric) if metric in BUILT_IN else f'labels.{metric}'})"
+                      for metric in unlabeled)
+    if len(unlabeled) == len(metrics):
+        raise UserError(f"{given('labels', path)}: none of its samples labels a metric of this run: {where} "
+                        f"(format: {FORMAT_DOC})")
+    if unlabeled:
+        warn(LocalevalWarning(f"{given('labels', path)}: no sample labels {where}: "
+                              f"{'its mean stays' if len(unlabeled) == 1 else 'their means stay'} the judge's alone"),
+             stacklevel=3)
+
+
+def _unlabeled(item: LabeledSample, metric: str) -> bool:
+    """Whether the labels leave the metric out (not: give it no sentence to judge, as an empty reference does)."""
+    if metric not in BUILT_IN:
+        return item.own.get(metric) is None
+    if metric == RESPONSE_RELEVANCY:
+        return item.response_relevant is None
+    return DERIVED_FROM.get(metric, metric) not in item.sentences
 
 
 TEXTS = ("user_input", "retrieved_contexts", "response", "reference")  # what a label is made on
@@ -288,7 +317,7 @@ def _first_difference(labeled: Any, scored: Any) -> str:
 # --- one record's labels ------------------------------------------------------------------
 
 
-def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> LabeledSample:
+def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str], partial: bool) -> LabeledSample:
     labels = record.get("labels")
     if labels is None:
         outside = [key for key in LABEL_KEYS if key in record]
@@ -298,13 +327,21 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
                     f"(format: {FORMAT_DOC}){where}", "labels")
     if not isinstance(labels, dict):
         raise place(f"sample {sample.id}: expected an object of label arrays", "labels")
+    if not CONTENT_FIELDS & record.keys():  # an id and labels, as a spreadsheet's export makes them (a labels probe)
+        raise place(f"sample {sample.id} has labels but none of the sample's texts: a labeled record repeats the "
+                    f"texts its labels were made on ({', '.join(TEXTS)}), since an id alone may be a line number and "
+                    f"texts change; copy them in from the data (format: {FORMAT_DOC})", "labels")
+    if scored := [name for name in labels if name in BUILT_IN]:  # a score, as a metric of one's own is labeled
+        raise place(f"sample {sample.id}: {scored[0]} is one of localeval's metrics, labeled by people's verdicts "
+                    f"({_labels_of(scored[0])}), not with one score: its formula makes their score of those "
+                    f"(format: {FORMAT_DOC})", f"labels.{scored[0]}")
     language = sample.language or DEFAULT_LANGUAGE
     if language not in SUPPORTED_LANGUAGES:
         raise place(f"sample {sample.id}: pysbd cannot split language '{language}'", "language")
     sentences = {}
     for metric in dict.fromkeys(DERIVED_FROM.get(m, m) for m in metrics):  # in order: the same error first, each time
         spec = SENTENCE_LABELS.get(metric)
-        if spec is not None:
+        if spec is not None and not (partial and labels.get(spec.key) is None):  # else left unlabeled
             fail = lambda message, key=spec.key: place(f"sample {sample.id}: {message}", f"labels.{key}")
             if labels.get(spec.key) is None:
                 shape = "a list of true/false" if spec.text else "a list of true/false per retrieved_contexts chunk"
@@ -320,21 +357,31 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str]) -> 
              if "context_precision" in metrics else ())  # only it regroups the context labels by chunk
     flags = {}
     if RESPONSE_RELEVANCY in metrics:
-        for key in RESPONSE_LABELS:
+        # bench compares the noncommittal flag too; a run's correction reads response_relevant alone
+        needed = RESPONSE_LABELS if not partial else [key for key in RESPONSE_LABELS if labels.get(key) is not None]
+        for key in needed:
             if not isinstance(labels.get(key), bool):
                 what = _missing(key, RESPONSE_RELEVANCY, labels) if key not in labels else \
                     f"expected true or false (needed for {RESPONSE_RELEVANCY}); got {_shown(labels[key])}" + \
                     (" (write true and false, not 1 and 0)" if labels[key] in (0, 1) else "")
                 raise place(f"sample {sample.id}: {what}", f"labels.{key}")
             flags[key] = labels[key]
-        if flags["response_relevant"] and flags["response_noncommittal"]:  # the guide: never both
+        if flags.get("response_relevant") and flags.get("response_noncommittal"):  # the guide: never both
             raise place(f"sample {sample.id}: response_relevant and response_noncommittal are both true, but a "
                         f"noncommittal response is never relevant: label it response_relevant: false ({FORMAT_DOC})",
                         "labels.response_relevant")
     own = {metric: _own_score(metric, labels, lambda message, key=metric: place(f"sample {sample.id}: {message}",
                                                                               f"labels.{key}"))
-           for metric in metrics if metric not in BUILT_IN}
+           for metric in metrics if metric not in BUILT_IN and not (partial and metric not in labels)}
     return LabeledSample(sample, sentences, **flags, chunk_sizes=sizes, own=own)
+
+
+def _labels_of(metric: str) -> str:
+    """Where a built-in metric's people's verdicts go: 'labels.reference_sentences_attributed'."""
+    if metric == RESPONSE_RELEVANCY:
+        return " and ".join(f"labels.{key}" for key in RESPONSE_LABELS)
+    source = DERIVED_FROM.get(metric, metric)
+    return f"{'from ' if source != metric else ''}labels.{SENTENCE_LABELS[source].key}"
 
 
 def _own_score(metric: str, labels: dict, fail) -> float | None:
