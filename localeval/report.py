@@ -129,9 +129,10 @@ def content_policy(script: str = "") -> str:
 
 
 def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, Any], details: dict[str, Any],
-                 samples: Iterable[Sample] = ()) -> Path:
+                 samples: Iterable[Sample] = (), human: dict[str, dict[str, float | None]] | None = None) -> Path:
     """The page for `rows` (results.jsonl); `samples` are the run's inputs, shown with each sample's
-    evidence (a row whose sample is not among them shows the inputs it carries, if any)."""
+    evidence (a row whose sample is not among them shows the inputs it carries, if any); `human`, people's
+    scores from --labels by sample id, shown under the judge's."""
     metrics = list(summary)
     given = {str(sample.id): sample for sample in samples}
     inputs = {str(row["id"]): given.get(str(row["id"])) or _carried_sample(row) for row in rows}
@@ -154,7 +155,7 @@ def write_report(out_dir: Path, rows: list[dict[str, Any]], summary: dict[str, A
         _null_note(summary),
         _histograms(rows, metrics),
         "<h2>Samples</h2>",
-        _sample_table(rows, metrics, inputs, run_language),
+        _sample_table(rows, metrics, inputs, run_language, human or {}),
         *(_sample_evidence(row, number, metrics, inputs.get(str(row["id"])), thresholds, scored_as, run_language)
           for number, row in enumerate(rows, 1)),
         f"</main><script>{SCRIPT}</script>",
@@ -364,10 +365,12 @@ def _languages(details: dict[str, Any]) -> str:
     return " (" + ", ".join(f"{count} in {LANGUAGE_NAMES.get(code, code)}" for code, count in languages.items()) + ")"
 
 
-def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language: str) -> str:
+def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language: str,
+                  human: dict[str, dict[str, float | None]]) -> str:
     """Lowest-scoring samples first (the ones to look at), then by their own lowest score; null-only samples
     last. Each row links to its sample's evidence by the sample's number in the results (an id may hold
-    what an anchor cannot)."""
+    what an anchor cannot). A labeled sample's cells show people's score under the judge's: which labeled
+    samples the judge got wrong was in no file of a run (a labels probe)."""
     unanswered_zero = _unanswered_first(rows, metrics)
     standings = [(number, row, _standing(row, metrics, unanswered_zero)) for number, row in enumerate(rows, 1)]
 
@@ -381,7 +384,8 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
     head = ("<thead><tr><th data-type='text'>id</th><th data-type='text'>question</th>"
             "<th data-type='number' aria-sort='ascending'>lowest</th>"
             + "".join(f"<th data-type='number'>{breakable(m)}</th>" for m in metrics) + "</tr></thead>")
-    body = "".join(_sample_row(number, rank, row, metrics, inputs.get(str(row["id"])), standing, run_language)
+    body = "".join(_sample_row(number, rank, row, metrics, inputs.get(str(row["id"])), standing, run_language,
+                               human.get(str(row["id"]), {}))
                    for rank, (number, row, standing) in enumerate(sorted(standings, key=lowest_first)))
     zero = " (a sample that answered nothing counts as 0, before the others at 0)" if unanswered_zero else ""
     return (f"<p class='filters' hidden><input type='search' id='find' placeholder='filter by id or question' "
@@ -389,7 +393,7 @@ def _sample_table(rows, metrics, inputs: dict[str, Sample | None], run_language:
             f"only samples with a lowest score below {LOW_SCORE}</label> <span id='shown' role='status'></span><br>"
             "Click a column header to sort by it.</p>"
             f"<p class='reason'>Ordered by each sample's lowest score, lowest first{zero}; all null: last. An id "
-            "opens the sample's evidence.</p>"
+            f"opens the sample's evidence.{PEOPLE_NOTE if human else ''}</p>"
             f"{scrolling('samples')}<table id='samples'><caption>Samples, the lowest-scoring first</caption>{head}"
             f"<tbody>{body}</tbody></table></div>")
 
@@ -402,7 +406,7 @@ def scrolling(what: str = "", labelled_by: str = "") -> str:
 
 
 def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, standing: _Standing,
-                run_language: str) -> str:
+                run_language: str, people: dict[str, float | None]) -> str:
     """`rank`: the row's place in the table as written. The lowest score's cell names its metric: which
     one went wrong is the next question, and a wide table hides it (a leftover of a readers' probe)."""
     sample_id = _shown_id(row["id"])
@@ -414,7 +418,15 @@ def _sample_row(number: int, rank: int, row, metrics, sample: Sample | None, sta
             f"<th scope='row' dir='auto'><a href='#s-{number}'>{sample_id}</a></th>"
             f"<td dir='auto'{_lang_attribute(sample, run_language)} title='{escape(question)}'>{escape(short)}</td>"
             f"{_lowest_cell(standing)}"
-            + "".join(_sortable_score(row.get(m)) for m in metrics) + "</tr>")
+            + "".join(_sortable_score(row.get(m), _people(people.get(m))) for m in metrics) + "</tr>")
+
+
+PEOPLE_NOTE = " Under a labeled sample's scores, people's (from --labels): where the judge and they part."
+
+
+def _people(score: float | None) -> str:
+    """People's score of a labeled sample, under the judge's in its cell."""
+    return "" if score is None else f"<br><span class='p'>people {score:.3f}</span>"
 
 
 def _lowest_cell(standing: _Standing) -> str:

@@ -122,7 +122,7 @@ def run_command(args) -> int:
         document = {"schema_version": SCHEMA_VERSION, "metrics": summary, **details}
         write_atomically(writer.out_dir / SUMMARY_FILE, json.dumps(document, indent=2, ensure_ascii=False) + "\n",
                          RESUME_AFTER_ROOM)
-        report = write_report(writer.out_dir, rows, summary, details, plan.samples)
+        report = write_report(writer.out_dir, rows, summary, details, plan.samples, plan.human)
         _say_outcome(args, plan, document, writer, report, said={*set_up, *scoring_said, *misfits})
         return _gate(summary, plan.gates, rows)
 

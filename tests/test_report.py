@@ -262,6 +262,23 @@ def test_a_calibrated_metric_shows_the_verdicts_its_score_counted(tmp_path):
     assert "counted by" not in uncalibrated and NO in uncalibrated
 
 
+def test_a_labeled_samples_cells_show_peoples_score_under_the_judges(tmp_path):
+    """Which labeled samples the judge got wrong was in no file of a run: the summary gave only its bias (a
+    labels probe)."""
+    rows = scored_rows()
+    human = {"paris": {"context_recall": 0.25, "answer_supported_precision": None}}
+    summary = summarize(rows, list(DEFAULT_METRICS), human)
+    details = {"data": "samples.jsonl", "models": {"judge": "scripted", "embedder": "lookup"}, "device": "cpu",
+               "warnings": [], "calibration": None, "labels": "labeled.jsonl"}
+    html = write_report(tmp_path, rows, summary, details, SAMPLES, human).read_text("utf-8")
+    paris = re.search(r"<tr [^>]*><th scope='row' dir='auto'><a href='#s-1'>paris</a>.*?</tr>", html).group(0)
+    assert paris.count("people ") == 1
+    assert "<td class='num' data-value='1.0'>1.000<br><span class='p'>people 0.250</span></td>" in paris
+    assert "people 0." not in html.replace(paris, "") and "people’s" not in html
+    assert "Under a labeled sample's scores, people's (from --labels)" in html
+    assert "Under a labeled" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
+
+
 def test_the_report_says_how_each_gate_came_out(tmp_path):
     """A page kept as a CI artifact says why the build failed, in the terminal's words."""
     rows = scored_rows()
