@@ -394,8 +394,20 @@ def _own_score(metric: str, labels: dict, fail) -> float | None:
     if value is None or isinstance(value, bool):
         return None if value is None else float(value)
     if not isinstance(value, (int, float)) or not 0 <= value <= 1:
-        raise fail(f"expected a score from 0 to 1 (or true, false, null) for {metric}; got {_shown(value)}")
+        raise fail(f"expected a score from 0 to 1 (or true, false, null) for {metric}; got {_shown(value)}"
+                   f"{_rescaling(value)}")
     return float(value)
+
+
+def _rescaling(value: Any) -> str:
+    """How a rating on another scale becomes a score: annotators' sheets hold 1-5 ratings and percentages."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 < value <= 100:
+        return ""
+    if value <= 5:
+        return " (a rating from 1 to 5 is the score (rating - 1) / 4)"
+    if value <= 10:
+        return " (a rating from 1 to 10 is the score (rating - 1) / 9)"
+    return f" (a percentage is the score {value / 100:g})"
 
 
 def _missing(key: str, metric: str, labels: dict, what: str = "") -> str:
