@@ -101,7 +101,18 @@ def unlike(before: RunFiles, after: RunFiles, changes: list[ScoreChange]) -> lis
     """What makes the two runs' scores not like for like, a note each."""
     return [*_which_runs(before, after), *_data_notes(before, after),
             *scored_otherwise(before, after, [c.name for c in changes]), *_sample_notes(before, after),
-            *_null_notes(changes), *_one_run_only(before, after)]
+            *_null_notes(changes), *_one_run_only(before, after), *_labels_notes(before, after)]
+
+
+def _labels_notes(before: RunFiles, after: RunFiles) -> list[str]:
+    """A run corrected by --labels: its summary's corrected means are not what compare compares (a labels probe
+    read "unchanged" beside a run whose corrected mean had moved, and no word of the labels)."""
+    labeled = [f"the {where} run's by {run.summary['labels']}" for run, where in ((before, "before"), (after, "after"))
+               if isinstance(run.summary.get("labels"), str)]
+    if not labeled:
+        return []
+    return [f"--labels corrected the means of {' and '.join(labeled)}: compare compares the judge's own means, not "
+            "the corrected ones (each run's summary.json has those)"]
 
 
 def _which_runs(before: RunFiles, after: RunFiles) -> list[str]:

@@ -140,6 +140,21 @@ def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
         "the runs share no sample id: only their means are compared"]
 
 
+def test_a_run_corrected_by_labels_is_noted_since_compare_compares_the_judges_means(tmp_path, capsys):
+    """A labels probe read "unchanged" everywhere between a run without labels and one with, and no note."""
+    before = write_run(tmp_path / "before", {"a": 1.0})
+    after = write_run(tmp_path / "after", {"a": 1.0}, labels="labeled.jsonl")
+    status, found, _ = compared(capsys, str(before), str(after), "--same-judge")
+    assert status == EXIT_OK and found["notes"] == [
+        "--labels corrected the means of the after run's by labeled.jsonl: compare compares the judge's own means, "
+        "not the corrected ones (each run's summary.json has those)"]
+    both = write_run(tmp_path / "both", {"a": 1.0}, labels="other.jsonl")
+    assert "the after run's by labeled.jsonl and the after run's" not in compared(capsys, str(after), str(both))[1]["notes"][0]
+    assert compared(capsys, str(after), str(both))[1]["notes"][0].startswith(
+        "--labels corrected the means of the before run's by labeled.jsonl and the after run's by other.jsonl: ")
+    assert compared(capsys, str(before), str(write_run(tmp_path / "plain", {"a": 1.0}, labels=None)))[1]["notes"] == []
+
+
 def test_same_judge_allows_other_answers_and_refuses_another_judge_setting_or_metric_code(tmp_path, capsys):
     """A nightly job's comparison is of the RAG system only while the judge is the same instrument: the notes said
     a judge had changed, and the job passed all the same."""
