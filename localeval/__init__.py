@@ -12,20 +12,24 @@ from typing import TYPE_CHECKING
 
 from .interrupts import import_whole as _import_whole
 
-if TYPE_CHECKING:  # what a type checker reads; at run time each name loads on its first use (__getattr__)
-    from .api import EvaluationResult, evaluate, load_embedder, load_judge
-    from .calibration import CalibrationWarning
-    from .data import IgnoredFieldsWarning, MissingIdsWarning
-    from .engine.cache import AnswerCache
-    from .engine.limits import BatchLimits
-    from .errors import EnvironmentFailure, LocalevalWarning, UserError
-    from .metrics import DEFAULT_METRICS, METRICS, JudgeSettings, Metric, MetricResult, register_metric
-    from .metrics.scoring import Scoring
-    from .pipeline import ForkedWarning
-    from .requests import EmbedRequest, JudgeRequest
-    from .samples import Sample
-    from .trust import (FewLabelsWarning, NothingScoredWarning, RetrievedNothingWarning, UnmeasuredJudgeWarning,
-                        WeakJudgeWarning)
+if TYPE_CHECKING:  # what a type checker reads (`X as X`: re-exported); at run time each name loads on first use
+    from .api import EvaluationResult as EvaluationResult, evaluate as evaluate
+    from .api import load_embedder as load_embedder, load_judge as load_judge
+    from .calibration import CalibrationWarning as CalibrationWarning
+    from .data import IgnoredFieldsWarning as IgnoredFieldsWarning, MissingIdsWarning as MissingIdsWarning
+    from .engine.cache import AnswerCache as AnswerCache
+    from .engine.limits import BatchLimits as BatchLimits
+    from .errors import EnvironmentFailure as EnvironmentFailure, LocalevalWarning as LocalevalWarning
+    from .errors import UserError as UserError
+    from .metrics import DEFAULT_METRICS as DEFAULT_METRICS, METRICS as METRICS, JudgeSettings as JudgeSettings
+    from .metrics import Metric as Metric, MetricResult as MetricResult, register_metric as register_metric
+    from .metrics.scoring import Scoring as Scoring
+    from .pipeline import ForkedWarning as ForkedWarning
+    from .requests import EmbedRequest as EmbedRequest, JudgeRequest as JudgeRequest
+    from .samples import Sample as Sample
+    from .trust import FewLabelsWarning as FewLabelsWarning, NothingScoredWarning as NothingScoredWarning
+    from .trust import RetrievedNothingWarning as RetrievedNothingWarning, WeakJudgeWarning as WeakJudgeWarning
+    from .trust import UnmeasuredJudgeWarning as UnmeasuredJudgeWarning
 
 __version__ = "0.1.0"
 
