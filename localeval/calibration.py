@@ -273,9 +273,14 @@ def seen_in_fitting(calibration: dict[str, Any] | None, samples: list[Sample], h
     """The warning for labels (`human`, by sample id, from `path`) that correct a judge whose thresholds were
     fitted on the same samples: on them the calibrated judge agrees with people better than elsewhere, so the
     bias they measure is too small and the corrected means lean towards the judge's, with intervals too narrow.
-    None where every one of the scored `samples` is labeled: the corrected mean is then people's own."""
-    labeled = [sample for sample in samples if human and sample.id in human]
-    if not calibration or not calibration["thresholds"] or not labeled or len(labeled) == len(samples):
+    None where every one of the scored `samples` is labeled for every calibrated metric: the corrected mean is then
+    people's own. A sample counts where it labels a calibrated metric (run --labels may leave metrics out)."""
+    if not calibration or not calibration["thresholds"] or not human:
+        return None
+    labels = [[human.get(sample.id, {}).get(metric) is not None for metric in calibration["thresholds"]]
+              for sample in samples]
+    labeled = [sample for sample, given in zip(samples, labels) if any(given)]
+    if not labeled or all(all(given) for given in labels):
         return None
     seen = sum(sample.texts_digest() in calibration[FITTED_ON_SAMPLES] for sample in labeled)
     if not seen:

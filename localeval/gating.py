@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .errors import UserError
+from .errors import UserError, for_terminal, shortened
 
 
 def parse_gates(texts: Iterable[str], metrics: Iterable[str]) -> dict[str, float]:
@@ -191,22 +191,29 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
             failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")
         else:
             failed.append(f"{metric}: {outcome['compared']} {shown_apart(value, lowest)} is below {_as_given(lowest)}"
-                          f"{lowest_scored(rows, metric)}")
+                          f"{lowest_scored(rows, metric, outcome['compared'] != 'mean')}")
     return failed
 
 
 LOWEST_SHOWN = 3  # samples a failed gate names
 
 
-def lowest_scored(rows: list[Mapping[str, Any]], metric: str) -> str:
+def lowest_scored(rows: list[Mapping[str, Any]], metric: str, corrected: bool = False) -> str:
     """'; lowest: q-refunds 0.000, q-7 0.250, q-2 0.333 (of 40 scored)', the samples that pulled a failed gate's
-    mean down, in the judge's scores: a failure named the metric alone, and its user searched the rows for
-    them (a pytest probe). Empty without rows."""
-    scored = sorted((row[metric], str(row.get("id"))) for row in rows if a_score(row.get(metric)))
+    mean down, in the judge's scores (`corrected`: the gate compared a corrected mean, so say whose): a failure
+    named the metric alone, and its user searched the rows for them (a pytest probe). Empty without rows."""
+    # by score alone, ties in the data's order (an id sorted as text put sample 10 before sample 2)
+    scored = sorted(((row[metric], row.get("id")) for row in rows if a_score(row.get(metric))), key=lambda pair: pair[0])
     if not scored:
         return ""
-    named = ", ".join(f"{sample} {score:.3f}" for score, sample in scored[:LOWEST_SHOWN])
-    return f"; lowest: {named} (of {len(scored)} scored)" if len(scored) > LOWEST_SHOWN else f"; its samples: {named}"
+    named = ", ".join(f"{for_terminal(shortened(str(sample), 40))} {score:.3f}" for score, sample in scored[:LOWEST_SHOWN])
+    whose = "the judge's " if corrected else ""
+    if len(scored) <= LOWEST_SHOWN:
+        return f"; {whose}scores: {named}"
+    last = scored[LOWEST_SHOWN - 1][0]
+    tied = sum(score == last for score, _ in scored[LOWEST_SHOWN:])  # as low as the last named, and not named
+    more = f", and {tied} more at {last:.3f}" if tied else ""
+    return f"; {whose}lowest: {named}{more} (of {len(scored)} scored)"
 
 
 def _as_given(lowest: float) -> str:

@@ -16,7 +16,7 @@ import json
 import numbers
 import os
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,7 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
     `lowest`: {metric: lowest acceptable mean}, at least one.
     """
     __tracebackhide__ = True  # pytest shows the test's line, not this function's body
-    summary, rows = _summary_and_rows(result)
+    summary, rows = _summary_and_rows(result)  # rows: read only where a gate fails
     if not isinstance(lowest, Mapping) or not lowest:  # a gate without thresholds could never fail
         raise ValueError(f"assert_scores: give the thresholds as a dict of at least one metric and its lowest mean, "
                          f"such as {{'context_recall': 0.7}}; got {_kind(lowest)}")
@@ -51,25 +51,25 @@ def assert_scores(result: Any, lowest: Mapping[str, float]) -> None:
         if not a_score(value):
             why = SCORE_RANGE if isinstance(value, numbers.Real) else f"expected a number, got {_kind(value)}"
             raise ValueError(f"assert_scores: {metric}={value!r}: {why}")
-    failed, weak = failures(summary, lowest, rows), caveats(summary, lowest)
-    if failed:
+    weak = caveats(summary, lowest)
+    if failed_gates := [metric for metric, outcome in outcomes(summary, lowest).items() if not outcome["passed"]]:
         # the metrics on the first line: pytest's short summary shows that line alone, the same for every gate
-        below = [metric for metric in lowest if not outcomes(summary, {metric: lowest[metric]})[metric]["passed"]]
-        parts = {f"{', '.join(below)} below {'its threshold' if len(below) == 1 else 'their thresholds'}": failed,
-                 "what the outcome rests on": weak}
+        parts = {f"{'gate' if len(failed_gates) == 1 else 'gates'} failed: {', '.join(failed_gates)}":
+                 failures(summary, lowest, rows()), "what the outcome rests on": weak}
         raise AssertionError("\n".join(f"{heading}:\n  " + "\n  ".join(lines)
                                        for heading, lines in parts.items() if lines))
     for line in weak:  # a pass on little: a warning in pytest's summary, as run says it on stderr
         warnings.warn(f"assert_scores: {line}", GateWarning, stacklevel=2)
 
 
-def _summary_and_rows(result: Any) -> tuple[Mapping[str, Mapping[str, Any]], list[dict[str, Any]]]:
-    """The metrics part of a summary, from any of the forms assert_scores takes, and the results' lines where
-    they are at hand (what evaluate() returned, or a run's folder): a failure names the lowest samples."""
+def _summary_and_rows(result: Any) -> tuple[Mapping[str, Mapping[str, Any]], Callable[[], list[dict[str, Any]]]]:
+    """The metrics part of a summary, from any of the forms assert_scores takes, and how to read the results'
+    lines where they are at hand (what evaluate() returned, or a run's folder): a failure names the lowest
+    samples."""
     if hasattr(result, "summary"):
-        return result.summary(), result.rows() if callable(getattr(result, "rows", None)) else []
+        return result.summary(), result.rows if callable(getattr(result, "rows", None)) else list
     if isinstance(result, Mapping):  # summary() itself, or a summary.json read by the caller
-        return _metrics_of(result.get("metrics", result), "the mapping given"), []
+        return _metrics_of(result.get("metrics", result), "the mapping given"), list
     if not isinstance(result, (str, os.PathLike)):
         raise ValueError(f"assert_scores: cannot read scores from {_kind(result)}; {ACCEPTED}")
     path = Path(result).expanduser()
@@ -84,10 +84,17 @@ def _summary_and_rows(result: Any) -> tuple[Mapping[str, Mapping[str, Any]], lis
     except (OSError, ValueError):
         raise ValueError(f"assert_scores: {path} is not a localeval summary; {ACCEPTED}") from None
     summary = _metrics_of(document.get("metrics") if isinstance(document, dict) else None, str(path))
+    return summary, lambda: _summarized_rows(path.parent / RESULTS_FILE, document.get("results_in_file"))
+
+
+def _summarized_rows(path: Path, results_in_file: Any) -> list[dict[str, Any]]:
+    """The results the summary was made of: none where the file holds other lines than it counted (a resume
+    appending, or a summary copied beside another run's results), which would name samples it never scored."""
     try:
-        return summary, read_results(path.parent / RESULTS_FILE)
+        rows = read_results(path)
     except OSError:  # the lines only name the lowest samples: the summary gates without them
-        return summary, []
+        return []
+    return rows if len(rows) == results_in_file else []
 
 
 ACCEPTED = f"give what evaluate() returned, a run's output folder or its {SUMMARY_FILE}"

@@ -1156,7 +1156,7 @@ def test_run_labels_of_samples_left_out_by_limit_wait_and_strangers_are_refused(
     samples = load_samples(SMALL)
     scored, rest = samples[:1], frozenset(s.id for s in samples[1:])
     with pytest.warns(LocalevalWarning, match=f"{len(rest)} of its {len(samples)} labeled samples are beyond --limit "
-                      "and not used; the corrected means rest on 1"):
+                      "and not used; the corrections rest on the 1 within it"):
         assert set(human_scores(SMALL, scored, ["context_recall"], left_out=rest)) == {samples[0].id}
     with pytest.raises(UserError, match="not among the samples scored"):
         human_scores(SMALL, scored, ["context_recall"])

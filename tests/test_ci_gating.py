@@ -49,7 +49,7 @@ def test_fail_under_exits_4_naming_the_metric_and_keeps_every_result(tmp_path, d
     assert run(tmp_path, data, tiny_judge, "--fail-under", "context_relevance=1") == EXIT_BELOW_THRESHOLD
     err = capsys.readouterr().err
     assert "fail-under: context_relevance: mean" in err and "is below 1" in err
-    assert re.search(r"is below 1; its samples: [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}\n", err)
+    assert re.search(r"is below 1; scores: [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}, [^ ]+ \d\.\d{3}\n", err)
     assert len((tmp_path / "out" / "results.jsonl").read_text().splitlines()) == 3
 
 
@@ -394,10 +394,17 @@ def test_assert_scores_names_every_metric_below(tmp_path, data, tiny_judge):
     assert run(tmp_path, data, tiny_judge) == EXIT_OK
     assert_scores(tmp_path / "out", {"context_relevance": 0.0})
     # the folder's results.jsonl names the samples
-    with pytest.raises(AssertionError, match="^context_relevance, context_relevance_chunks below their thresholds:\n"
-                                             "  context_relevance: mean .* below 1; its samples: .*\n"
-                                             "  context_relevance_chunks: mean .* below 1; its samples: "):
+    with pytest.raises(AssertionError, match="^gates failed: context_relevance, context_relevance_chunks:\n"
+                                             "  context_relevance: mean .* below 1; scores: .*\n"
+                                             "  context_relevance_chunks: mean .* below 1; scores: "):
         assert_scores(tmp_path / "out", {"context_relevance": 1.0, "context_relevance_chunks": 1.0})
+    # a results file holding lines the summary did not count (a resume appending to it) names no sample
+    first = json.loads((tmp_path / "out" / "results.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    with (tmp_path / "out" / "results.jsonl").open("a", encoding="utf-8") as results:
+        results.write(json.dumps({**first, "id": "later", "context_relevance": 0.0}) + "\n")
+    with pytest.raises(AssertionError) as failed:
+        assert_scores(tmp_path / "out" / "summary.json", {"context_relevance": 1.0})
+    assert "is below 1\n" in str(failed.value) + "\n" and "scores:" not in str(failed.value)
 
 
 @pytest.mark.parametrize(("given", "lowest", "expected"), [
@@ -488,9 +495,19 @@ def test_a_failed_assert_scores_names_its_metric_first_and_the_lowest_samples():
     with pytest.raises(AssertionError) as failed:
         assert_scores(result, {"answer_supported_precision": 0.9})
     first, *rest = str(failed.value).splitlines()
-    assert first == "answer_supported_precision below its threshold:"
+    assert first == "gate failed: answer_supported_precision:"
     assert rest == ["  answer_supported_precision: mean 0.600 is below 0.9; lowest: bad-2 0.000, bad-4 0.000, "
-                    "good-1 1.000 (of 5 scored)"]
+                    "good-1 1.000, and 2 more at 1.000 (of 5 scored)"]
+
+
+def test_the_lowest_samples_keep_the_datas_order_among_ties_and_show_ids_safely():
+    from localeval.gating import lowest_scored
+
+    rows = [{"id": number, "m": 0.0} for number in range(1, 12)] + [{"id": "x\x1b]0;owned\x07", "m": None}]
+    assert lowest_scored(rows, "m") == "; lowest: 1 0.000, 2 0.000, 3 0.000, and 8 more at 0.000 (of 11 scored)"
+    assert lowest_scored([{"id": "a\x1b[2Jb" + "z" * 60, "m": 0.5}], "m", corrected=True) == \
+        "; the judge's scores: a\\x1b[2Jbzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz... 0.500"
+    assert lowest_scored(rows, "other") == "" and lowest_scored([], "m") == ""
 
 
 def test_assert_scores_hides_its_own_frame_from_pytests_traceback(tmp_path):
@@ -501,7 +518,7 @@ def test_assert_scores_hides_its_own_frame_from_pytests_traceback(tmp_path):
                     encoding="utf-8")
     shown = subprocess.run([sys.executable, "-m", "pytest", str(test), "-p", "no:cacheprovider", "--tb=long"],
                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
-    assert shown.returncode == 1 and "context_recall below its threshold" in shown.stdout
+    assert shown.returncode == 1 and "gate failed: context_recall" in shown.stdout
     assert "assert_scores({'context_recall'" in shown.stdout  # the test's own line
     assert "_summary_and_rows" not in shown.stdout  # not the body of assert_scores
 

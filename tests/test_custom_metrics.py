@@ -18,7 +18,7 @@ import pytest
 import localeval
 from localeval import UserError
 from localeval.cli import main
-from localeval.errors import EXIT_OK, EXIT_USER
+from localeval.errors import EXIT_OK, EXIT_USER, DataError
 from localeval.metrics import (METRICS, EmbedRequest, JudgeRequest, Metric, MetricResult, judge_failure,
                                max_output_tokens, read_verdicts, verdict_list)
 from localeval.metrics.sources import load_metric_sources
@@ -452,6 +452,18 @@ def test_a_label_of_ones_own_metric_that_is_no_score_is_refused_naming_the_recor
     with pytest.raises(UserError, match=re.escape(said)):
         localeval.evaluate(labeled, metrics=["mine"], judge=ScriptedJudge(lambda r: {"v": 1}), embedder=None,
                            labels=labeled)
+
+
+def test_bench_needs_a_metric_of_ones_own_labeled_on_every_sample(tmp_path):
+    """run --labels may leave it out on some samples; bench compares every sample, so it may not."""
+    from localeval.bench.labels import read_labeled
+
+    localeval.register_metric(_metric())
+    with pytest.raises(DataError, match=re.escape("field 'labels.mine': sample dev-020: missing: a metric of your own "
+                                                  "is labeled with its name, a score from 0 to 1 (needed for mine;")):
+        read_labeled(_labeled_for_mine({"dev-020": ...}), ["mine"])
+    assert [item.human_score("mine") for item in read_labeled(_labeled_for_mine({"dev-020": ...}), ["mine"],
+                                                                partial=True)] == [None, 0.5, 0.5, 0.5]
 
 
 def _labeled_for_mine(scores: dict) -> Path:

@@ -295,7 +295,7 @@ def test_the_report_says_how_each_gate_came_out(tmp_path):
             "<ul class='gates'>"
             f"<li>failed: {escape(failed)}</li><li>passed: answer_supported_precision (mean 0.667, at least 0.5)</li>"
             f"<li>note: {escape(rests_on)}</li></ul></div>") in html
-    assert failed.startswith("context_recall: mean 0.500 is below 0.9; its samples: ")  # the two scored, lowest first
+    assert failed.startswith("context_recall: mean 0.500 is below 0.9; scores: mars 0.000, paris 1.000")  # lowest first
     details["gates"] = {}
     assert "--fail-under" not in write_report(tmp_path, rows, summary, details, SAMPLES).read_text("utf-8")
 

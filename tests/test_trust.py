@@ -507,7 +507,7 @@ def test_labels_beyond_limit_are_warned_of_in_the_summary_too(tmp_path, tiny_jud
     out = tmp_path / "out"
     assert main(["run", str(LABELED), "--judge", str(tiny_judge), "--out", str(out), "--quiet", "--no-cache",
                  "--metrics", "context_recall", "--labels", str(LABELED), "--limit", "2"]) == 0
-    said = f"--labels {LABELED}: 2 of its 4 labeled samples are beyond --limit and not used; the corrected means rest on 2"
+    said = f"--labels {LABELED}: 2 of its 4 labeled samples are beyond --limit and not used; the corrections rest on the 2 within it"
     assert capsys.readouterr().err.count(said) == 1  # as the labels were read, and not again under the table
     assert f"warning: {said}" in json.loads((out / "summary.json").read_text(encoding="utf-8"))["warnings"]
 
@@ -537,6 +537,22 @@ def test_a_sample_is_known_by_its_texts_whatever_they_hold():
     odd = Sample("1", "Half an emoji: \ud83d?", ("A passage.",), "An answer.")
     assert odd.texts_digest() != Sample("1", "Half an emoji: ?", ("A passage.",), "An answer.").texts_digest()
     assert Sample("7", "Same?").texts_digest() == Sample("8", "Same?").texts_digest()  # the id is no part of it
+
+
+def test_labels_for_other_metrics_than_the_calibrated_one_do_not_count_as_labeling_it():
+    """Every sample with a record in --labels read as every sample labeled, whatever metric the record labels: a
+    calibrated metric labeled on two of four went unwarned (a review)."""
+    from localeval.calibration import FITTED_ON_SAMPLES, seen_in_fitting
+
+    samples = [Sample(str(n), f"Question {n}?", ("A passage.",), "An answer.", "A reference.") for n in range(4)]
+    calibration = {"path": "calibration.json", "thresholds": {"context_recall": 0.3},
+                   FITTED_ON_SAMPLES: [sample.texts_digest() for sample in samples]}
+    human = {sample.id: {"context_recall": 1.0 if int(sample.id) < 2 else None, "context_relevance": 1.0}
+             for sample in samples}
+    said = seen_in_fitting(calibration, samples, human, "labels.jsonl")
+    assert said is not None and said.startswith("--labels labels.jsonl: 2 of its 2 labeled samples are ones")
+    every = {sample.id: {"context_recall": 0.5} for sample in samples}
+    assert seen_in_fitting(calibration, samples, every, "labels.jsonl") is None  # people's own mean: nothing leans
 
 
 @pytest.mark.nulls_expected
@@ -616,7 +632,8 @@ def test_a_run_takes_labels_for_some_metrics_on_some_samples(tmp_path):
 
     def split(index, record):  # recall on the first two samples, support on the others (null is unlabeled too)
         kept = "reference_sentences_attributed" if index < 2 else "response_sentences_supported"
-        record["labels"] = {kept: record["labels"][kept], **({"context_sentences_relevant": None} if index else {})}
+        record["labels"] = {kept: record["labels"][kept], **({"context_sentences_relevant": None} if index else {}),
+                            "faithfulness": None}  # a built-in metric's name, null: an empty column of a sheet
 
     samples, labels = _labels_file(tmp_path, split)
     with pytest.warns(localeval.LocalevalWarning, match=re.escape(
@@ -628,6 +645,25 @@ def test_a_run_takes_labels_for_some_metrics_on_some_samples(tmp_path):
     assert summary["answer_supported_precision"]["corrected"]["labeled"] == 2
     assert "corrected" not in summary["context_relevance"]
     assert result.human["dev-020"]["answer_supported_precision"] is None  # not labeled: not a score of 0
+
+
+def test_a_metric_labeled_only_beyond_limit_is_said_so(tmp_path):
+    from localeval.bench.labels import human_scores
+
+    def split(index, record):  # recall on the first two samples, support on the others
+        kept = "reference_sentences_attributed" if index < 2 else "response_sentences_supported"
+        record["labels"] = {kept: record["labels"][kept]}
+
+    samples, labels = _labels_file(tmp_path, split)
+    scored = [Sample(**{**sample, "id": sample["id"]}) for sample in samples[:2]]
+    with pytest.warns(UserWarning) as said:
+        human_scores(labels, scored, ["context_recall", "answer_supported_precision"],
+                     left_out=frozenset(sample["id"] for sample in samples[2:]))
+    assert [str(w.message) for w in said] == [
+        f"--labels {labels}: 2 of its 4 labeled samples are beyond --limit and not used; the corrections rest on the "
+        "2 within it",
+        f"--labels {labels}: no sample labels answer_supported_precision (labels.response_sentences_supported, labeled "
+        "only on samples --limit leaves out): its mean stays the judge's alone"]
 
 
 @pytest.mark.parametrize("edit, said", [

@@ -71,18 +71,27 @@ class LabeledSample:
         """The score a perfect judge would give: the metric's own formula (Metric.formula, hard
         scoring) applied to the human verdicts, as typed verdicts of the metric's kind; for a metric
         of one's own, the score people gave the sample."""
-        if metric in self.own:
+        if not self.labels(metric):  # left unlabeled (run --labels)
+            return None
+        if metric not in BUILT_IN:
             return self.own[metric]
         if metric == RESPONSE_RELEVANCY:
-            return None if self.response_relevant is None else float(self.response_relevant)
-        if DERIVED_FROM.get(metric, metric) not in self.sentences:  # left unlabeled (run --labels)
-            return None
+            return float(self.response_relevant)
         judged = METRICS[metric]()
         if metric == "context_precision":  # one verdict per chunk: useful when it holds a relevant sentence
             labels = [any(chunk) for chunk in self.chunks(DERIVED_FROM[metric])]
         else:
             labels = self.sentences[DERIVED_FROM.get(metric, metric)]
         return judged.formula([judged.verdict_type("", int(label)) for label in labels])
+
+    def labels(self, metric: str) -> bool:
+        """Whether people labeled the sample for `metric` (run --labels may leave a metric out, or a metric of one's
+        own null); a label list with no sentence in it (an empty reference) is labeled."""
+        if metric not in BUILT_IN:
+            return self.own.get(metric) is not None
+        if metric == RESPONSE_RELEVANCY:
+            return self.response_relevant is not None
+        return DERIVED_FROM.get(metric, metric) in self.sentences
 
     def chunks(self, metric: str) -> list[tuple[bool, ...]]:
         """A context metric's flattened labels, chunk by chunk again."""
@@ -183,7 +192,8 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                         "(--limit left them out); score more samples or label some of these")
     if len(labeled) < len(every):  # allowed (a quick check with --limit), but the corrections rest on fewer
         warn(LocalevalWarning(f"{given('labels', path)}: {len(every) - len(labeled)} of its {len(every)} labeled "
-                              f"samples are beyond --limit and not used; the corrected means rest on {len(labeled)}"),
+                              f"samples are beyond --limit and not used; the corrections rest on the {len(labeled)} "
+                              "within it"),
              stacklevel=2)
     by_id = {sample.id: sample for sample in samples}
     strangers = [item.sample.id for item in labeled if item.sample.id not in by_id]
@@ -198,15 +208,18 @@ def human_scores(path: str | Path, samples: list[Sample], metrics: list[str],
                if _texts(item.sample) != _texts(by_id[item.sample.id])]
     if changed:
         raise UserError(f"{given('labels', path)}: {_other_texts(changed)}")
-    _say_unlabeled(path, metrics, labeled)
+    _say_unlabeled(path, metrics, labeled, every)
     return {item.sample.id: {m: item.human_score(m) for m in metrics} for item in labeled}
 
 
-def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSample]) -> None:
-    """The run's metrics that no labeled sample labels: refused where that is every one (a file labeled for
-    other metrics), else warned, since their means stay the judge's alone while the others are corrected."""
-    unlabeled = [metric for metric in metrics if all(_unlabeled(item, metric) for item in labeled)]
-    where = "; ".join(f"{metric} ({_labels_of(metric) if metric in BUILT_IN else f'labels.{metric}'})"
+def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSample], every: list[LabeledSample]
+                   ) -> None:
+    """The run's metrics that no `labeled` sample (those scored) labels: refused where that is every one (a file
+    labeled for other metrics), else warned, since their means stay the judge's alone while the others are
+    corrected. `every`: the file's labeled samples, --limit's left out included, which may label them."""
+    unlabeled = [metric for metric in metrics if not any(item.labels(metric) for item in labeled)]
+    where = "; ".join(f"{metric} ({_labels_of(metric) if metric in BUILT_IN else f'labels.{metric}'}"
+                      f"{', labeled only on samples --limit leaves out' if any(i.labels(metric) for i in every) else ''})"
                       for metric in unlabeled)
     if len(unlabeled) == len(metrics):
         raise UserError(f"{given('labels', path)}: none of its samples labels a metric of this run: {where} "
@@ -215,15 +228,6 @@ def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSa
         warn(LocalevalWarning(f"{given('labels', path)}: no sample labels {where}: "
                               f"{'its mean stays' if len(unlabeled) == 1 else 'their means stay'} the judge's alone"),
              stacklevel=3)
-
-
-def _unlabeled(item: LabeledSample, metric: str) -> bool:
-    """Whether the labels leave the metric out (not: give it no sentence to judge, as an empty reference does)."""
-    if metric not in BUILT_IN:
-        return item.own.get(metric) is None
-    if metric == RESPONSE_RELEVANCY:
-        return item.response_relevant is None
-    return DERIVED_FROM.get(metric, metric) not in item.sentences
 
 
 TEXTS = ("user_input", "retrieved_contexts", "response", "reference")  # what a label is made on
@@ -331,7 +335,8 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str], par
         raise place(f"sample {sample.id} has labels but none of the sample's texts: a labeled record repeats the "
                     f"texts its labels were made on ({', '.join(TEXTS)}), since an id alone may be a line number and "
                     f"texts change; copy them in from the data (format: {FORMAT_DOC})", "labels")
-    if scored := [name for name in labels if name in BUILT_IN]:  # a score, as a metric of one's own is labeled
+    # a score, as a metric of one's own is labeled (null: an empty column of a sheet, read as no label)
+    if scored := [name for name, value in labels.items() if name in BUILT_IN and value is not None]:
         raise place(f"sample {sample.id}: {scored[0]} is one of localeval's metrics, labeled by people's verdicts "
                     f"({_labels_of(scored[0])}), not with one score: its formula makes their score of those "
                     f"(format: {FORMAT_DOC})", f"labels.{scored[0]}")
@@ -378,8 +383,8 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str], par
 
 def _labels_of(metric: str) -> str:
     """Where a built-in metric's people's verdicts go: 'labels.reference_sentences_attributed'."""
-    if metric == RESPONSE_RELEVANCY:
-        return " and ".join(f"labels.{key}" for key in RESPONSE_LABELS)
+    if metric == RESPONSE_RELEVANCY:  # and response_noncommittal, which only bench compares
+        return "labels.response_relevant"
     source = DERIVED_FROM.get(metric, metric)
     return f"{'from ' if source != metric else ''}labels.{SENTENCE_LABELS[source].key}"
 
