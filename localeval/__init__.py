@@ -8,11 +8,11 @@ Importing the package is cheap: the pipeline (and torch with it) loads on first 
 below, so `localeval --help` answers at once and an application pays only for what it calls.
 """
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING as _TYPE_CHECKING
 
 from .interrupts import import_whole as _import_whole
 
-if TYPE_CHECKING:  # what a type checker reads (`X as X`: re-exported); at run time each name loads on first use
+if _TYPE_CHECKING:  # what a type checker reads (`X as X`: re-exported); at run time each name loads on first use
     from .api import EvaluationResult as EvaluationResult, evaluate as evaluate
     from .api import load_embedder as load_embedder, load_judge as load_judge
     from .calibration import CalibrationWarning as CalibrationWarning

@@ -33,7 +33,7 @@ from typing import Any, Iterable, Iterator, NamedTuple
 
 from localeval.errors import DataError, LocalevalWarning, UserError, closest, first_few, shortened, warn
 from localeval.paths import broken_link
-from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample
+from localeval.samples import FIELD_ALIASES, TEXT_FIELDS, Sample, numpy_like
 from localeval.text import LINE_BREAK, language_code, not_split
 
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".tsv", ".parquet")  # .tsv read as CSV, its separator found
@@ -162,7 +162,7 @@ def _plain_record(record: Any) -> Any:
         record = record.model_dump() if callable(getattr(record, "model_dump", None)) else dataclasses.asdict(record)
     if not isinstance(record, dict):
         return record
-    return {name: value.tolist() if _numpy(value) else value for name, value in record.items() if not _missing(value)}
+    return {name: value.tolist() if numpy_like(value) else value for name, value in record.items() if not _missing(value)}
 
 
 def _record_object(value: Any) -> bool:
@@ -170,11 +170,6 @@ def _record_object(value: Any) -> bool:
     if isinstance(value, type):
         return False
     return callable(getattr(value, "model_dump", None)) or dataclasses.is_dataclass(value)
-
-
-def _numpy(value: Any) -> bool:
-    """A numpy array or number (or anything else that turns itself into plain values with tolist())."""
-    return hasattr(value, "tolist") and not isinstance(value, (str, bytes, list, tuple, dict))
 
 
 def _missing(value: Any) -> bool:

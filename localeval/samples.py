@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 # Legacy ragas names, accepted on input and mapped to the current ones.
@@ -18,6 +17,11 @@ FIELD_ALIASES = {
 TEXT_FIELDS = ("user_input", "response", "reference")
 
 
+def numpy_like(value: object) -> bool:
+    """A numpy array or number, or a pandas Series: anything that turns itself into plain values with tolist()."""
+    return hasattr(value, "tolist") and not isinstance(value, (str, bytes, list, tuple, dict))
+
+
 @dataclass(frozen=True)
 class Sample:
     """One RAG sample, by ragas's field names: `user_input` (the question), `retrieved_contexts` (the chunks
@@ -27,8 +31,9 @@ class Sample:
     number, contexts a list), and reads them into Samples as a data file's records are."""
     id: str
     user_input: str | None = None
-    # any sequence of strings (a list, a numpy array) is held as a tuple (__post_init__)
-    retrieved_contexts: Sequence[str] | None = None
+    # a list is held as a tuple (__post_init__), as are a numpy array and a pandas Series, left out of the type: a
+    # Sequence would let a type checker pass a plain string, a common slip
+    retrieved_contexts: tuple[str, ...] | list[str] | None = None
     response: str | None = None
     reference: str | None = None
     language: str | None = None
@@ -38,7 +43,7 @@ class Sample:
         # held as the tuple it is typed as, so that a Sample hashes and equals the one a data file gives (a
         # notebook probe: hash() raised "unhashable type: 'list'"; an array was refused as "a ndarray")
         contexts = self.retrieved_contexts
-        if hasattr(contexts, "tolist") and not isinstance(contexts, (str, bytes)):
+        if numpy_like(contexts):
             contexts = contexts.tolist()
         if isinstance(contexts, list):
             object.__setattr__(self, "retrieved_contexts", tuple(contexts))

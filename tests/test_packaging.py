@@ -1047,7 +1047,7 @@ def test_a_type_checker_sees_every_public_name_where_it_is_defined():
     import localeval
 
     tree = ast.parse(Path(localeval.__file__).read_text(encoding="utf-8"))
-    (block,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    (block,) = [node for node in tree.body if isinstance(node, ast.If) and ast.unparse(node.test) == "_TYPE_CHECKING"]
     aliases = [(alias, node.module) for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names]
     assert {alias.name: module for alias, module in aliases} == localeval._EXPORTS
     assert all(alias.asname == alias.name for alias, _ in aliases)  # `X as X`: re-exported, to pyright too
