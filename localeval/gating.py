@@ -125,8 +125,8 @@ def uncorrected(summary: Mapping[str, Mapping[str, Any]], gates: Iterable[str]) 
     sub-score, or labeled samples that give it no score): one label was said, none passed in silence."""
     if not any("corrected" in row for row in summary.values()):
         return []
-    return [f"{metric}: no label corrects its mean (sub-scores are not labeled; or no labeled sample gives it a "
-            "score); the judge's mean is compared" for metric in gates if metric in summary
+    return [f"{metric}: no label corrects its mean (sub-scores are not labeled; or the labels leave it out, or no "
+            "labeled sample gives it a score); the judge's mean is compared" for metric in gates if metric in summary
             and "corrected" not in summary[metric]]
 
 

@@ -315,8 +315,8 @@ def test_a_gate_no_label_corrects_is_said_to_compare_the_judges_mean_where_label
     summary = summarize(rows, ["context_recall", "context_relevance_chunks"],
                         {str(i): {"context_recall": 0.6} for i in range(3)})
     assert caveats(summary, {"context_relevance_chunks": 0.1}) == [
-        "context_relevance_chunks: no label corrects its mean (sub-scores are not labeled; or no labeled sample gives "
-        "it a score); the judge's mean is compared"]
+        "context_relevance_chunks: no label corrects its mean (sub-scores are not labeled; or the labels leave it "
+        "out, or no labeled sample gives it a score); the judge's mean is compared"]
     assert caveats(summarize(rows, ["context_relevance_chunks"]), {"context_relevance_chunks": 0.1}) == []  # no labels
 
 
