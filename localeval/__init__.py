@@ -25,7 +25,7 @@ if _TYPE_CHECKING:  # what a type checker reads (`X as X`: re-exported); at run 
     from .metrics import Metric as Metric, MetricResult as MetricResult, register_metric as register_metric
     from .metrics.scoring import Scoring as Scoring
     from .pipeline import ForkedWarning as ForkedWarning
-    from .requests import EmbedRequest as EmbedRequest, JudgeRequest as JudgeRequest
+    from .requests import EmbedRequest as EmbedRequest, JudgeAnswer as JudgeAnswer, JudgeRequest as JudgeRequest
     from .samples import Sample as Sample
     from .trust import FewLabelsWarning as FewLabelsWarning, NothingScoredWarning as NothingScoredWarning
     from .trust import RetrievedNothingWarning as RetrievedNothingWarning, WeakJudgeWarning as WeakJudgeWarning
@@ -47,6 +47,7 @@ _EXPORTS = {
     "MetricResult": "metrics",
     "register_metric": "metrics",
     "JudgeRequest": "requests",
+    "JudgeAnswer": "requests",  # what a judge of one's own returns (a custom-judge probe found it unexported)
     "EmbedRequest": "requests",
     "DEFAULT_METRICS": "metrics",
     "BatchLimits": "engine.limits",

@@ -381,10 +381,31 @@ def _model_argument(role: str, given: Any, method: str) -> Any:
         return os.fspath(given)
     if isinstance(given, type):  # ScriptedJudge for ScriptedJudge(...): its method is there, unbound
         raise UserError(f"{role}=: give an object with {method}(), not the class {given.__name__} itself")
-    if given is None or isinstance(given, str) or callable(getattr(given, method, None)):
+    if given is None or isinstance(given, str):
+        return given
+    if callable(getattr(given, method, None)):
+        _check_interface(role, given)
         return given
     raise UserError(f"{role}=: give a registered model name, a model folder or an object with {method}(); "
                     f"got {type(given).__name__}")
+
+
+# What a judge or embedder of one's own must have (README, "Python"), besides generate() or embed(): one without
+# them failed in an AttributeError once scoring began, and an identity of None was a cache key (a custom-judge probe)
+INTERFACE = {"judge": ("prompt_tokens", "prompt_length"), "embedder": ()}
+
+
+def _check_interface(role: str, given: Any) -> None:
+    identity = getattr(given, "identity", None)
+    if not isinstance(identity, str) or not identity.strip():
+        raise UserError(f"{role}=: {type(given).__name__}.identity must be a non-empty string naming the model and "
+                        f"everything that changes its answers (the answer cache's key); got {identity!r}")
+    missing = [f"{name}()" for name in INTERFACE[role] if not callable(getattr(given, name, None))]
+    if role == "judge" and not hasattr(given, "context_tokens"):
+        missing.append("context_tokens (None for no limit)")
+    if missing:
+        raise UserError(f"{role}=: {type(given).__name__} lacks {', '.join(missing)} of the {role} interface "
+                        f"(README, \"Python\")")
 
 
 def _check_arguments(settings: Any, limits: Any, cache: Any, window: Any, progress: Any) -> None:

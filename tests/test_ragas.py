@@ -699,6 +699,69 @@ def test_evaluate_refuses_what_run_refuses(samples, options, expected):
         localeval.evaluate(samples, ["answer_supported_precision"], **arguments)
 
 
+class BrokenJudge(ScriptedJudge):
+    """A judge of one's own that breaks its contract as `how` says (a custom-judge probe found each a traceback deep
+    inside, or a wrong answer in the user's cache)."""
+
+    def __init__(self, how: str):
+        super().__init__(every_verdict_one([]))
+        self.how, self.cacheable = how, True
+
+    def generate(self, requests, admission=None, on_answer=lambda index, answer: None):
+        if self.how == "announce-as-0":
+            answers = super().generate(requests, admission)
+            for answer in answers:
+                on_answer(0, answer)
+            return answers
+        answers = super().generate(requests, admission, on_answer)
+        return {"one-short": answers[:-1], "text": [answer.text for answer in answers], "none": None}[self.how]
+
+
+@pytest.mark.parametrize(("how", "expected"), [
+    ("one-short", "judge=: BrokenJudge.generate() returned 1 answers for 2 requests; return a list of one "
+                  "localeval.JudgeAnswer per request, in the requests' order"),
+    ("text", "judge=: BrokenJudge.generate() gave str for request 0; give a localeval.JudgeAnswer (JudgeAnswer.parse"),
+    ("none", "judge=: BrokenJudge.generate() returned NoneType for 2 requests"),
+    ("announce-as-0", "judge=: BrokenJudge.generate() called on_answer with index 0: announced already; give each of "
+                      "its 2 requests' index once"),
+])
+def test_a_judge_of_ones_own_that_breaks_its_contract_is_told_how(tmp_path, how, expected):
+    cache = localeval.AnswerCache(tmp_path / "cache")
+    sample = {**RAGAS_02, "response": "Paris is the capital. It lies on the Seine."}  # two sentences, two requests
+    with pytest.raises(UserError, match=re.escape(expected)):
+        localeval.evaluate([sample], ["answer_supported_precision", "context_recall"], judge=BrokenJudge(how),
+                           device="cpu", cache=cache)
+    # the cache holds no answer under another request's key (the second announcement was refused before it was
+    # cached): a judge of the same identity that keeps its contract is answered from it, and scores
+    kept = BrokenJudge("kept")
+    kept.generate = lambda requests, admission=None, on_answer=lambda index, answer: None: ScriptedJudge.generate(
+        kept, requests, admission, on_answer)
+    result = localeval.evaluate([sample], ["answer_supported_precision", "context_recall"], judge=kept, device="cpu",
+                                cache=cache)
+    assert result.rows()[0]["answer_supported_precision"] == 1.0 and result.rows()[0]["context_recall"] == 1.0
+
+
+@pytest.mark.parametrize(("member", "value", "expected"), [
+    ("identity", None, "judge=: Judge.identity must be a non-empty string naming the model and everything that "
+                       "changes its answers (the answer cache's key); got None"),
+    ("identity", 42, "got 42"),
+    ("prompt_tokens", None, "judge=: Judge lacks prompt_tokens() of the judge interface"),
+    ("context_tokens", ..., "judge=: Judge lacks context_tokens (None for no limit) of the judge interface"),
+])
+def test_a_judge_of_ones_own_without_its_members_is_refused_before_anything_runs(member, value, expected):
+    members = {"identity": "mine", "prompt_tokens": len, "prompt_length": len, "context_tokens": None,
+               "generate": lambda *args: []}
+    members = {name: staticmethod(given) if callable(given) else given for name, given in members.items()}
+    if value is ...:
+        del members[member]
+    else:
+        members[member] = value
+    judge = type("Judge", (), members)()
+    with pytest.raises(UserError, match=re.escape(expected)):
+        localeval.evaluate([RAGAS_02], ["answer_supported_precision"], judge=judge, device="cpu", cache=False)
+
+
+
 def test_a_mistyped_keyword_names_the_one_meant():
     """Python's own "got an unexpected keyword argument 'langauge'" named neither the keyword meant nor the
     ones taken, from contextlib's frame (a notebook probe); still a TypeError, for code that catches one."""

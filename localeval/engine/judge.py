@@ -45,7 +45,8 @@ class Judge(Protocol):
 
     def prompt_length(self, request: JudgeRequest) -> int: ...  # the prompt's tokens, shared prefix included
 
-    def answer_length(self, text: str) -> int: ...  # the positions `text` takes as an answer (its end read off its last)
+    # Optional, and so not declared here: `answer_length(text)`, the positions `text` takes as an answer (its end read
+    # off its last), by which a request whose shortest answer cannot fit is refused undecoded (scheduler._least_answer)
 
     # Most tokens the model reads, prompt and answer together (None: no limit known); longer requests
     # are refused by the engine.

@@ -8,6 +8,9 @@ schemas: each row is constrained by its own grammar.
 
 from __future__ import annotations
 
+from numbers import Integral
+
+from ..errors import UserError
 from ..progress import NoProgress, Progress
 from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
@@ -91,13 +94,21 @@ class JudgeEngine:
         heard: set[int] = set()
 
         def done(index: int, answer: JudgeAnswer) -> None:
+            # checked before it is cached: a judge of one's own that announced every answer as request 0's left
+            # another request's answer in the cache under its key (a custom-judge probe)
+            if not isinstance(index, Integral) or isinstance(index, bool) or not 0 <= index < len(ordered) \
+                    or index in heard:
+                raise UserError(f"judge=: {type(self.judge).__name__}.generate() called on_answer with index {index!r}: "
+                                f"{'announced already' if index in heard else 'no such request'}; give each of its "
+                                f"{len(ordered)} requests' index once, as the requests list numbers them")
+            _check_answer(self.judge, answer, index)
             heard.add(index)
             self._record({ordered[index]: answer})
             progress.advance(1)
 
         if not ordered:
             return {}
-        answers = dict(zip(ordered, self.judge.generate(ordered, admission, done)))
+        answers = dict(zip(ordered, _returned(self.judge, self.judge.generate(ordered, admission, done), len(ordered))))
         unheard = {request: answers[request] for index, request in enumerate(ordered) if index not in heard}
         if unheard:  # a judge that does not announce its answers still has them cached and counted
             self._record(unheard)
@@ -109,3 +120,22 @@ class JudgeEngine:
             self.cache.put_many(self.judge.identity, fresh)
         self.answered += len(fresh)
         self.invalid += sum(answer.data is None for answer in fresh.values())
+
+
+def _returned(judge: Judge, answers: object, asked: int) -> list[JudgeAnswer]:
+    """generate()'s answers, one JudgeAnswer per request in order: a judge of one's own that returned one too few
+    failed in a KeyError that printed a whole prompt, and one that returned JSON text in an AttributeError."""
+    if not isinstance(answers, (list, tuple)) or len(answers) != asked:
+        got = f"{len(answers)} answers" if isinstance(answers, (list, tuple)) else type(answers).__name__
+        raise UserError(f"judge=: {type(judge).__name__}.generate() returned {got} for {asked} requests; return a list "
+                        "of one localeval.JudgeAnswer per request, in the requests' order")
+    for index, answer in enumerate(answers):
+        _check_answer(judge, answer, index)
+    return list(answers)
+
+
+def _check_answer(judge: Judge, answer: object, index: int) -> None:
+    if not isinstance(answer, JudgeAnswer):
+        raise UserError(f"judge=: {type(judge).__name__}.generate() gave {type(answer).__name__} for request {index}; "
+                        "give a localeval.JudgeAnswer (JudgeAnswer.parse(text) reads the JSON text a model "
+                        "wrote)")
