@@ -398,10 +398,13 @@ INTERFACE = {"judge": ("prompt_tokens", "prompt_length"), "embedder": ()}
 def _check_interface(role: str, given: Any) -> None:
     identity = getattr(given, "identity", None)
     if not isinstance(identity, str) or not identity.strip():
+        key = " (the answer cache's key)" if role == "judge" else ""
         raise UserError(f"{role}=: {type(given).__name__}.identity must be a non-empty string naming the model and "
-                        f"everything that changes its answers (the answer cache's key); got {identity!r}")
+                        f"everything that changes its {'answers' if role == 'judge' else 'vectors'}{key}; got "
+                        f"{identity!r}")
     missing = [f"{name}()" for name in INTERFACE[role] if not callable(getattr(given, name, None))]
-    if role == "judge" and not hasattr(given, "context_tokens"):
+    # looked up, not read: a property may load a model's config, or ask a server
+    if role == "judge" and not (hasattr(type(given), "context_tokens") or "context_tokens" in getattr(given, "__dict__", {})):
         missing.append("context_tokens (None for no limit)")
     if missing:
         raise UserError(f"{role}=: {type(given).__name__} lacks {', '.join(missing)} of the {role} interface "
@@ -436,8 +439,10 @@ def _per_metric(settings: Mapping[str, JudgeSettings], judge: Any) -> dict[str, 
 def _check_loaded_dtype(judge: Any, dtype: str) -> None:
     """A judge load_judge loaded scores in the dtype it was loaded in: another asked for with dtype= was
     passed over without a word (a probe)."""
-    if dtype == "auto" or not isinstance(judge, TransformersJudge):
+    if dtype == "auto" or judge is None or isinstance(judge, str):
         return
+    if not isinstance(judge, TransformersJudge):  # passed over in silence, as it was for a loaded judge (a probe)
+        raise UserError(f"dtype={dtype!r}: a judge object of your own computes as it was made; leave dtype= out")
     dtype = dtype_name(judge.device.type, dtype)  # an unknown name said as such, not as one to load it in
     loaded = INT8 if judge.int8_weights else next((name for name, kind in DTYPES.items() if kind == judge.dtype), None)
     if loaded is not None and dtype != loaded:

@@ -277,10 +277,12 @@ def seen_in_fitting(calibration: dict[str, Any] | None, samples: list[Sample], h
     people's own. A sample counts where it labels a calibrated metric (run --labels may leave metrics out)."""
     if not calibration or not calibration["thresholds"] or not human:
         return None
-    labels = [[human.get(sample.id, {}).get(metric) is not None for metric in calibration["thresholds"]]
-              for sample in samples]
-    labeled = [sample for sample, given in zip(samples, labels) if any(given)]
-    if not labeled or all(all(given) for given in labels):
+    # the calibrated metrics some samples label and others do not: where every one is labeled, people's own mean
+    leaning = [metric for metric in calibration["thresholds"]
+               if 0 < sum(human.get(sample.id, {}).get(metric) is not None for sample in samples) < len(samples)]
+    labeled = [sample for sample in samples if any(human.get(sample.id, {}).get(metric) is not None
+                                                   for metric in leaning)]
+    if not labeled:
         return None
     seen = sum(sample.texts_digest() in calibration[FITTED_ON_SAMPLES] for sample in labeled)
     if not seen:
@@ -288,7 +290,7 @@ def seen_in_fitting(calibration: dict[str, Any] | None, samples: list[Sample], h
     return (f"{given('labels', path)}: {seen} of its {len(labeled)} labeled samples are ones the thresholds of "
             f"{given('calibration', calibration['path'])} were fitted on (bench --calibrate): on them the calibrated "
             "judge agrees with people better than elsewhere, so the corrected means of "
-            f"{', '.join(calibration['thresholds'])} lean towards the judge's and their intervals are too narrow; "
+            f"{', '.join(leaning)} lean towards the judge's and their intervals are too narrow; "
             "correct with labels the calibration did not see")
 
 

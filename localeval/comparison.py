@@ -105,14 +105,17 @@ def unlike(before: RunFiles, after: RunFiles, changes: list[ScoreChange]) -> lis
 
 
 def _labels_notes(before: RunFiles, after: RunFiles) -> list[str]:
-    """A run corrected by --labels: its summary's corrected means are not what compare compares (a labels probe
-    read "unchanged" beside a run whose corrected mean had moved, and no word of the labels)."""
-    labeled = [f"the {where} run's by {run.summary['labels']}" for run, where in ((before, "before"), (after, "after"))
-               if isinstance(run.summary.get("labels"), str)]
-    if not labeled:
-        return []
-    return [f"--labels corrected the means of {' and '.join(labeled)}: compare compares the judge's own means, not "
-            "the corrected ones (each run's summary.json has those)"]
+    """A run whose means --labels corrected: those are not what compare compares (a labels probe read "unchanged"
+    beside a run whose corrected mean had moved, and no word of the labels)."""
+    notes = []
+    for run, where in ((before, "before"), (after, "after")):
+        corrected = [name for name, row in run.summary.get("metrics", {}).items()
+                     if isinstance(row, dict) and row.get("corrected")]
+        if corrected:
+            notes.append(f"the {where} run's means of {', '.join(corrected)} were corrected by its --labels "
+                         f"({run.summary.get('labels')}): compare compares the judge's own means (the corrected ones "
+                         "are in its summary.json)")
+    return notes
 
 
 def _which_runs(before: RunFiles, after: RunFiles) -> list[str]:

@@ -191,7 +191,7 @@ def failures(summary: Mapping[str, Mapping[str, Any]], gates: Mapping[str, float
             failed.append(f"{metric}: {outcome['compared']} is not a number; needs at least {_as_given(lowest)}")
         else:
             failed.append(f"{metric}: {outcome['compared']} {shown_apart(value, lowest)} is below {_as_given(lowest)}"
-                          f"{lowest_scored(rows, metric, outcome['compared'] != 'mean')}")
+                          f"{lowest_scored(rows, metric, outcome['compared'] == 'corrected mean')}")
     return failed
 
 
@@ -202,7 +202,7 @@ def lowest_scored(rows: list[Mapping[str, Any]], metric: str, corrected: bool = 
     """'; lowest: q-refunds 0.000, q-7 0.250, q-2 0.333 (of 40 scored)', the samples that pulled a failed gate's
     mean down, in the judge's scores (`corrected`: the gate compared a corrected mean, so say whose): a failure
     named the metric alone, and its user searched the rows for them (a pytest probe). Empty without rows."""
-    # by score alone, ties in the data's order (an id sorted as text put sample 10 before sample 2)
+    # by score alone, ties in the rows' order (an id sorted as text put sample 10 before sample 2)
     scored = sorted(((row[metric], row.get("id")) for row in rows if a_score(row.get(metric))), key=lambda pair: pair[0])
     if not scored:
         return ""

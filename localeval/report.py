@@ -445,9 +445,9 @@ def _shown_id(sample_id: object) -> str:
 
 def _sortable_score(value, after: str = "") -> str:
     """A score cell that also carries its exact value, which the table sorts by; `after`: markup after
-    the score (the lowest score's metric)."""
+    the score (the lowest score's metric, people's score)."""
     if not _is_score(value):
-        return "<td class='num null' data-value=''>null</td>"
+        return f"<td class='num null' data-value=''>null{after}</td>"
     return f"<td class='num' data-value='{value!r}'>{value:.3f}{after}</td>"
 
 

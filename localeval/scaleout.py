@@ -162,7 +162,8 @@ class RayScorer:
 
     def _start(self, workers: int) -> None:
         ray = _import_ray()
-        _check_sendable(self.recipe.metrics)  # before the cluster starts (seconds): Ray's own failure was a traceback
+        # before the cluster starts (seconds): Ray's own failure was a traceback
+        _check_sendable(self.recipe.metrics, {"judge": self.recipe.judge, "embedder": self.recipe.embedder})
         os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")  # Ray would report usage to its makers
         # the workers this run starts, not those asked for: a resume with one sample left starts one
         started = replace(self.cluster, workers=workers)
@@ -481,12 +482,24 @@ def _units(count: float, unit: str) -> str:
     return f"{count:g} {unit}" + ("" if count == 1 else "s")
 
 
-def _check_sendable(metrics) -> None:
-    """Every metric can go to the workers: a metric of one's own is sent whole (_send_whole), with what its code
-    refers to, and a lock or a loaded model among that cannot be copied to another process."""
+def _check_sendable(metrics, models: dict[str, Any]) -> None:
+    """Every metric, and a judge or embedder object of one's own, can go to the workers: each is sent whole
+    (_send_whole), with what its code refers to, and a lock or a loaded model among that cannot be copied to
+    another process (a custom-judge probe's unpicklable judge was a traceback of Ray's)."""
     from ray import cloudpickle
 
-    _send_whole(metrics)
+    from .metrics import BUILT_IN
+
+    objects = {role: model for role, model in models.items() if model is not None and not isinstance(model, str)}
+    _send_whole([*(metric for metric in metrics if metric.name not in BUILT_IN), *objects.values()])
+    for role, model in objects.items():
+        try:
+            cloudpickle.dumps(model)
+        except Exception as error:  # noqa: BLE001  (as for a metric, below)
+            raise UserError(f"{role}=: {type(model).__name__} cannot be sent to the Ray workers "
+                            f"({one_line(str(error))}): it holds an object no other process can receive (a lock, a "
+                            "loaded model, a connection); load what it needs inside it on first use, or give a "
+                            "registered name or a model folder") from None
     for metric in metrics:
         try:
             cloudpickle.dumps(metric)
@@ -496,17 +509,16 @@ def _check_sendable(metrics) -> None:
                             "connection); make it inside steps(), or once per process on first use") from None
 
 
-def _send_whole(metrics) -> None:
-    """A user's own metric goes to the workers as its class, not as the name of a module to import there:
-    a file run by --metrics-from (and the modules beside it that it imports), or a script's module, is on
-    no worker's path (cloudpickle sends a __main__ class whole by itself). A metric of an installed package
-    goes by name, as the package must be installed on the workers."""
+def _send_whole(objects) -> None:
+    """A user's own metric, judge or embedder goes to the workers as its class, not as the name of a module to
+    import there: a file run by --metrics-from (and the modules beside it that it imports), or a script's module,
+    is on no worker's path (cloudpickle sends a __main__ class whole by itself). One of an installed package goes
+    by name, as the package must be installed on the workers."""
     from ray import cloudpickle
 
-    from .metrics import BUILT_IN
     from .metrics.sources import own_modules
 
-    names = {type(metric).__module__ for metric in metrics if metric.name not in BUILT_IN} - {"__main__"}
+    names = {type(one).__module__ for one in objects} - {"__main__"}
     scripts = [sys.modules[name] for name in names if name in sys.modules and not _installed(sys.modules[name])]
     for module in {*scripts, *own_modules()}:
         cloudpickle.register_pickle_by_value(module)

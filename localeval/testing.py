@@ -84,17 +84,18 @@ def _summary_and_rows(result: Any) -> tuple[Mapping[str, Mapping[str, Any]], Cal
     except (OSError, ValueError):
         raise ValueError(f"assert_scores: {path} is not a localeval summary; {ACCEPTED}") from None
     summary = _metrics_of(document.get("metrics") if isinstance(document, dict) else None, str(path))
-    return summary, lambda: _summarized_rows(path.parent / RESULTS_FILE, document.get("results_in_file"))
+    return summary, lambda: _summarized_rows(path.parent / RESULTS_FILE, document)
 
 
-def _summarized_rows(path: Path, results_in_file: Any) -> list[dict[str, Any]]:
-    """The results the summary was made of: none where the file holds other lines than it counted (a resume
-    appending, or a summary copied beside another run's results), which would name samples it never scored."""
+def _summarized_rows(path: Path, document: dict[str, Any]) -> list[dict[str, Any]]:
+    """The results the summary was made of: none where the file holds other lines than it counted or than the run
+    scored (a resume appending, one with a smaller --limit, a summary copied beside another run's results), which
+    would name samples it never scored."""
     try:
         rows = read_results(path)
     except OSError:  # the lines only name the lowest samples: the summary gates without them
         return []
-    return rows if len(rows) == results_in_file else []
+    return rows if len(rows) == document.get("results_in_file") == document.get("samples") else []
 
 
 ACCEPTED = f"give what evaluate() returned, a run's output folder or its {SUMMARY_FILE}"

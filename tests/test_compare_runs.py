@@ -142,17 +142,17 @@ def test_what_makes_two_runs_not_like_for_like_is_noted(tmp_path, capsys):
 
 def test_a_run_corrected_by_labels_is_noted_since_compare_compares_the_judges_means(tmp_path, capsys):
     """A labels probe read "unchanged" everywhere between a run without labels and one with, and no note."""
+    corrected = {"samples": 1, "labeled": 1, "bias": 0.5, "mean": 0.5, "interval": None}
     before = write_run(tmp_path / "before", {"a": 1.0})
-    after = write_run(tmp_path / "after", {"a": 1.0}, labels="labeled.jsonl")
+    after = write_run(tmp_path / "after", {"a": 1.0}, labels="labeled.jsonl", metrics={"context_recall": {
+        "mean": 1.0, "interval": None, "scored": 1, "null": 0, "corrected": corrected}})
     status, found, _ = compared(capsys, str(before), str(after), "--same-judge")
     assert status == EXIT_OK and found["notes"] == [
-        "--labels corrected the means of the after run's by labeled.jsonl: compare compares the judge's own means, "
-        "not the corrected ones (each run's summary.json has those)"]
-    both = write_run(tmp_path / "both", {"a": 1.0}, labels="other.jsonl")
-    assert "the after run's by labeled.jsonl and the after run's" not in compared(capsys, str(after), str(both))[1]["notes"][0]
-    assert compared(capsys, str(after), str(both))[1]["notes"][0].startswith(
-        "--labels corrected the means of the before run's by labeled.jsonl and the after run's by other.jsonl: ")
-    assert compared(capsys, str(before), str(write_run(tmp_path / "plain", {"a": 1.0}, labels=None)))[1]["notes"] == []
+        "the after run's means of context_recall were corrected by its --labels (labeled.jsonl): compare compares the "
+        "judge's own means (the corrected ones are in its summary.json)"]
+    # labels that corrected none of the compared metrics: nothing to note
+    other = write_run(tmp_path / "other", {"a": 1.0}, labels="for-other-metrics.jsonl")
+    assert compared(capsys, str(before), str(other))[1]["notes"] == []
 
 
 def test_same_judge_allows_other_answers_and_refuses_another_judge_setting_or_metric_code(tmp_path, capsys):

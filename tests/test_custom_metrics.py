@@ -440,9 +440,9 @@ def test_labels_give_a_metric_of_ones_own_a_score_from_0_to_1_and_correct_its_me
 
 @pytest.mark.parametrize("label, said", [
     (1.5, "field 'labels.mine': sample dev-020: expected a score from 0 to 1 (or true, false, null) for mine; got 1.5 "
-          "(a rating from 1 to 5 is the score (rating - 1) / 4)"),
-    (8, "for mine; got 8 (a rating from 1 to 10 is the score (rating - 1) / 9)"),
-    (80, "for mine; got 80 (a percentage is the score 0.8)"),
+          "(on another scale, rescale every label to 0-1: a rating from 1 to 5 as (rating - 1) / 4, a percentage as "
+          "/ 100)"),
+    (80, "for mine; got 80 (on another scale, rescale every label to 0-1"),
     (-1, "for mine; got -1"),
     ("yes", "expected a score from 0 to 1 (or true, false, null) for mine; got \"yes\""),
 ])

@@ -708,20 +708,22 @@ class BrokenJudge(ScriptedJudge):
         self.how, self.cacheable = how, True
 
     def generate(self, requests, admission=None, on_answer=lambda index, answer: None):
-        if self.how == "announce-as-0":
+        if self.how in ("announce-as-0", "swapped"):
             answers = super().generate(requests, admission)
             for answer in answers:
-                on_answer(0, answer)
+                on_answer(0, answer) if self.how == "announce-as-0" else on_answer(answer, 0)
             return answers
         answers = super().generate(requests, admission, on_answer)
         return {"one-short": answers[:-1], "text": [answer.text for answer in answers], "none": None}[self.how]
 
 
 @pytest.mark.parametrize(("how", "expected"), [
-    ("one-short", "judge=: BrokenJudge.generate() returned 1 answers for 2 requests; return a list of one "
+    ("one-short", "judge=: BrokenJudge.generate() returned 1 answer for 2 requests; return a list of one "
                   "localeval.JudgeAnswer per request, in the requests' order"),
     ("text", "judge=: BrokenJudge.generate() gave str for request 0; give a localeval.JudgeAnswer (JudgeAnswer.parse"),
-    ("none", "judge=: BrokenJudge.generate() returned NoneType for 2 requests"),
+    ("none", "judge=: BrokenJudge.generate() returned None for 2 requests"),
+    ("swapped", "judge=: BrokenJudge.generate() called on_answer with JudgeAnswer for the index; call "
+                "on_answer(index, answer)"),
     ("announce-as-0", "judge=: BrokenJudge.generate() called on_answer with index 0: announced already; give each of "
                       "its 2 requests' index once"),
 ])

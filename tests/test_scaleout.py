@@ -987,3 +987,22 @@ def test_a_metric_holding_what_no_other_process_can_receive_is_one_line_naming_i
         "localeval: error: metric 'answers_directly' cannot be sent to the Ray workers (cannot pickle '_thread.lock' "
         "object): its code refers to an object no other process can receive (a lock, a loaded model, a connection); "
         "make it inside steps(), or once per process on first use")
+
+
+def test_a_judge_object_holding_what_no_other_process_can_receive_is_refused_before_the_cluster_starts():
+    """A judge of one's own with a lock went to Ray's pickling and failed there in a traceback (a custom-judge
+    probe); the check runs before Ray starts."""
+    import threading
+
+    from localeval.scaleout import _check_sendable
+
+    class LockedJudge(ScriptedJudge):
+        def __init__(self):
+            super().__init__(lambda request: {})
+            self.lock = threading.Lock()
+
+    with pytest.raises(UserError, match=re.escape("judge=: LockedJudge cannot be sent to the Ray workers (cannot pickle "
+                                                  "'_thread.lock' object): it holds an object no other process can "
+                                                  "receive")):
+        _check_sendable([], {"judge": LockedJudge(), "embedder": None})
+    _check_sendable([], {"judge": ScriptedJudge(lambda request: {}), "embedder": "all-minilm-l6-v2"})  # sendable

@@ -71,7 +71,7 @@ class LabeledSample:
         """The score a perfect judge would give: the metric's own formula (Metric.formula, hard
         scoring) applied to the human verdicts, as typed verdicts of the metric's kind; for a metric
         of one's own, the score people gave the sample."""
-        if not self.labels(metric):  # left unlabeled (run --labels)
+        if not self.labeled_for(metric):  # left unlabeled (run --labels)
             return None
         if metric not in BUILT_IN:
             return self.own[metric]
@@ -84,7 +84,7 @@ class LabeledSample:
             labels = self.sentences[DERIVED_FROM.get(metric, metric)]
         return judged.formula([judged.verdict_type("", int(label)) for label in labels])
 
-    def labels(self, metric: str) -> bool:
+    def labeled_for(self, metric: str) -> bool:
         """Whether people labeled the sample for `metric` (run --labels may leave a metric out, or a metric of one's
         own null); a label list with no sentence in it (an empty reference) is labeled."""
         if metric not in BUILT_IN:
@@ -217,9 +217,9 @@ def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSa
     """The run's metrics that no `labeled` sample (those scored) labels: refused where that is every one (a file
     labeled for other metrics), else warned, since their means stay the judge's alone while the others are
     corrected. `every`: the file's labeled samples, --limit's left out included, which may label them."""
-    unlabeled = [metric for metric in metrics if not any(item.labels(metric) for item in labeled)]
+    unlabeled = [metric for metric in metrics if not any(item.labeled_for(metric) for item in labeled)]
     where = "; ".join(f"{metric} ({_labels_of(metric) if metric in BUILT_IN else f'labels.{metric}'}"
-                      f"{', labeled only on samples --limit leaves out' if any(i.labels(metric) for i in every) else ''})"
+                      f"{', labeled only on samples --limit leaves out' if any(i.labeled_for(metric) for i in every) else ''})"
                       for metric in unlabeled)
     if len(unlabeled) == len(metrics):
         raise UserError(f"{given('labels', path)}: none of its samples labels a metric of this run: {where} "
@@ -405,14 +405,11 @@ def _own_score(metric: str, labels: dict, fail) -> float | None:
 
 
 def _rescaling(value: Any) -> str:
-    """How a rating on another scale becomes a score: annotators' sheets hold 1-5 ratings and percentages."""
+    """How a rating on another scale becomes a score: annotators' sheets hold 1-5 ratings and percentages (the scale
+    is the sheet's, which one value cannot tell, so both ways are said)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 < value <= 100:
         return ""
-    if value <= 5:
-        return " (a rating from 1 to 5 is the score (rating - 1) / 4)"
-    if value <= 10:
-        return " (a rating from 1 to 10 is the score (rating - 1) / 9)"
-    return f" (a percentage is the score {value / 100:g})"
+    return " (on another scale, rescale every label to 0-1: a rating from 1 to 5 as (rating - 1) / 4, a percentage as / 100)"
 
 
 def _missing(key: str, metric: str, labels: dict, what: str = "") -> str:

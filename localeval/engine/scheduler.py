@@ -8,19 +8,22 @@ schemas: each row is constrained by its own grammar.
 
 from __future__ import annotations
 
-from numbers import Integral
+import operator
 
-from ..errors import UserError
+from ..errors import UserError, count_of
 from ..progress import NoProgress, Progress
 from ..requests import TOO_LONG, JudgeAnswer, JudgeRequest
 from .cache import AnswerCache
 from .conformance import fitted
 from .grammar import schema_error
 from .batching import Admission
-from .judge import Judge
+from .judge import Judge, TransformersJudge
+from .scripted import ScriptedJudge
 from .limits import BatchLimits
 from .shortest import shortest_answer
 
+
+OWN_JUDGES = (TransformersJudge, ScriptedJudge)  # localeval's: their broken contract is its bug
 
 # Tokens a request's prompt must leave for its answer: a verdict list or a few claims take well under
 # this, so a prompt that leaves less is refused rather than cut off mid-answer.
@@ -96,11 +99,7 @@ class JudgeEngine:
         def done(index: int, answer: JudgeAnswer) -> None:
             # checked before it is cached: a judge of one's own that announced every answer as request 0's left
             # another request's answer in the cache under its key (a custom-judge probe)
-            if not isinstance(index, Integral) or isinstance(index, bool) or not 0 <= index < len(ordered) \
-                    or index in heard:
-                raise UserError(f"judge=: {type(self.judge).__name__}.generate() called on_answer with index {index!r}: "
-                                f"{'announced already' if index in heard else 'no such request'}; give each of its "
-                                f"{len(ordered)} requests' index once, as the requests list numbers them")
+            index = _request_index(self.judge, index, len(ordered), heard)
             _check_answer(self.judge, answer, index)
             heard.add(index)
             self._record({ordered[index]: answer})
@@ -122,13 +121,28 @@ class JudgeEngine:
         self.invalid += sum(answer.data is None for answer in fresh.values())
 
 
+def _request_index(judge: Judge, given: object, asked: int, heard: set[int]) -> int:
+    """The request an on_answer call names: a whole number below `asked`, not announced before."""
+    try:
+        index = operator.index(given)  # numpy's and torch's integers too; not an answer passed first
+    except TypeError:
+        raise _broken(judge, f"called on_answer with {type(given).__name__} for the index; call on_answer(index, "
+                             "answer)") from None
+    if not 0 <= index < asked or index in heard:
+        raise _broken(judge, f"called on_answer with index {index}: "
+                             f"{'announced already' if index in heard else 'no such request'}; give each of its "
+                             f"{asked} requests' index once, as the requests list numbers them")
+    return index
+
+
 def _returned(judge: Judge, answers: object, asked: int) -> list[JudgeAnswer]:
     """generate()'s answers, one JudgeAnswer per request in order: a judge of one's own that returned one too few
     failed in a KeyError that printed a whole prompt, and one that returned JSON text in an AttributeError."""
     if not isinstance(answers, (list, tuple)) or len(answers) != asked:
-        got = f"{len(answers)} answers" if isinstance(answers, (list, tuple)) else type(answers).__name__
-        raise UserError(f"judge=: {type(judge).__name__}.generate() returned {got} for {asked} requests; return a list "
-                        "of one localeval.JudgeAnswer per request, in the requests' order")
+        got = count_of(len(answers), "answer") if isinstance(answers, (list, tuple)) else \
+            "None" if answers is None else type(answers).__name__
+        raise _broken(judge, f"returned {got} for {count_of(asked, 'request')}; return a list of one "
+                             "localeval.JudgeAnswer per request, in the requests' order")
     for index, answer in enumerate(answers):
         _check_answer(judge, answer, index)
     return list(answers)
@@ -136,6 +150,12 @@ def _returned(judge: Judge, answers: object, asked: int) -> list[JudgeAnswer]:
 
 def _check_answer(judge: Judge, answer: object, index: int) -> None:
     if not isinstance(answer, JudgeAnswer):
-        raise UserError(f"judge=: {type(judge).__name__}.generate() gave {type(answer).__name__} for request {index}; "
-                        "give a localeval.JudgeAnswer (JudgeAnswer.parse(text) reads the JSON text a model "
-                        "wrote)")
+        raise _broken(judge, f"gave {type(answer).__name__} for request {index}; give a localeval.JudgeAnswer "
+                             "(JudgeAnswer.parse(text) reads the JSON text a model wrote)")
+
+
+def _broken(judge: Judge, what: str) -> Exception:
+    """A judge of one's own that breaks its contract is the caller's to mend (UserError); localeval's own doing
+    so is a bug in localeval, a traceback to report."""
+    message = f"judge=: {type(judge).__name__}.generate() {what}"
+    return RuntimeError(message) if type(judge) in OWN_JUDGES else UserError(message)  # a subclass is the user's
