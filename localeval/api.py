@@ -199,7 +199,7 @@ def evaluate(
     register_metric (`localeval docs custom-metrics`).
 
     Raises UserError for a mistake in the arguments or the data (before any model loads, where it can be
-    seen then), EnvironmentFailure where the machine stops the call (a Ray cluster that does not answer, a
+    seen then) or a judge object of your own that breaks its contract while scoring, EnvironmentFailure where the machine stops the call (a Ray cluster that does not answer, a
     judge whose outputs are not numbers), MemoryError when memory runs out; nothing of the call is kept.
     A registered judge known to agree poorly with people (the default among them) gives a
     WeakJudgeWarning naming the judge that agrees best.
