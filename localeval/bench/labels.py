@@ -217,10 +217,12 @@ def _say_unlabeled(path: str | Path, metrics: list[str], labeled: list[LabeledSa
     """The run's metrics that no `labeled` sample (those scored) labels: refused where that is every one (a file
     labeled for other metrics), else warned, since their means stay the judge's alone while the others are
     corrected. `every`: the file's labeled samples, --limit's left out included, which may label them."""
+    def named(metric: str) -> str:
+        beyond = any(item.labeled_for(metric) for item in every)  # every one of them beyond --limit
+        return f"{metric} ({_labels_of(metric)}{', labeled only on samples --limit leaves out' if beyond else ''})"
+
     unlabeled = [metric for metric in metrics if not any(item.labeled_for(metric) for item in labeled)]
-    where = "; ".join(f"{metric} ({_labels_of(metric) if metric in BUILT_IN else f'labels.{metric}'}"
-                      f"{', labeled only on samples --limit leaves out' if any(i.labeled_for(metric) for i in every) else ''})"
-                      for metric in unlabeled)
+    where = "; ".join(map(named, unlabeled))
     if len(unlabeled) == len(metrics):
         raise UserError(f"{given('labels', path)}: none of its samples labels a metric of this run: {where} "
                         f"(format: {FORMAT_DOC})")
@@ -382,7 +384,9 @@ def _labeled(sample: Sample, record: dict, place: Place, metrics: list[str], par
 
 
 def _labels_of(metric: str) -> str:
-    """Where a built-in metric's people's verdicts go: 'labels.reference_sentences_attributed'."""
+    """Where a metric's labels go: 'labels.reference_sentences_attributed', 'labels.mine' for one's own."""
+    if metric not in BUILT_IN:
+        return f"labels.{metric}"
     if metric == RESPONSE_RELEVANCY:  # and response_noncommittal, which only bench compares
         return "labels.response_relevant"
     source = DERIVED_FROM.get(metric, metric)
@@ -409,7 +413,8 @@ def _rescaling(value: Any) -> str:
     is the sheet's, which one value cannot tell, so both ways are said)."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not 1 < value <= 100:
         return ""
-    return " (on another scale, rescale every label to 0-1: a rating from 1 to 5 as (rating - 1) / 4, a percentage as / 100)"
+    return (" (on another scale, rescale every label to 0-1: a rating from 1 to 5 as (rating - 1) / 4, a percentage "
+            "as / 100)")
 
 
 def _missing(key: str, metric: str, labels: dict, what: str = "") -> str:
