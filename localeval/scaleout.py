@@ -491,7 +491,9 @@ def _check_sendable(metrics, models: dict[str, Any]) -> None:
     from .metrics import BUILT_IN
 
     objects = {role: model for role, model in models.items() if model is not None and not isinstance(model, str)}
-    _send_whole([*(metric for metric in metrics if metric.name not in BUILT_IN), *objects.values()])
+    # localeval's own classes (a ScriptedJudge, a LookupEmbedder) go by name: every worker has localeval
+    theirs = [model for model in objects.values() if type(model).__module__.partition(".")[0] != "localeval"]
+    _send_whole([*(metric for metric in metrics if metric.name not in BUILT_IN), *theirs])
     for role, model in objects.items():
         try:
             cloudpickle.dumps(model)
