@@ -75,6 +75,7 @@ class RunPlan:
     option_warnings: list[str]  # a model named that the run does not load and that names nothing; a folder passed over
     cluster: Cluster | None  # --ray's cluster, its workers' shares checked; None: this process scores
     metric_sources: list[MetricSource]  # --metrics-from, run: its metrics registered
+    labels_sha256: str | None = None  # the --labels file read: which labels corrected the means (a labels probe)
 
 
 def run_command(args) -> int:
@@ -112,7 +113,7 @@ def run_command(args) -> int:
         details.update(data_sha256=writer.identity["data_sha256"], results_in_file=len(in_file))
         if plan.metric_sources:
             details["metrics_from"] = [source.recorded() for source in plan.metric_sources]
-        details.update(calibration=described(plan.calibration), labels=args.labels,
+        details.update(calibration=described(plan.calibration), labels=args.labels, labels_sha256=plan.labels_sha256,
                        gates=outcomes(summary, plan.gates))
         # the exit status's answer, for a CI step that reads the file later (None: no gate)
         details["gates_passed"] = all(gate["passed"] for gate in details["gates"].values()) if plan.gates else None
@@ -160,6 +161,7 @@ def _plan(args) -> RunPlan:
     # what reading the labels warned of (labels beyond --limit) is kept, as the data's warnings are
     human, label_warnings = (None, []) if args.labels is None else said_and_kept(
         lambda: human_scores(args.labels, samples, [m.name for m in metrics], left_out))
+    labels_sha256 = None if args.labels is None else file_digest(Path(args.labels).expanduser())
     # after every quick refusal (gates, labels): a page about the samples' languages before an error buried it
     data_warnings = [*data_warnings, *samples_warned(samples, metrics, args.language, args.embedder)]
     weak = weak_judge_warning(judge_name) if any(m.asks_a_model() for m in metrics) else None  # else none is asked
@@ -173,7 +175,7 @@ def _plan(args) -> RunPlan:
     calibration_warnings = warned([outdated_thresholds(calibration),
                                    seen_in_fitting(calibration, samples, human, args.labels)], CalibrationWarning)
     return RunPlan(samples, metrics, gates, human, calibration, thresholds, data_warnings, label_warnings,
-                   weak, weak_gated, calibration_warnings, option_warnings, cluster, metric_sources)
+                   weak, weak_gated, calibration_warnings, option_warnings, cluster, metric_sources, labels_sha256)
 
 
 def _check_users_folders(args, metrics) -> None:

@@ -81,6 +81,10 @@ def test_gating_on_a_weak_judge_is_said_before_the_scoring(tmp_path, data, tiny_
     assert run(tmp_path, labeled, tiny_judge, "--fail-under", "context_relevance=0", "--labels", str(labeled)) == EXIT_OK
     assert (f"localeval: warning: {weak}; the --fail-under gates compare its means corrected by --labels, where "
             "the labels allow it") in capsys.readouterr().err
+    # summary.json records which labels corrected the means
+    import hashlib
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text(encoding="utf-8"))
+    assert summary["labels"] == str(labeled) and summary["labels_sha256"] == hashlib.sha256(labeled.read_bytes()).hexdigest()
     # the report shows people's scores under the judge's, for the labeled samples
     assert re.search(r"<span class='p'>people \d\.\d{3}</span>", (tmp_path / "out" / "report.html").read_text("utf-8"))
 
