@@ -199,9 +199,9 @@ def evaluate(
     register_metric (`localeval docs custom-metrics`).
 
     Raises UserError for a mistake in the arguments or the data (before any model loads, where it can be
-    seen then) or a judge object of your own that breaks its contract while scoring, EnvironmentFailure where the machine stops the call (a Ray cluster that does not answer, a
-    judge whose outputs are not numbers), MemoryError when memory runs out; nothing of the call is kept.
-    A registered judge known to agree poorly with people (the default among them) gives a
+    seen then) or a judge object of your own that breaks its contract while scoring, EnvironmentFailure
+    where the machine stops the call (a Ray cluster that does not answer, a judge whose outputs are not
+    numbers), MemoryError when memory runs out; nothing of the call is kept. A registered judge known to agree poorly with people (the default among them) gives a
     WeakJudgeWarning naming the judge that agrees best.
     """
     if loading() is not None:  # a file's own example run, unguarded: minutes of another evaluation first
@@ -404,7 +404,8 @@ def _check_interface(role: str, given: Any) -> None:
                         f"{identity!r}")
     missing = [f"{name}()" for name in INTERFACE[role] if not callable(getattr(given, name, None))]
     # looked up, not read: a property may load a model's config, or ask a server
-    if role == "judge" and not (hasattr(type(given), "context_tokens") or "context_tokens" in getattr(given, "__dict__", {})):
+    declared = hasattr(type(given), "context_tokens") or "context_tokens" in getattr(given, "__dict__", {})
+    if role == "judge" and not declared:
         missing.append("context_tokens (None for no limit)")
     if missing:
         raise UserError(f"{role}=: {type(given).__name__} lacks {', '.join(missing)} of the {role} interface "

@@ -203,10 +203,12 @@ def lowest_scored(rows: list[Mapping[str, Any]], metric: str, corrected: bool = 
     mean down, in the judge's scores (`corrected`: the gate compared a corrected mean, so say whose): a failure
     named the metric alone, and its user searched the rows for them (a pytest probe). Empty without rows."""
     # by score alone, ties in the rows' order (an id sorted as text put sample 10 before sample 2)
-    scored = sorted(((row[metric], row.get("id")) for row in rows if a_score(row.get(metric))), key=lambda pair: pair[0])
+    scored = sorted(((row[metric], row.get("id")) for row in rows if a_score(row.get(metric))),
+                    key=lambda pair: pair[0])
     if not scored:
         return ""
-    named = ", ".join(f"{for_terminal(shortened(str(sample), 40))} {score:.3f}" for score, sample in scored[:LOWEST_SHOWN])
+    named = ", ".join(f"{for_terminal(shortened(str(sample), 40))} {score:.3f}"
+                      for score, sample in scored[:LOWEST_SHOWN])
     whose = "the judge's " if corrected else ""
     if len(scored) <= LOWEST_SHOWN:
         return f"; {whose}scores: {named}"
