@@ -201,8 +201,9 @@ def evaluate(
     Raises UserError for a mistake in the arguments or the data (before any model loads, where it can be
     seen then) or a judge object of your own that breaks its contract while scoring, EnvironmentFailure
     where the machine stops the call (a Ray cluster that does not answer, a judge whose outputs are not
-    numbers), MemoryError when memory runs out; nothing of the call is kept. A registered judge known to agree poorly with people (the default among them) gives a
-    WeakJudgeWarning naming the judge that agrees best.
+    numbers), MemoryError when memory runs out; nothing of the call is kept. A registered judge known to
+    agree poorly with people (the default among them) gives a WeakJudgeWarning naming the judge that agrees
+    best.
     """
     if loading() is not None:  # a file's own example run, unguarded: minutes of another evaluation first
         raise UserError('it calls localeval.evaluate() as it is loaded: put that call under `if __name__ == '
